@@ -1,0 +1,1 @@
+"""Shipped data (resources/ and profiles/) as they appear inside an installed wheel."""

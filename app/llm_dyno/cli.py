@@ -1,0 +1,53 @@
+"""Headless commands: ``llm-dyno profile …``, ``launch``, ``stop``, ``status`` and the rest.
+
+Each command group lives in a ``commands/`` module with a ``register(subparsers)`` function; a
+command's handler returns an exit code and reports user errors (:class:`DynoError`) without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from llm_dyno import __version__
+from llm_dyno.commands import profile_cmds, server_cmds
+from llm_dyno.core.errors import DynoError
+
+COMMAND_MODULES = [profile_cmds, server_cmds]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (the window opens when no command is given)."""
+    parser = argparse.ArgumentParser(
+        prog="llm-dyno",
+        description="LLM Dyno: a control panel and dynamometer for vLLM servers. No command opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"llm-dyno {__version__}")
+    parser.add_argument("--screenshot", metavar="FILE", help="render the window offscreen to a PNG and exit")
+    parser.add_argument("--view", metavar="NAME", help="with --screenshot: which view to show")
+    parser.add_argument("--size", metavar="WxH", default="1280x800", help="with --screenshot: window size")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run a command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from llm_dyno.ui.app import run_app  # Qt only when the window is wanted
+
+        return run_app(screenshot=args.screenshot, view=args.view, size=args.size)
+    try:
+        return int(args.handler(args))
+    except DynoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,176 @@
+"""``llm-dyno profile …``: list, show, import, export, diff, validate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from llm_dyno.commands.common import print_json, store, warn
+from llm_dyno.core.errors import DynoError, Location, StoreError
+from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
+
+
+def register(sub: Any) -> None:
+    """Add ``profile`` and its subcommands to the CLI."""
+    p = sub.add_parser("profile", help="list, show, import, export, diff and validate profiles")
+    psub = p.add_subparsers(dest="profile_command", metavar="SUBCOMMAND", required=True)
+
+    ls = psub.add_parser("list", help="list the stored profiles")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.set_defaults(handler=cmd_list)
+
+    show = psub.add_parser("show", help="print one profile")
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_show)
+
+    imp = psub.add_parser("import", help="import a compose file, `docker run` or `vllm serve` line")
+    imp.add_argument("file", help="the file to import, or - for standard input")
+    imp.add_argument("--name", help="name of the new profile")
+    imp.add_argument("--service", help="compose service to import (default: the one running vLLM)")
+    imp.add_argument("--runtime", choices=[r.value for r in Runtime], help="override the detected runtime")
+    imp.add_argument("--executable", help="for the process runtime: the vllm executable")
+    imp.add_argument("--replace", action="store_true", help="overwrite a profile of the same name")
+    imp.add_argument("--dry-run", action="store_true", help="print the profile instead of saving it")
+    imp.set_defaults(handler=cmd_import)
+
+    exp = psub.add_parser("export", help="print a profile as a compose file or a docker run line")
+    exp.add_argument("name")
+    exp.add_argument("--format", choices=["compose", "docker-run", "vllm-serve", "yaml"], default="compose")
+    exp.set_defaults(handler=cmd_export)
+
+    diff = psub.add_parser("diff", help="semantic difference between two profiles")
+    diff.add_argument("a")
+    diff.add_argument("b")
+    diff.add_argument("--json", action="store_true")
+    diff.set_defaults(handler=cmd_diff)
+
+    val = psub.add_parser("validate", help="check a profile file without storing it")
+    val.add_argument("file")
+    val.set_defaults(handler=cmd_validate)
+
+
+def _summary(profile: Profile) -> dict[str, Any]:
+    image = profile.docker.image if profile.docker else None
+    return {
+        "name": profile.name,
+        "runtime": profile.runtime.value,
+        "image": image,
+        "model": profile.model,
+        "served_model_name": profile.served_model_name,
+        "port": profile.engine().port,
+    }
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print the stored profiles; broken files are reported on stderr and skipped."""
+    report = store().load_all()
+    for err in report.errors:
+        warn(str(err))
+    rows = [_summary(sp.profile) | {"file": str(sp.path)} for sp in report.profiles]
+    if args.json:
+        print_json(rows)
+        return 0
+    if not rows:
+        print("no profiles yet: `llm-dyno profile import FILE`, or open the window to add the examples")
+        return 0
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        where = r["image"] or r["model"]
+        print(f"{r['name']:<{width}}  {r['runtime']:<7}  {where}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print one profile as YAML (or JSON)."""
+    profile = store().get(args.name)
+    if args.json:
+        print_json(profile.to_dict())
+    else:
+        sys.stdout.write(profile.to_yaml())
+    return 0
+
+
+def _read_input(file: str) -> tuple[str, str]:
+    if file == "-":
+        return sys.stdin.read(), "<stdin>"
+    path = Path(file)
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DynoError(f"cannot read {file}: {exc}", where=Location(file)) from None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a compose file or a command line as a new profile."""
+    from llm_dyno.core.profiles.importers import import_text
+
+    text, source = _read_input(args.file)
+    result = import_text(
+        text, source=source, name=args.name, service=args.service, runtime=args.runtime, executable=args.executable
+    )
+    for w in result.warnings:
+        warn(w)
+    if args.dry_run:
+        sys.stdout.write(result.profile.to_yaml())
+        return 0
+    st = store()
+    if st.exists(result.profile.name) and not args.replace:
+        raise StoreError(
+            f"a profile named {result.profile.name!r} already exists",
+            where=Location(str(st.path_for(result.profile.name)), None, "name"),
+            hint="pass --name NEW to import under another name, or --replace to overwrite it",
+        )
+    path = st.save(result.profile)
+    print(f"imported {result.source_kind} as profile {result.profile.name!r} → {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Print a profile in another format."""
+    from llm_dyno.core.profiles import exporters
+
+    profile = store().get(args.name)
+    if args.format == "compose":
+        out = exporters.to_compose(profile)
+    elif args.format == "docker-run":
+        out = exporters.to_docker_run(profile)
+    elif args.format == "vllm-serve":
+        out = exporters.to_vllm_serve(profile)
+    else:
+        out = profile.to_yaml()
+    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Print the semantic difference between two profiles; exit 1 when they differ."""
+    from llm_dyno.core.profiles.diff import diff_profiles
+
+    st = store()
+    d = diff_profiles(st.get(args.a), st.get(args.b))
+    if args.json:
+        print_json(d.to_dict())
+        return 0 if d.is_empty else 1
+    if d.is_empty:
+        print(f"{args.a} and {args.b} launch the same server")
+        return 0
+    group = None
+    for row in d.rows:
+        if row.group != group:
+            group = row.group
+            print(f"[{group}]")
+        left = "—" if row.left is None else row.left
+        right = "—" if row.right is None else row.right
+        print(f"  {row.kind:<8} {row.key}: {left} → {right}")
+    return 1
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check a profile file; exit 0 and a summary when it is valid."""
+    text, source = _read_input(args.file)
+    profile = profile_from_yaml(text, source=source)
+    print(f"{source}: valid profile {profile.name!r} ({profile.runtime.value}, model {profile.model})")
+    return 0

@@ -1,0 +1,1 @@
+"""The Qt-free core: domain model and adapters to Docker, vLLM and NVML."""

@@ -1,0 +1,286 @@
+"""The Profile: everything needed to reproduce a launch of a vLLM server, nothing more."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from llm_dyno.core.errors import Location, ProfileError
+from llm_dyno.core.profiles.flags import SECRET_FLAGS, EngineConfig, engine_config, parse_args
+from llm_dyno.core.profiles.yamlio import dump, line_for, load_with_lines
+
+SCHEMA_VERSION = 1
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}$")
+_SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
+_SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)", re.IGNORECASE)
+_REFERENCE_RE = re.compile(r"^(\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*|keyring:[^\s]+)$")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret (token, key, password)."""
+    return bool(_SECRET_NAME_RE.search(name))
+
+
+def is_reference(value: str) -> bool:
+    """Whether a value is a reference to a secret (``${HF_TOKEN}``, ``$HF_TOKEN`` or ``keyring:svc/user``)."""
+    return bool(_REFERENCE_RE.match(value.strip()))
+
+
+class Runtime(StrEnum):
+    """How a profile's server runs."""
+
+    DOCKER = "docker"
+    PROCESS = "process"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DockerSettings(_Frozen):
+    """Container settings for the Docker runtime."""
+
+    host: str | None = Field(default=None, description="Docker host: None for local, ssh://…, tcp://…, or a context")
+    image: str
+    container_name: str | None = None
+    ports: tuple[str, ...] = ()
+    volumes: tuple[str, ...] = ()
+    shm_size: str | None = None
+    ipc: str | None = None
+    entrypoint: tuple[str, ...] | None = None
+    runtime: str | None = None
+    restart: str | None = None
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        if not v.strip() or any(c.isspace() for c in v.strip()):
+            raise ValueError("an image reference such as vllm/vllm-openai:v0.11.0 or repo@sha256:…")
+        return v.strip()
+
+    @field_validator("shm_size")
+    @classmethod
+    def _shm(cls, v: str | None) -> str | None:
+        if v is not None and not _SIZE_RE.match(str(v).strip()):
+            raise ValueError(f"{v!r} is not a size; use e.g. 16gb or 512m")
+        return v
+
+    @field_validator("ports")
+    @classmethod
+    def _ports(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for p in v:
+            parts = p.split("/")[0].rsplit(":", 2)
+            if not all(x.strip() for x in parts[-2:]) or not parts[-1].split("-")[0].isdigit():
+                raise ValueError(f"{p!r} is not a port mapping; use e.g. 8020:8000 or 127.0.0.1:8020:8000")
+        return v
+
+    @property
+    def image_digest(self) -> str | None:
+        """The ``sha256:…`` digest pinned in the image reference, if any."""
+        return self.image.split("@", 1)[1] if "@" in self.image else None
+
+
+class ProcessSettings(_Frozen):
+    """Settings for the local-process runtime (``vllm serve`` on this machine)."""
+
+    executable: str = "vllm"
+    cwd: str | None = None
+
+
+class PowerSettings(_Frozen):
+    """GPU power limit to apply before launch, in watts per GPU."""
+
+    limit_w: float | None = Field(default=None, gt=0, le=2000)
+    per_gpu_w: dict[int, float] = Field(default_factory=dict)
+    restore_on_stop: bool = False
+
+    @field_validator("per_gpu_w")
+    @classmethod
+    def _per_gpu(cls, v: dict[int, float]) -> dict[int, float]:
+        for gpu, watts in v.items():
+            if gpu < 0 or not 0 < watts <= 2000:
+                raise ValueError(f"GPU {gpu}: {watts} W is not a plausible power limit")
+        return v
+
+    def limit_for(self, gpu: int) -> float | None:
+        """The limit for one GPU: its own entry, else the common one."""
+        return self.per_gpu_w.get(gpu, self.limit_w)
+
+
+class ReferenceNumbers(_Frozen):
+    """Numbers this profile is compared with (someone's published result)."""
+
+    narrative_tps: float | None = Field(default=None, ge=0)
+    code_tps: float | None = Field(default=None, ge=0)
+    acceptance_per_position: tuple[float, ...] = ()
+    gpu: str | None = None
+    power_limit_w: float | None = None
+    source: str | None = None
+    notes: str = ""
+
+
+class Profile(_Frozen):
+    """A saved launch configuration. The engine flags are kept exactly as written, in order."""
+
+    schema_version: int = Field(default=SCHEMA_VERSION, alias="schema")
+    name: str
+    notes: str = ""
+    runtime: Runtime = Runtime.DOCKER
+    docker: DockerSettings | None = None
+    process: ProcessSettings | None = None
+    model: str
+    model_flag: bool = Field(default=False, description="the model was given as --model rather than positionally")
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    gpus: Literal["all"] | tuple[int, ...] | None = None
+    pre_start: str | None = None
+    power: PowerSettings | None = None
+    reference: ReferenceNumbers | None = None
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME_RE.match(v):
+            raise ValueError(
+                "a name of 1-80 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit"
+            )
+        return v
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the model (a Hugging Face id or a path) must not be empty")
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: dict[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in v.items():
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(key)):
+                raise ValueError(f"{key!r} is not an environment variable name")
+            text = "" if value is None else str(value)
+            if text and is_secret_name(str(key)) and not is_reference(text):
+                raise ValueError(
+                    f"{key} holds a secret value; store a reference instead, e.g. ${{{key}}} or keyring:llm-dyno/{key}"
+                )
+            out[str(key)] = text
+        return out
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus(cls, v: Any) -> Any:
+        if isinstance(v, str) and v != "all":
+            try:
+                return tuple(int(x) for x in v.split(",") if x.strip())
+            except ValueError:
+                raise ValueError("'all' or a list of GPU indices such as [0, 1]") from None
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Profile:
+        if self.runtime is Runtime.DOCKER and self.docker is None:
+            raise ValueError("a docker profile needs a 'docker' section with at least an image")
+        parsed = parse_args(self.args)
+        for flag in parsed.flags:
+            if flag.name in SECRET_FLAGS and flag.value is not None and not is_reference(flag.value):
+                raise ValueError(
+                    f"args[{flag.index + 1}]: {flag.spelled} holds a secret value; use a reference such as "
+                    "${VLLM_API_KEY}"
+                )
+        return self
+
+    # ---- derived views -------------------------------------------------------------------------
+    def engine(self, source: str | None = None) -> EngineConfig:
+        """The typed engine flags (max-model-len, kv-cache-dtype, speculative-config, …)."""
+        return engine_config(self.args, source=source)
+
+    @property
+    def served_model_name(self) -> str:
+        """The name clients use in requests: ``--served-model-name`` or else the model."""
+        return self.engine().served_model_name or self.model
+
+    def vllm_argv(self) -> list[str]:
+        """The arguments after ``vllm serve``: the model (positional or ``--model``) then the flags."""
+        head = ["--model", self.model] if self.model_flag else [self.model]
+        return [*head, *self.args]
+
+    def content_hash(self) -> str:
+        """A stable short hash of what the profile launches (name and notes excluded)."""
+        data = self.to_dict()
+        for key in ("name", "notes", "reference"):
+            data.pop(key, None)
+        blob = json.dumps(data, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the file layout (defaults left out)."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude_none=True)
+        head = {"schema": SCHEMA_VERSION, "name": self.name, "notes": data.pop("notes", None)}
+        head["runtime"] = self.runtime.value
+        rest = {k: v for k, v in data.items() if k not in ("schema", "name", "runtime")}
+        return {k: v for k, v in {**head, **rest}.items() if v is not None}
+
+    def to_yaml(self) -> str:
+        """The profile as a YAML document."""
+        return dump(self.to_dict())
+
+    def with_changes(self, **changes: Any) -> Profile:
+        """A validated copy with some fields replaced."""
+        data = self.model_dump(by_alias=False)
+        data.update(changes)
+        return Profile.model_validate(data)
+
+
+def profile_from_data(data: Any, *, source: str | None = None, lines: dict[Any, int] | None = None) -> Profile:
+    """Validate plain data as a Profile; errors name the file, line and field."""
+    if not isinstance(data, dict):
+        raise ProfileError(
+            "a profile must be a YAML mapping (name:, model:, runtime: …)", where=Location(source, 1)
+        )
+    version = data.get("schema", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise ProfileError(
+            f"profile schema {version!r} is not supported (this version reads schema {SCHEMA_VERSION})",
+            where=Location(source, (lines or {}).get(("schema",)), "schema"),
+        )
+    try:
+        profile = Profile.model_validate(data)
+        profile.engine(source)  # typed flags must read
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown field '{loc[-1]}'"
+        elif err["type"] == "missing":
+            msg = f"required field '{loc[-1]}' is missing"
+        field = ".".join(str(p) for p in loc) or None
+        m = re.match(r"args\[(\d+)\]", msg)
+        if m:
+            field = f"args[{m.group(1)}]"
+            loc = ("args", int(m.group(1)))
+        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+        raise ProfileError(msg + more, where=Location(source, line_for(lines or {}, loc), field)) from None
+    except ProfileError as exc:
+        if exc.where is not None and exc.where.field and lines:
+            m = re.match(r"args\[(\d+)\]", exc.where.field)
+            if m:
+                exc.where = Location(source, line_for(lines, ("args", int(m.group(1)))), exc.where.field)
+        raise
+    return profile
+
+
+def profile_from_yaml(text: str, source: str | None = None) -> Profile:
+    """Parse a profile YAML document; errors name the file, line and field."""
+    data, lines = load_with_lines(text, source)
+    return profile_from_data(data, source=source, lines=lines)

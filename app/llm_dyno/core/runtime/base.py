@@ -1,0 +1,244 @@
+"""One Runtime interface for every backend: plan (pure), launch, observe, stop, adopt.
+
+A backend (Docker, local process) turns a :class:`~llm_dyno.core.profiles.model.Profile` into a
+:class:`LaunchPlan` without side effects, then launches it and returns a :class:`ServerHandle` whose
+state machine is driven by the server's log lines and its HTTP readiness.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from llm_dyno.core.profiles.model import Profile
+
+
+class ServerState(StrEnum):
+    """Where a server is in its life."""
+
+    PULLING = "pulling"
+    CREATING = "creating"
+    STARTING = "starting"
+    LOADING_WEIGHTS = "loading_weights"
+    COMPILING = "compiling"
+    CAPTURING_GRAPHS = "capturing_graphs"
+    READY = "ready"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+    @property
+    def is_live(self) -> bool:
+        """The server process/container exists (or is being made)."""
+        return self not in (ServerState.STOPPED, ServerState.FAILED)
+
+    @property
+    def is_loading(self) -> bool:
+        """Between launch and ready."""
+        return self in _LOADING
+
+
+_LOADING = frozenset(
+    {
+        ServerState.PULLING,
+        ServerState.CREATING,
+        ServerState.STARTING,
+        ServerState.LOADING_WEIGHTS,
+        ServerState.COMPILING,
+        ServerState.CAPTURING_GRAPHS,
+    }
+)
+
+
+class FailureKind(StrEnum):
+    """Classified reasons a launch fails or a server dies."""
+
+    CUDA_OOM = "cuda_oom"
+    KV_CACHE_TOO_SMALL = "kv_cache_too_small"
+    NO_KV_MEMORY = "no_kv_memory"
+    GPU_BUSY = "gpu_busy"
+    UNRECOGNIZED_ARGUMENTS = "unrecognized_arguments"
+    ENGINE_INIT_FAILED = "engine_init_failed"
+    PORT_IN_USE = "port_in_use"
+    IMAGE_NOT_FOUND = "image_not_found"
+    NVIDIA_RUNTIME_MISSING = "nvidia_runtime_missing"
+    DOCKER_UNREACHABLE = "docker_unreachable"
+    DOCKER_PERMISSION = "docker_permission"
+    CONTAINER_NAME_TAKEN = "container_name_taken"
+    EXECUTABLE_NOT_FOUND = "executable_not_found"
+    TIMEOUT = "timeout"
+    EXITED = "exited"  # ended with no recognised cause
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class FailureReason:
+    """Why a server failed: a classification, a one-line summary, what to do, and the evidence."""
+
+    kind: FailureKind
+    summary: str
+    hint: str = ""
+    excerpt: tuple[str, ...] = ()  # the log lines that show the cause
+    exit_code: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # e.g. {"estimated_max_model_len": 20000}
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """An immutable snapshot of a server's state."""
+
+    state: ServerState
+    since: float  # time.time() when this state began
+    detail: str = ""  # e.g. "Loading safetensors checkpoint shards 2/3"
+    progress: float | None = None  # 0..1 within the current phase when known
+    failure: FailureReason | None = None
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What will run for a profile, built without side effects (a dry run shows it)."""
+
+    profile: Profile
+    runtime: str  # "docker" | "process"
+    base_url: str  # e.g. http://127.0.0.1:8000
+    host_port: int
+    gpus: tuple[int, ...] | None  # None: all GPUs or none requested
+    spec: dict[str, Any]  # backend-specific: container create kwargs, or argv/env/cwd
+    warnings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A human-readable account of what would run."""
+        raise NotImplementedError
+
+
+class LogBuffer:
+    """A bounded, thread-safe buffer of log lines with subscribers (keeps at least 250 lines)."""
+
+    def __init__(self, maxlen: int = 5000) -> None:
+        self._lines: deque[tuple[float, str]] = deque(maxlen=max(maxlen, 250))
+        self._lock = threading.Lock()
+        self._subscribers: list[Callable[[float, str], None]] = []
+        self.total = 0
+
+    def append(self, line: str, ts: float | None = None) -> None:
+        """Add a line and notify subscribers."""
+        stamp = time.time() if ts is None else ts
+        with self._lock:
+            self._lines.append((stamp, line))
+            self.total += 1
+            subs = list(self._subscribers)
+        for cb in subs:
+            cb(stamp, line)
+
+    def lines(self, last: int | None = None) -> list[str]:
+        """The buffered lines (the last ``last`` of them)."""
+        with self._lock:
+            items = list(self._lines)
+        if last is not None:
+            items = items[-last:]
+        return [line for _, line in items]
+
+    def subscribe(self, callback: Callable[[float, str], None]) -> Callable[[], None]:
+        """Call ``callback(ts, line)`` for every new line; returns an unsubscribe function."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+
+class ServerHandle(ABC):
+    """A launched (or adopted) server. Thread-safe; state changes are pushed to subscribers."""
+
+    def __init__(self, plan: LaunchPlan) -> None:
+        self.plan = plan
+        self.logs = LogBuffer()
+        self._status = ServerStatus(ServerState.CREATING, time.time())
+        self._status_lock = threading.Lock()
+        self._status_subs: list[Callable[[ServerStatus], None]] = []
+        self._ready_event = threading.Event()
+        self._done_event = threading.Event()
+
+    @property
+    def profile_name(self) -> str:
+        """Name of the profile this server runs."""
+        return self.plan.profile.name
+
+    @property
+    def status(self) -> ServerStatus:
+        """The current status snapshot."""
+        with self._status_lock:
+            return self._status
+
+    def subscribe(self, callback: Callable[[ServerStatus], None]) -> Callable[[], None]:
+        """Call ``callback(status)`` on every state change; returns an unsubscribe function."""
+        with self._status_lock:
+            self._status_subs.append(callback)
+
+        def unsubscribe() -> None:
+            with self._status_lock:
+                if callback in self._status_subs:
+                    self._status_subs.remove(callback)
+
+        return unsubscribe
+
+    def _set_status(self, status: ServerStatus) -> None:
+        with self._status_lock:
+            if self._status.state in (ServerState.STOPPED, ServerState.FAILED) and status.state.is_live:
+                return  # terminal states are final
+            self._status = status
+            subs = list(self._status_subs)
+        if status.state is ServerState.READY:
+            self._ready_event.set()
+        if not status.state.is_live:
+            self._ready_event.set()
+            self._done_event.set()
+        for cb in subs:
+            cb(status)
+
+    def wait_ready(self, timeout: float | None = None) -> ServerStatus:
+        """Block until READY or a terminal state (or the timeout); returns the status then."""
+        self._ready_event.wait(timeout)
+        return self.status
+
+    def wait_done(self, timeout: float | None = None) -> ServerStatus:
+        """Block until STOPPED or FAILED (or the timeout)."""
+        self._done_event.wait(timeout)
+        return self.status
+
+    @abstractmethod
+    def stop(self, timeout: float = 30.0) -> ServerStatus:
+        """Stop gracefully (SIGTERM / docker stop), kill after ``timeout``, clean up; returns the final status."""
+
+    @property
+    @abstractmethod
+    def exit_code(self) -> int | None:
+        """The exit code once the server has ended."""
+
+
+class Runtime(ABC):
+    """A backend that runs profiles."""
+
+    name: str
+
+    @abstractmethod
+    def plan(self, profile: Profile) -> LaunchPlan:
+        """Validate and build what will run, without side effects. Raises a DynoError on bad input."""
+
+    @abstractmethod
+    def launch(self, plan: LaunchPlan) -> ServerHandle:
+        """Start the plan; returns at once with a handle whose state follows the launch."""
+
+    @abstractmethod
+    def adopt(self) -> Iterable[ServerHandle]:
+        """Find servers this app started earlier (e.g. before a restart) that still run."""
