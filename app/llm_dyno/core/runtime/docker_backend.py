@@ -1,0 +1,377 @@
+"""The Docker runtime: run a profile's vLLM server as a container through the docker SDK.
+
+:meth:`DockerRuntime.plan` is pure (see :mod:`~llm_dyno.core.runtime.docker_spec`). :meth:`launch`
+returns at once; a thread pulls the image if needed, creates and starts the container, and the
+handle then follows its logs (phases) and HTTP readiness, and notices when it dies. Every container
+carries the ``llm-dyno.managed=1`` label; :meth:`adopt` finds those and never touches any other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import docker
+import docker.errors
+import docker.utils
+from docker.models.containers import Container
+
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.model import DockerSettings, Profile
+from llm_dyno.core.runtime import docker_errors as errs
+from llm_dyno.core.runtime.base import (
+    FailureKind,
+    FailureReason,
+    LaunchPlan,
+    Runtime,
+    ServerHandle,
+    ServerState,
+    ServerStatus,
+)
+from llm_dyno.core.runtime.docker_errors import DockerError
+from llm_dyno.core.runtime.docker_spec import (
+    LABEL_MANAGED,
+    LABEL_PORT,
+    LABEL_PROFILE,
+    DockerLaunchPlan,
+    plan_container,
+    resolve_command,
+    resolve_env,
+)
+from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.readiness import ReadinessProbe
+
+if TYPE_CHECKING:
+    from llm_dyno.core.telemetry.logformats import PhaseTracker
+
+__all__ = ["DockerError", "DockerLaunchPlan", "DockerRuntime", "DockerServerHandle"]
+
+_TAIL_LINES = 250  # the cause of a failed start is often far above the last line
+
+
+def _classify(lines: list[str], exit_code: int | None) -> FailureReason:
+    """Why a container ended, from its log tail (the telemetry package owns the log formats)."""
+    from llm_dyno.core.telemetry.logformats import classify_failure
+
+    return classify_failure(lines, exit_code)
+
+
+def _log_path(profile: str, container_id: str) -> Path:
+    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "-", profile).strip("-") or "server"
+    return data_dir() / "logs" / f"{stem}-{container_id[:12]}.log"
+
+
+class DockerServerHandle(ServerHandle):
+    """A vLLM server in a container. Thread-safe; :meth:`stop` removes the container and keeps its log."""
+
+    def __init__(self, plan: LaunchPlan, *, host: str | None) -> None:
+        super().__init__(plan)
+        self.host = host
+        self.container: Container | None = None
+        self.log_file: Path | None = None  # where the container's full log was saved, once it is gone
+        self._client: docker.DockerClient | None = None
+        # Imported here so that planning (a dry run) does not load the log parsers.
+        from llm_dyno.core.telemetry.logformats import PhaseTracker
+
+        self._tracker: PhaseTracker = PhaseTracker()
+        self._stopping = threading.Event()
+        self._exit_code: int | None = None
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._cleaned = False
+        self._api_key: str | None = None
+        self._probe: ReadinessProbe | None = None
+
+    @property
+    def exit_code(self) -> int | None:
+        """The container's exit code once it has ended."""
+        return self._exit_code
+
+    @property
+    def container_id(self) -> str | None:
+        """The container's id, once created."""
+        return self.container.id if self.container is not None else None
+
+    # ---- state -------------------------------------------------------------------------------
+    def _status_to(self, state: ServerState, detail: str = "", progress: float | None = None) -> None:
+        if self._stopping.is_set() and state.is_loading:
+            return  # a launch step finishing after stop() began must not look like progress
+        self._set_status(ServerStatus(state, time.time(), detail, progress))
+
+    def _fail(self, reason: FailureReason) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+        self._set_status(ServerStatus(ServerState.FAILED, time.time(), reason.summary, failure=reason))
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=f"{name}:{self.profile_name}", daemon=True)
+        with self._lock:
+            self._threads.append(thread)
+        thread.start()
+
+    # ---- launch ------------------------------------------------------------------------------
+    def _launch(self) -> None:
+        try:
+            self._client = errs.connect(self.host)
+            spec = dict(self.plan.spec)
+            if "environment" in spec:
+                spec["environment"] = resolve_env(spec["environment"])
+            spec["command"] = resolve_command(list(spec["command"]))
+            self._api_key = resolve_command([self.plan.profile.engine().api_key or ""])[0] or None
+            self._ensure_image(str(spec["image"]))
+            if self._stopping.is_set():
+                return
+            self._status_to(ServerState.CREATING, f"creating container {spec['name']}")
+            self.container = self._create(spec)
+            try:
+                self.container.start()
+            except docker.errors.APIError as exc:
+                # A failed start leaves the created container behind: remove it.
+                with contextlib.suppress(docker.errors.DockerException):
+                    self.container.remove(force=True)
+                self._cleaned = True
+                raise errs.start_error(exc, spec) from exc
+        except DockerError as exc:
+            self._fail(exc.reason())
+            return
+        except docker.errors.DockerException as exc:
+            self._fail(FailureReason(FailureKind.UNKNOWN, f"Docker: {errs.api_message(exc)}"))
+            return
+        self._status_to(ServerState.STARTING, "container started")
+        self._follow(since=None)
+
+    @property
+    def _docker(self) -> docker.DockerClient:
+        if self._client is None:
+            raise RuntimeError("no Docker client yet")  # a bug: every caller runs after connect()
+        return self._client
+
+    @property
+    def _container(self) -> Container:
+        if self.container is None:
+            raise RuntimeError("no container yet")  # a bug: followers start after create()
+        return self.container
+
+    def _ensure_image(self, image: str) -> None:
+        try:
+            self._docker.images.get(image)
+            return
+        except docker.errors.ImageNotFound:
+            pass
+        except docker.errors.APIError as exc:  # e.g. an invalid reference
+            raise errs.image_error(image, errs.api_message(exc)) from exc
+        self._status_to(ServerState.PULLING, f"pulling {image}", 0.0)
+        repo, tag = docker.utils.parse_repository_tag(image)
+        layers: dict[str, tuple[int, int]] = {}
+        last = 0.0
+        try:
+            for event in self._docker.api.pull(repo, tag=tag or "latest", stream=True, decode=True):
+                if self._stopping.is_set():
+                    return  # leaving the generator closes the stream, which cancels the pull
+                if "error" in event:
+                    raise errs.image_error(image, str(event.get("error")))
+                detail = event.get("progressDetail") or {}
+                if event.get("status") == "Downloading" and detail.get("total"):
+                    layers[str(event.get("id"))] = (int(detail.get("current", 0)), int(detail["total"]))
+                now = time.monotonic()
+                if layers and now - last > 0.25:
+                    last = now
+                    done = sum(c for c, _ in layers.values())
+                    total = sum(t for _, t in layers.values())
+                    self._status_to(
+                        ServerState.PULLING,
+                        f"pulling {image}: {done / 1e6:.0f} / {total / 1e6:.0f} MB",
+                        done / total,
+                    )
+        except docker.errors.APIError as exc:
+            raise errs.image_error(image, errs.api_message(exc)) from exc
+
+    def _create(self, spec: dict[str, Any]) -> Container:
+        try:
+            return self._docker.containers.create(**spec)
+        except docker.errors.ImageNotFound as exc:
+            raise errs.image_error(str(spec["image"]), errs.api_message(exc)) from exc
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409 or "is already in use" in errs.api_message(exc):
+                raise errs.name_taken_error(self._docker, str(spec["name"])) from exc
+            raise errs.start_error(exc, spec) from exc
+
+    # ---- following a running container -------------------------------------------------------
+    def _follow(self, since: int | None) -> None:
+        """Start the log and exit watchers, then wait for readiness (in the calling thread)."""
+        self._spawn(lambda: self._read_logs(since), "docker-logs")
+        self._spawn(self._watch_exit, "docker-wait")
+
+        probe = ReadinessProbe(self.plan.base_url, api_key=self._api_key, interval_s=0.1)
+        self._probe = probe
+        if self._stopping.is_set() or not self.status.state.is_live:
+            probe.cancel()  # it died or is being stopped before we got here
+        if probe.wait().ready:
+            self._status_to(ServerState.READY, "serving")
+
+    def _read_logs(self, since: int | None) -> None:
+        container = self._container
+        splitter = LineSplitter()
+        kwargs: dict[str, Any] = {"stream": True, "follow": True, "stdout": True, "stderr": True}
+        if since is not None:
+            kwargs["since"] = since
+        try:
+            for chunk in container.logs(**kwargs):
+                for line in splitter.feed(chunk):
+                    self._on_line(line)
+        except docker.errors.DockerException:
+            pass  # the container went away; the exit watcher reports it
+        for line in splitter.flush():
+            self._on_line(line)
+
+    def _on_line(self, line: str) -> None:
+        self.logs.append(line)
+        update = self._tracker.feed(line)
+        if update is not None and self.status.state.is_loading and not self._stopping.is_set():
+            self._status_to(update.state, update.detail, update.progress)
+
+    def _watch_exit(self) -> None:
+        try:
+            result = self._container.wait()
+            self._exit_code = int(result.get("StatusCode", -1))
+        except docker.errors.DockerException:
+            self._exit_code = None
+        if self._stopping.is_set():
+            return  # stop() reports the end
+        for thread in list(self._threads):
+            if thread.name.startswith("docker-logs"):
+                thread.join(timeout=5)  # the last lines hold the cause
+        reason = _classify(self.logs.lines(last=_TAIL_LINES), self._exit_code)
+        self._keep_log_and_remove()
+        self._fail(reason)
+
+    def _keep_log_and_remove(self) -> None:
+        """Save the container's full log under data_dir()/logs, then remove the container."""
+        with self._lock:
+            if self._cleaned or self.container is None:
+                return
+            self._cleaned = True
+        container = self.container
+        if container.attrs.get("HostConfig", {}).get("RestartPolicy", {}).get("Name") not in (None, "", "no"):
+            return  # docker restarts it: leave it to docker
+        with contextlib.suppress(docker.errors.DockerException, OSError):
+            path = _log_path(self.profile_name, str(container.id))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(container.logs(stdout=True, stderr=True))
+            self.log_file = path
+        try:
+            container.remove(force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError:
+            # 409 "removal already in progress": another handle (an adopted twin) got there first.
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    container.reload()
+                except docker.errors.NotFound:
+                    break
+                time.sleep(0.1)
+
+    def stop(self, timeout: float = 30.0) -> ServerStatus:
+        """``docker stop`` (SIGTERM, SIGKILL after ``timeout``), keep the log, remove the container."""
+        if not self.status.state.is_live:
+            return self.status
+        self._stopping.set()
+        if self._probe is not None:
+            self._probe.cancel()
+        self._status_to(ServerState.STOPPING, "stopping")
+        for thread in list(self._threads[:1]):
+            if thread.name.startswith("docker-launch"):
+                thread.join(timeout=timeout)  # let a create/start in flight finish first
+        if self.container is not None and not self._cleaned:
+            try:
+                self.container.stop(timeout=max(1, round(timeout)))
+                self._exit_code = int(self.container.wait(timeout=timeout + 10).get("StatusCode", -1))
+            except docker.errors.NotFound:
+                pass
+            except (docker.errors.DockerException, OSError) as exc:
+                reason = FailureReason(FailureKind.UNKNOWN, f"could not stop the container: {exc}")
+                self._fail(reason)
+                return self.status
+            self._keep_log_and_remove()
+        for thread in list(self._threads):
+            if thread is not threading.current_thread():
+                thread.join(timeout=10)
+        self._status_to(ServerState.STOPPED, f"stopped (exit code {self._exit_code})")
+        if self._client is not None:
+            self._client.close()
+        return self.status
+
+
+class DockerRuntime(Runtime):
+    """Runs profiles as Docker containers on the local engine or on each profile's ``docker.host``."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        hosts: Iterable[str | None] = (None,),
+        profile_lookup: Callable[[str], Profile | None] | None = None,
+    ) -> None:
+        """``hosts``: engines :meth:`adopt` looks at; ``profile_lookup``: stored profile by name."""
+        self.hosts = tuple(hosts)
+        self._lookup = profile_lookup
+
+    def plan(self, profile: Profile) -> DockerLaunchPlan:
+        """The container for a profile, built without side effects."""
+        return plan_container(profile)
+
+    def launch(self, plan: LaunchPlan) -> DockerServerHandle:
+        """Start the plan in a background thread; returns the handle at once."""
+        host = plan.profile.docker.host if plan.profile.docker is not None else None
+        handle = DockerServerHandle(plan, host=host)
+        handle._spawn(handle._launch, "docker-launch")
+        return handle
+
+    def adopt(self) -> list[DockerServerHandle]:
+        """Running containers labelled ``llm-dyno.managed=1`` on the known hosts (others are ignored)."""
+        handles: list[DockerServerHandle] = []
+        for host in self.hosts:
+            client = errs.connect(host)
+            for container in client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"}):
+                plan = self._plan_for(container, host)
+                handle = DockerServerHandle(plan, host=host)
+                handle._api_key = resolve_command([plan.profile.engine().api_key or ""])[0] or None
+                # A client of its own: stop() closes it, which must not cut the others' log streams.
+                handle._client = errs.connect(host)
+                handle.container = handle._client.containers.get(container.id)
+                handle._status_to(ServerState.STARTING, "adopted; checking /health")
+                handle._spawn(_follow_from_now(handle), "docker-adopt")
+                handles.append(handle)
+            client.close()
+        return handles
+
+    def _plan_for(self, container: Container, host: str | None) -> LaunchPlan:
+        labels = container.labels or {}
+        name = labels.get(LABEL_PROFILE, "adopted")
+        profile = self._lookup(name) if self._lookup else None
+        if profile is None:
+            # Rebuild enough of a profile from the container to talk to the server.
+            cmd = list(container.attrs.get("Config", {}).get("Cmd") or ["unknown"])
+            flag = cmd[0] == "--model" and len(cmd) > 1
+            model, args = (cmd[1], cmd[2:]) if flag else (cmd[0], cmd[1:])
+            settings = DockerSettings(
+                host=host, image=container.attrs["Config"]["Image"], container_name=container.name
+            )
+            profile = Profile(name=name, model=model, model_flag=flag, args=tuple(args), docker=settings)
+            ctr_port = profile.engine().port or 8000
+            port = labels.get(LABEL_PORT, str(ctr_port))
+            settings = settings.model_copy(update={"ports": (f"{port}:{ctr_port}",)})
+            profile = profile.model_copy(update={"docker": settings})
+        return plan_container(profile)
+
+
+def _follow_from_now(handle: DockerServerHandle) -> Callable[[], None]:
+    since = int(time.time())
+    return lambda: handle._follow(since=since)

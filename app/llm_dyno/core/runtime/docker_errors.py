@@ -1,0 +1,163 @@
+"""Docker engine connections and the errors users hit with them, each turned into what to do."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import docker
+import docker.errors
+from docker.context import ContextAPI
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.runtime.base import FailureKind, FailureReason
+from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, is_url_host
+
+
+class DockerError(DynoError):
+    """A Docker operation failed in a way the user can fix; ``kind`` classifies it."""
+
+    def __init__(self, kind: FailureKind, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+
+    def reason(self, exit_code: int | None = None) -> FailureReason:
+        """This error as the failure of a server."""
+        return FailureReason(self.kind, self.message, hint=self.hint or "", exit_code=exit_code)
+
+
+def _where(host: str | None) -> str:
+    return host or os.environ.get("DOCKER_HOST") or "the local Docker engine"
+
+
+def connection_error(exc: BaseException, host: str | None) -> DockerError:
+    """Classify a failure to reach an engine: not running / wrong host, or no permission on the socket."""
+    text = str(exc)
+    if "Permission denied" in text or "PermissionError" in text:
+        return DockerError(
+            FailureKind.DOCKER_PERMISSION,
+            f"permission denied on the Docker socket of {_where(host)}",
+            hint="add your user to the docker group (sudo usermod -aG docker $USER), then log out and in "
+            "again or run `newgrp docker`",
+        )
+    return DockerError(
+        FailureKind.DOCKER_UNREACHABLE,
+        f"cannot reach {_where(host)}: {_short(text)}",
+        hint="is dockerd running (`docker info`; `sudo systemctl start docker` or scripts/start-dockerd)? "
+        "Check DOCKER_HOST, the active `docker context`, or the profile's docker.host",
+    )
+
+
+def connect(host: str | None) -> docker.DockerClient:
+    """A client for a profile's ``docker.host``, checked with a ping.
+
+    None follows DOCKER_HOST / DOCKER_TLS_VERIFY / DOCKER_CERT_PATH and the active docker context;
+    a URL (``unix://``, ``tcp://``, ``ssh://``) is used as given (TLS for ``tcp://`` from the same
+    environment variables); anything else names a docker context.
+    """
+    try:
+        if host is None:
+            client = docker.from_env()
+        elif is_url_host(host):
+            kwargs: dict[str, Any] = {}
+            if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
+                kwargs = docker.utils.kwargs_from_env()
+                kwargs.pop("base_url", None)
+            if host.startswith("ssh://"):
+                kwargs["use_ssh_client"] = not _has_paramiko()  # the system ssh when paramiko is absent
+            client = docker.DockerClient(base_url=host, **kwargs)
+        else:
+            ctx = ContextAPI.get_context(host)
+            if ctx is None:
+                raise DockerError(
+                    FailureKind.DOCKER_UNREACHABLE,
+                    f"there is no docker context named {host!r}",
+                    hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
+                )
+            client = docker.DockerClient(base_url=ctx.Host, tls=ctx.TLSConfig or False)
+        client.ping()
+    except DockerError:
+        raise
+    except (docker.errors.DockerException, OSError) as exc:
+        raise connection_error(exc, host) from exc
+    return client
+
+
+def _has_paramiko() -> bool:
+    try:
+        import paramiko  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def api_message(exc: BaseException) -> str:
+    """The engine's own words for an API error."""
+    if isinstance(exc, docker.errors.APIError) and exc.explanation:
+        return str(exc.explanation)
+    return str(exc)
+
+
+def start_error(exc: BaseException, spec: dict[str, Any]) -> DockerError:
+    """Classify a failed ``start``: GPU runtime missing, port taken, or something else."""
+    text = api_message(exc)
+    low = text.lower()
+    if "could not select device driver" in low or "nvidia-container-cli" in low or "unknown runtime" in low:
+        return DockerError(
+            FailureKind.NVIDIA_RUNTIME_MISSING,
+            f"Docker cannot give the container GPUs: {_short(text)}",
+            hint="install the NVIDIA Container Toolkit (nvidia-container-toolkit), run "
+            "`sudo nvidia-ctk runtime configure --runtime=docker` and restart dockerd",
+        )
+    if "port is already allocated" in low or "address already in use" in low:
+        ports = ", ".join(
+            str(b[1])
+            for bs in spec.get("ports", {}).values()
+            for b in (bs if isinstance(bs, list) else [bs])
+            if len(b) > 1
+        )
+        return DockerError(
+            FailureKind.PORT_IN_USE,
+            f"host port {ports} is already in use: {_short(text)}",
+            hint="stop whatever listens there (`ss -ltnp`, `docker ps`) or change docker.ports "
+            "in the profile",
+        )
+    return DockerError(FailureKind.UNKNOWN, f"Docker could not start the container: {_short(text)}")
+
+
+def name_taken_error(client: docker.DockerClient, name: str) -> DockerError:
+    """A container of that name exists already: say whether it is ours."""
+    try:
+        other = client.containers.get(name)
+        labels = other.labels or {}
+        status = other.status
+    except docker.errors.DockerException:
+        labels, status = {}, "unknown"
+    if labels.get(LABEL_MANAGED) == "1":
+        return DockerError(
+            FailureKind.CONTAINER_NAME_TAKEN,
+            f"container {name!r} already exists ({status}); LLM Dyno started it for profile "
+            f"{labels.get(LABEL_PROFILE, '?')!r}",
+            hint="stop that server first (it is adopted at start-up), or `docker rm -f " + name + "`",
+        )
+    return DockerError(
+        FailureKind.CONTAINER_NAME_TAKEN,
+        f"container name {name!r} is taken by a container LLM Dyno did not create ({status}); "
+        "it is left alone",
+        hint="set docker.container_name in the profile to another name, or remove that container yourself",
+    )
+
+
+def image_error(image: str, cause: str) -> DockerError:
+    """The image is not on the machine and pulling it failed."""
+    return DockerError(
+        FailureKind.IMAGE_NOT_FOUND,
+        f"image {image} is not on this machine and cannot be pulled: {_short(cause)}",
+        hint="check the name and tag, log in to the registry (`docker login`), "
+        "or `docker load` it from a file",
+    )

@@ -1,0 +1,298 @@
+"""The pure half of the Docker backend: a profile → ``containers.create`` kwargs and a ``docker run`` line.
+
+Nothing here talks to a Docker engine, so a dry run (and its tests) needs none. The launch side lives
+in :mod:`llm_dyno.core.runtime.docker_backend`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from docker.types import DeviceRequest
+
+from llm_dyno.core.errors import DynoError, at
+from llm_dyno.core.profiles.model import DockerSettings, Profile, is_reference
+from llm_dyno.core.runtime.base import LaunchPlan
+
+LABEL_MANAGED = "llm-dyno.managed"
+LABEL_PROFILE = "llm-dyno.profile"
+LABEL_HASH = "llm-dyno.profile-hash"
+LABEL_PORT = "llm-dyno.host-port"  # the port the panel talks to, so an adopted container needs no profile
+
+DEFAULT_ENGINE_PORT = 8000
+_URL_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "http://", "https://")
+
+
+@dataclass(frozen=True)
+class DockerLaunchPlan(LaunchPlan):
+    """A :class:`LaunchPlan` whose ``spec`` is the ``containers.create`` kwargs (env left unresolved)."""
+
+    docker_host: str | None = None  # None: the local engine / DOCKER_HOST / the active context
+
+    def describe(self) -> str:
+        """An equivalent ``docker run`` command line (secrets stay as references)."""
+        return shlex.join(docker_run_argv(self.spec, self.docker_host))
+
+
+def is_url_host(host: str) -> bool:
+    """Whether a profile's ``docker.host`` is an engine URL (else it names a docker context)."""
+    return host.startswith(_URL_SCHEMES)
+
+
+def container_name(profile: Profile) -> str:
+    """``docker.container_name`` or ``llm-dyno-<stem>`` where stem is the profile name made name-safe."""
+    if profile.docker is not None and profile.docker.container_name:
+        return profile.docker.container_name
+    stem = re.sub(r"[^a-z0-9_.-]+", "-", profile.name.lower()).strip("-.") or "server"
+    return f"llm-dyno-{stem}"
+
+
+def _parse_port(mapping: str) -> tuple[str | None, str, str, str]:
+    """``[ip:]host:container[/proto]`` → (ip, host_port, container_port, proto)."""
+    spec, _, proto = mapping.partition("/")
+    parts = spec.rsplit(":", 2)
+    if len(parts) == 1:  # only a container port: docker picks a host port
+        return None, "", parts[0], proto or "tcp"
+    if len(parts) == 2:
+        return None, parts[0], parts[1], proto or "tcp"
+    ip = parts[0].strip("[]") or None
+    return ip, parts[1], parts[2], proto or "tcp"
+
+
+def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for mapping in settings.ports:
+        ip, host_port, ctr_port, proto = _parse_port(mapping)
+        if "-" in ctr_port or "-" in host_port:
+            warnings.append(f"port range {mapping!r} is not supported; it is left out")
+            continue
+        # Published ports default to loopback: a vLLM server has no authentication unless --api-key.
+        binding: Any = (ip or "127.0.0.1", int(host_port)) if host_port else (ip or "127.0.0.1",)
+        key = f"{ctr_port}/{proto}"
+        if key in out:
+            prev = out[key]
+            out[key] = [*(prev if isinstance(prev, list) else [prev]), binding]
+        else:
+            out[key] = binding
+    return out
+
+
+def _volumes(settings: DockerSettings, warnings: list[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for i, entry in enumerate(settings.volumes):
+        parts = entry.split(":")
+        if len(parts) < 2:
+            raise DynoError(
+                f"volume {entry!r} needs a source and a target (src:dst[:ro])",
+                where=at(None, field=f"docker.volumes[{i}]"),
+            )
+        src, dst = os.path.expanduser(parts[0]), parts[1]
+        mode = parts[2] if len(parts) > 2 else "rw"
+        if src.startswith("."):
+            warnings.append(f"volume source {parts[0]!r} is relative; docker needs an absolute path")
+        out[src] = {"bind": dst, "mode": mode}
+    return out
+
+
+def _device_requests(gpus: Any) -> list[DeviceRequest]:
+    if gpus is None:
+        return []
+    if gpus == "all":
+        return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return [DeviceRequest(device_ids=[str(g) for g in gpus], capabilities=[["gpu"]])]
+
+
+def _entrypoint(profile: Profile, settings: DockerSettings) -> list[str] | None:
+    if settings.entrypoint:
+        return list(settings.entrypoint)
+    if profile.pre_start:
+        # "$@" after `--` is the container command: the model and flags, as with the stock entrypoint.
+        return ["/bin/bash", "-c", profile.pre_start + '\nexec vllm serve "$@"', "--"]
+    return None
+
+
+def _restart_policy(restart: str | None) -> dict[str, Any] | None:
+    if not restart or restart == "no":
+        return None
+    name, _, count = restart.partition(":")
+    policy: dict[str, Any] = {"Name": name}
+    if count.isdigit():
+        policy["MaximumRetryCount"] = int(count)
+    return policy
+
+
+def plan_container(profile: Profile) -> DockerLaunchPlan:
+    """Build the container for a profile without side effects. Raises a DynoError on bad input."""
+    settings = profile.docker
+    if settings is None:
+        raise DynoError(
+            f"profile {profile.name!r} has no 'docker' section",
+            where=at(None, field="docker"),
+            hint="add docker: {image: vllm/vllm-openai:<version>} or switch the profile to runtime: process",
+        )
+    warnings: list[str] = []
+    engine = profile.engine()
+    engine_port = engine.port or DEFAULT_ENGINE_PORT
+    ports = _ports(settings, warnings)
+    binding = ports.get(f"{engine_port}/tcp")
+    first = binding[0] if isinstance(binding, list) else binding
+    if first is None or len(first) < 2:
+        raise DynoError(
+            f"no published port reaches the server's port {engine_port} in the container",
+            where=at(None, field="docker.ports"),
+            hint=f"add a mapping such as '{engine_port}:{engine_port}' (host:container)",
+        )
+    bind_ip, host_port = str(first[0]), int(first[1])
+    remote = _remote_hostname(settings.host)
+    if remote and bind_ip.startswith("127."):
+        warnings.append(
+            f"port {host_port} is bound to {bind_ip} on {remote}, which this machine cannot reach; "
+            f"publish it as 0.0.0.0:{host_port}:{engine_port} (open to that network) or use an SSH tunnel"
+        )
+    url_host = remote or ("127.0.0.1" if bind_ip in ("0.0.0.0", "::") else bind_ip)  # noqa: S104
+    if ":" in url_host:
+        url_host = f"[{url_host}]"
+
+    spec: dict[str, Any] = {
+        "image": settings.image,
+        "command": profile.vllm_argv(),
+        "name": container_name(profile),
+        "labels": {
+            LABEL_MANAGED: "1",
+            LABEL_PROFILE: profile.name,
+            LABEL_HASH: profile.content_hash(),
+            LABEL_PORT: str(host_port),
+        },
+        # vLLM as PID 1 would ignore SIGTERM: docker's tini forwards it and reaps children.
+        "init": True,
+        "ports": ports,
+    }
+    entrypoint = _entrypoint(profile, settings)
+    if entrypoint is not None:
+        spec["entrypoint"] = entrypoint
+    if profile.env:
+        spec["environment"] = dict(profile.env)
+    volumes = _volumes(settings, warnings)
+    if volumes:
+        spec["volumes"] = volumes
+    if settings.shm_size:
+        spec["shm_size"] = str(settings.shm_size).replace(" ", "")
+    if settings.ipc:
+        spec["ipc_mode"] = settings.ipc
+    requests = _device_requests(profile.gpus)
+    if requests:
+        spec["device_requests"] = requests
+    if settings.runtime:
+        spec["runtime"] = settings.runtime
+    policy = _restart_policy(settings.restart)
+    if policy is not None:
+        spec["restart_policy"] = policy
+        warnings.append(f"restart policy {settings.restart!r}: docker restarts the server after it dies")
+    if profile.gpus is None and not settings.runtime:
+        warnings.append("no GPUs requested: vLLM in the container will see none (set gpus: all)")
+    gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
+    return DockerLaunchPlan(
+        profile=profile,
+        runtime="docker",
+        base_url=f"http://{url_host}:{host_port}",
+        host_port=host_port,
+        gpus=gpus,
+        spec=spec,
+        warnings=tuple(warnings + list(engine.warnings)),
+        docker_host=settings.host,
+    )
+
+
+def _remote_hostname(host: str | None) -> str | None:
+    if not host or not is_url_host(host) or host.startswith(("unix://", "npipe://")):
+        return None
+    name = urlsplit(host).hostname
+    return None if name in (None, "localhost", "127.0.0.1", "::1") else name
+
+
+def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[str]:
+    """The ``docker run`` argv that creates the same container as ``containers.create(**spec)``."""
+    argv = ["docker"]
+    if host:
+        argv += ["-H", host] if is_url_host(host) else ["--context", host]
+    argv += ["run", "-d", "--name", str(spec["name"])]
+    if spec.get("init"):
+        argv.append("--init")
+    for key, value in sorted(spec.get("labels", {}).items()):
+        argv += ["--label", f"{key}={value}"]
+    for ctr, bindings in spec.get("ports", {}).items():
+        for b in bindings if isinstance(bindings, list) else [bindings]:
+            port, proto = ctr.split("/")
+            suffix = "" if proto == "tcp" else f"/{proto}"
+            argv += ["-p", f"{b[0]}:{b[1] if len(b) > 1 else ''}:{port}{suffix}"]
+    for src, vol in spec.get("volumes", {}).items():
+        argv += ["-v", f"{src}:{vol['bind']}" + ("" if vol["mode"] == "rw" else f":{vol['mode']}")]
+    for key, value in spec.get("environment", {}).items():
+        argv += ["-e", f"{key}={value}"]
+    if "shm_size" in spec:
+        argv += ["--shm-size", str(spec["shm_size"])]
+    if "ipc_mode" in spec:
+        argv += ["--ipc", str(spec["ipc_mode"])]
+    for req in spec.get("device_requests", []):
+        ids = req.get("DeviceIDs") or []
+        argv += ["--gpus", f'"device={",".join(ids)}"' if ids else "all"]
+    if "runtime" in spec:
+        argv += ["--runtime", str(spec["runtime"])]
+    if "restart_policy" in spec:
+        policy = spec["restart_policy"]
+        count = policy.get("MaximumRetryCount")
+        argv += ["--restart", policy["Name"] + (f":{count}" if count else "")]
+    entry = list(spec.get("entrypoint") or [])
+    if entry:
+        argv += ["--entrypoint", entry[0]]
+    argv.append(str(spec["image"]))
+    # `docker run --entrypoint` takes one word; the rest of the entrypoint goes before the command.
+    return argv + entry[1:] + list(spec.get("command", []))
+
+
+def resolve_env(env: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Resolve ``${VAR}``, ``${VAR:-default}``, ``$VAR`` and ``keyring:svc/user`` references.
+
+    Plain values pass through. An unset variable with no default becomes "" (as with docker compose).
+    The result holds secrets: hand it to the engine, never log or store it.
+    """
+    from llm_dyno.core.runtime.readiness import resolve_reference  # the one reference syntax
+
+    source = dict(os.environ if environ is None else environ)
+    out: dict[str, str] = {}
+    for key, value in env.items():
+        if value.strip().startswith("keyring:"):
+            out[key] = _from_keyring(key, value.strip().removeprefix("keyring:"))
+        else:
+            out[key] = resolve_reference(value, source) or ""
+    return out
+
+
+def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The command with reference-only arguments (``--api-key ${VLLM_API_KEY}``) resolved."""
+    resolved = resolve_env({str(i): a for i, a in enumerate(argv) if is_reference(a)}, environ)
+    return [resolved.get(str(i), a) for i, a in enumerate(argv)]
+
+
+def _from_keyring(key: str, ref: str) -> str:
+    service, _, user = ref.rpartition("/")
+    try:
+        import keyring  # optional: only profiles that use keyring: references need it
+    except ImportError:
+        raise DynoError(
+            f"{key} refers to the keyring ({ref}) but the 'keyring' package is not installed",
+            hint=f"pip install keyring, or set {key} in the environment and use ${{{key}}}",
+        ) from None
+    secret = keyring.get_password(service or "llm-dyno", user)
+    if secret is None:
+        raise DynoError(
+            f"{key}: no secret stored in the keyring for service {service!r}, user {user!r}",
+            hint=f"store it with: keyring set {service or 'llm-dyno'} {user}",
+        )
+    return str(secret)
