@@ -1,0 +1,288 @@
+"""Read a pasted ``docker run …`` or ``vllm serve …`` command line into a profile draft.
+
+The text is split the way a POSIX shell would (quotes, ``\\`` line continuations, ``#`` comment lines),
+keeping the line each word came from so that errors can point at it. Shell variables are not expanded:
+what was pasted is what the profile keeps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import PurePosixPath
+from typing import Any
+
+from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.import_common import (
+    META_COMMENT,
+    Draft,
+    launcher_length,
+    parse_meta_comment,
+    split_launch,
+)
+from llm_dyno.core.profiles.model import is_secret_name
+
+Token = tuple[str, int]  # a word and its 1-based line
+
+_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
+_CONTINUATION_RE = re.compile(r"\\[ \t]*$")
+_KEPT = {"-p": "--publish", "-v": "--volume", "-e": "--env", "--net": "--network"}
+# Docker options that take a value (so the next word is not the image).
+_VALUE_OPTS = frozenset(
+    re.findall(
+        r"\S+",
+        "--publish --volume --env --env-file --gpus --runtime --ipc --shm-size --name --entrypoint "
+        "--restart --network --mount -w --workdir -u --user -h --hostname -l --label --label-file "
+        "--ulimit --cpus -m --memory --memory-swap --device --add-host --cap-add --cap-drop "
+        "--security-opt --platform --pull --log-driver --log-opt --pid --uts --dns --expose --cidfile "
+        "--stop-signal --stop-timeout --tmpfs --group-add --cpuset-cpus --health-cmd --health-interval "
+        "--health-retries --health-timeout --health-start-period --network-alias --ip --oom-score-adj "
+        "--storage-opt --sysctl --volumes-from --link -a --attach --cgroupns --cgroup-parent --userns "
+        "--volume-driver --detach-keys",
+    )
+)
+_FIELD = {
+    "--publish": "docker.ports",
+    "--volume": "docker.volumes",
+    "--mount": "docker.volumes",
+    "--env": "env",
+    "--gpus": "gpus",
+    "--shm-size": "docker.shm_size",
+    "--name": "docker.container_name",
+    "--ipc": "docker.ipc",
+    "--runtime": "docker.runtime",
+    "--restart": "docker.restart",
+    "--entrypoint": "docker.entrypoint",
+}
+# Options that only say how to attach or clean up: the app decides those itself when it launches.
+_SILENT = frozenset({"--rm", "--detach", "--interactive", "--tty", "--init", "--sig-proxy"})
+
+
+def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[Token], dict[str, Any]]:
+    """Split a command line into words with their lines; also return the exporter's metadata comment."""
+    tokens: list[Token] = []
+    meta: dict[str, Any] = {}
+    buf, start = "", 0
+    for number, line in enumerate(text.split("\n"), 1):
+        if not buf:
+            stripped = line.strip()
+            if stripped.startswith(META_COMMENT):
+                meta = parse_meta_comment(stripped, warnings)
+                continue
+            if stripped.startswith("#") or not stripped:
+                continue
+            start = number
+        candidate = buf + line
+        m = _CONTINUATION_RE.search(candidate)
+        body = candidate[: m.start()] if m else candidate
+        try:
+            words = shlex.split(body)
+        except ValueError:
+            buf = candidate + "\n"  # a quote is still open: the next line belongs to this word
+            continue
+        tokens.extend((w, start) for w in words)
+        buf = ""
+    if buf:
+        raise ImportFormatError(
+            "unbalanced quotes: a quote opened here is never closed",
+            where=Location(source, start, "command"),
+            hint="close the ' or \" (a JSON value needs single quotes around it)",
+        )
+    return tokens, meta
+
+
+def _skip_prefix(tokens: list[Token], env: list[Token]) -> int:
+    """Skip ``sudo [-E …]``, ``env`` and ``NAME=value`` assignments; collect the assignments."""
+    i = 0
+    while i < len(tokens):
+        word = tokens[i][0]
+        if word in ("sudo", "env", "exec", "command"):
+            i += 1
+            while i < len(tokens) and tokens[i][0].startswith("-"):
+                i += 2 if tokens[i][0] in ("-u", "-g", "-C") else 1
+        elif _ASSIGN_RE.match(word):
+            env.append(tokens[i])
+            i += 1
+        else:
+            return i
+    return i
+
+
+def _gpus(value: str, where: Location, warnings: list[str]) -> Any:
+    v = value.strip().strip("'\"")
+    if v in ("all", "-1"):
+        return "all"
+    if v.isdigit():
+        warnings.append(f"--gpus {v} read as GPUs {', '.join(map(str, range(int(v))))}")
+        return tuple(range(int(v)))
+    ids: list[str] = []
+    for part in v.replace('"', "").split(","):
+        key, eq, val = part.partition("=")
+        if eq and key.strip() in ("device", "devices"):
+            ids.append(val)
+        elif eq and key.strip() == "count":
+            return _gpus(val, where, warnings)
+        elif not eq and ids:
+            ids.append(part)
+    try:
+        return tuple(int(x) for x in ids) if ids else "all"
+    except ValueError:
+        raise ImportFormatError(
+            f"--gpus {value!r}: GPU devices must be indices such as device=0,1 (UUIDs are not supported)",
+            where=where,
+        ) from None
+
+
+def _mount(value: str) -> str | None:
+    fields = dict(p.partition("=")[::2] for p in value.split(","))
+    target = fields.get("target") or fields.get("dst") or fields.get("destination")
+    if not target or fields.get("type") == "tmpfs":
+        return None
+    source = fields.get("source") or fields.get("src")
+    ro = "readonly" in fields or "ro" in fields or fields.get("readonly") == "true"
+    return ":".join([*([source] if source else []), target, *(["ro"] if ro else [])])
+
+
+def _env_pair(word: str, where: Location, draft: Draft) -> None:
+    key, eq, value = word.partition("=")
+    if eq:
+        draft.env[key] = value
+    elif is_secret_name(key):
+        draft.env[key] = f"${{{key}}}"
+    elif key in os.environ:
+        draft.env[key] = os.environ[key]
+    else:
+        draft.warnings.append(f"{where}: {key} is passed through but not set here; left out")
+
+
+def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
+    src = draft.source
+    words = [w for w, _ in tokens]
+    # global options before `run`: only the host matters
+    while i < len(words) and words[i].startswith("-"):
+        opt, _, attached = words[i].partition("=")
+        value = attached or (words[i + 1] if i + 1 < len(words) else "")
+        if opt in ("-H", "--host", "-c", "--context"):
+            draft.meta.setdefault("host", value)
+        i += 1 if attached else 2
+    if words[i : i + 2] == ["container", "run"]:
+        i += 1
+    if i >= len(words) or words[i] != "run":
+        raise ImportFormatError(
+            "only 'docker run' commands can be imported",
+            where=Location(src, tokens[min(i, len(tokens) - 1)][1]),
+        )
+    i += 1
+    docker: dict[str, Any] = {}
+    ports: list[str] = []
+    volumes: list[str] = []
+    entry: list[str] = []
+    while i < len(words) and words[i].startswith("-"):
+        word, line = tokens[i]
+        opt, eq, value = word.partition("=")
+        if not eq and word[:2] in ("-p", "-v", "-e") and len(word) > 2:
+            opt, value, eq = word[:2], word[2:], "="
+        opt = _KEPT.get(opt, opt)
+        if re.fullmatch(r"-[dit]+", opt) or opt in _SILENT:
+            i += 1
+            continue
+        if opt not in _VALUE_OPTS:
+            draft.warnings.append(f"line {line}: docker option {opt} is not kept")
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(words):
+                raise ImportFormatError(f"{opt} needs a value", where=Location(src, line, opt))
+            value = words[i + 1]
+            i += 1
+        i += 1
+        where = Location(src, line, opt)
+        if opt == "--publish":
+            ports.append(value)
+        elif opt == "--volume":
+            volumes.append(value)
+        elif opt == "--mount":
+            mounted = _mount(value)
+            if mounted is None:
+                draft.warnings.append(f"line {line}: --mount {value} is not kept (tmpfs or no target)")
+            else:
+                volumes.append(mounted)
+        elif opt == "--env":
+            _env_pair(value, where, draft)
+        elif opt == "--gpus":
+            draft.gpus = _gpus(value, where, draft.warnings)
+        elif opt == "--env-file":
+            draft.warnings.append(f"line {line}: --env-file {value} is not read; add the variables you need")
+        elif opt == "--entrypoint":
+            entry = [value] if value else []
+        elif opt in ("--runtime", "--ipc", "--shm-size", "--name", "--restart"):
+            key = {"--name": "container_name", "--shm-size": "shm_size"}.get(opt, opt[2:])
+            docker[key] = value
+        else:
+            draft.warnings.append(f"line {line}: docker option {opt} is not kept")
+        if opt in _FIELD:
+            draft.where[_FIELD[opt]] = where
+    if i >= len(words):
+        raise ImportFormatError("docker run without an image", where=Location(src, tokens[-1][1]))
+    docker["image"] = words[i]
+    draft.where["docker.image"] = Location(src, tokens[i][1], "image")
+    command, command_where = words[i + 1 :], [Location(src, t[1]) for t in tokens[i + 1 :]]
+    known_entry = draft.meta.get("entrypoint")
+    full = entry + command
+    if isinstance(known_entry, list) and known_entry and full[: len(known_entry)] == known_entry:
+        cut = len(known_entry)
+    else:
+        cut = split_launch(entry, command)
+    docker["entrypoint"] = tuple(full[:cut]) if cut else None
+    docker["ports"], docker["volumes"] = tuple(ports), tuple(volumes)
+    draft.docker = docker
+    draft.argv, draft.argv_where = (
+        full[cut:],
+        ([Location(src, tokens[i][1])] * len(entry) + command_where)[cut:],
+    )
+    draft.name_hint = docker.get("container_name")
+
+
+def read_cmdline(text: str, *, source: str | None) -> Draft:
+    """Parse a ``docker run`` or ``vllm serve`` line into a :class:`Draft`."""
+    warnings: list[str] = []
+    tokens, meta = tokenize(text, source, warnings)
+    if not tokens:
+        raise ImportFormatError("nothing to import: the text holds no command", where=Location(source, 1))
+    assignments: list[Token] = []
+    i = _skip_prefix(tokens, assignments)
+    words = [w for w, _ in tokens]
+    if i < len(words) and PurePosixPath(words[i]).name in ("docker", "podman"):
+        draft = Draft("docker-run", source, meta=dict(meta), warnings=warnings)
+        if assignments:
+            warnings.append(
+                "variables set before 'docker' reach the docker client, not the container; ignored"
+            )
+        _docker_run(tokens, i + 1, draft)
+    elif i < len(words) and (n := launcher_length(words, i)):
+        draft = Draft("vllm-serve", source, meta=dict(meta), warnings=warnings)
+        for word, line in assignments:
+            _env_pair(word, Location(source, line, word.partition("=")[0]), draft)
+            draft.where.setdefault("env", Location(source, line))
+        if n == 2:
+            draft.executable = words[i]
+        else:
+            warnings.append(f"'{' '.join(words[i : i + n])}' is run as 'vllm serve' by the profile")
+        draft.argv = words[i + n :]
+        draft.argv_where = [Location(source, line) for _, line in tokens[i + n :]]
+    else:
+        line = tokens[min(i, len(tokens) - 1)][1]
+        raise ImportFormatError(
+            "not a compose file, a 'docker run' line or a 'vllm serve' line",
+            where=Location(source, line),
+            hint="paste a docker-compose.yml, a docker run … command or a vllm serve … command",
+        )
+    draft.where.setdefault("command", Location(source, tokens[min(i, len(tokens) - 1)][1]))
+    values = [*draft.argv, *(draft.docker or {}).get("ports", ()), *(draft.docker or {}).get("volumes", ())]
+    values += [v for k, v in draft.env.items() if not is_secret_name(k)]
+    for value in values:
+        if _SHELL_VAR_RE.search(value):
+            warnings.append(f"{value!r}: shell variables are kept as written, not expanded")
+    return draft

@@ -1,0 +1,161 @@
+"""Write a profile back out as a docker-compose file, a ``docker run`` line or a ``vllm serve`` line.
+
+Each export imports back to an equal profile: what the format has no place for (name, notes, power
+limit, reference numbers, Docker host) travels in an ``x-llm-dyno`` extension key (compose ignores
+``x-`` keys) or a ``# llm-dyno: {json}`` comment line. Secrets stay references.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from llm_dyno.core.errors import Location, ProfileError
+from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, safe_name, split_launch
+from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.yamlio import dump
+
+__all__ = ["to_compose", "to_docker_run", "to_vllm_serve"]
+
+# A reference the shell should expand at launch: safe inside double quotes.
+_EXPANDABLE_RE = re.compile(r'^\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}"`\\$]*)?\}|[A-Za-z_][A-Za-z0-9_]*)$')
+
+
+def _docker(profile: Profile, what: str) -> DockerSettings:
+    if profile.runtime is not Runtime.DOCKER or profile.docker is None:
+        raise ProfileError(
+            f"profile '{profile.name}' runs as a local process; it has no container to export as {what}",
+            where=Location(None, None, "runtime"),
+            hint="export it as a vllm serve line instead",
+        )
+    return profile.docker
+
+
+def _meta(profile: Profile, *, carries_gpus: bool, carries_host: bool) -> dict[str, Any]:
+    """Profile fields the target format cannot express."""
+    data = profile.to_dict()
+    meta: dict[str, Any] = {"name": profile.name, "notes": profile.notes}
+    for key in ("power", "reference", "pre_start"):
+        if key in data:
+            meta[key] = data[key]
+    if profile.docker is not None and profile.docker.host and not carries_host:
+        meta["host"] = profile.docker.host
+    if profile.runtime is Runtime.PROCESS and profile.process is not None and profile.process.cwd:
+        meta["cwd"] = profile.process.cwd
+    if not carries_gpus and profile.gpus is not None:
+        meta["gpus"] = profile.gpus if profile.gpus == "all" else list(profile.gpus)
+    return meta
+
+
+def _escape(value: str) -> str:
+    """Compose interpolates ``$``: double it so the value arrives as written."""
+    return value.replace("$", "$$")
+
+
+def to_compose(profile: Profile) -> str:
+    """A compose document with one service that launches the profile (GPUs as a device reservation)."""
+    docker = _docker(profile, "a compose file")
+    service: dict[str, Any] = {"image": _escape(docker.image)}
+    if docker.container_name:
+        service["container_name"] = _escape(docker.container_name)
+    if docker.restart:
+        service["restart"] = _escape(docker.restart)
+    if docker.runtime:
+        service["runtime"] = _escape(docker.runtime)
+    if docker.ports:
+        service["ports"] = [_escape(p) for p in docker.ports]
+    if docker.volumes:
+        service["volumes"] = [_escape(v) for v in docker.volumes]
+    if profile.env:
+        # secret references are kept as written on import, so they are written unescaped
+        service["environment"] = [
+            f"{k}={v if is_secret_name(k) else _escape(v)}" for k, v in profile.env.items()
+        ]
+    if docker.shm_size:
+        service["shm_size"] = _escape(docker.shm_size)
+    if docker.ipc:
+        service["ipc"] = _escape(docker.ipc)
+    if profile.gpus is not None:
+        device: dict[str, Any] = {"driver": "nvidia"}
+        if profile.gpus == "all":
+            device["count"] = "all"
+        else:
+            device["device_ids"] = [str(g) for g in profile.gpus]
+        device["capabilities"] = ["gpu"]
+        service["deploy"] = {"resources": {"reservations": {"devices": [device]}}}
+    if docker.entrypoint is not None:
+        service["entrypoint"] = [_escape(t) for t in docker.entrypoint]
+    service["command"] = [_escape(t) for t in profile.vllm_argv()]
+    key = safe_name(profile.name).replace(" ", "-").replace("+", "-")
+    meta = {"service": key, **_meta(profile, carries_gpus=True, carries_host=False)}
+    return dump({META_KEY: meta, "services": {key: service}})
+
+
+def _quote_env(key: str, value: str) -> str:
+    if is_secret_name(key) and _EXPANDABLE_RE.match(value):
+        return f'{key}="{value}"'  # double quotes: the shell fills the reference in at launch
+    return f"{key}={shlex.quote(value)}"
+
+
+def _groups(tokens: list[str]) -> list[list[str]]:
+    """One flag and its value per group, for a line per flag."""
+    groups: list[list[str]] = []
+    for token in tokens:
+        if not groups or token.startswith("-"):
+            groups.append([])
+        groups[-1].append(token)
+    return groups
+
+
+def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
+    parts = [" ".join(head)] + [" ".join(o) for o in options] + [" ".join(g) for g in _groups(tail)]
+    return " \\\n  ".join(parts)
+
+
+def to_docker_run(profile: Profile) -> str:
+    """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
+    docker = _docker(profile, "a docker run line")
+    q = shlex.quote
+    head = ["docker", *(["-H", q(docker.host)] if docker.host else []), "run"]
+    options: list[list[str]] = []
+    if docker.container_name:
+        options.append(["--name", q(docker.container_name)])
+    if docker.restart:
+        options.append(["--restart", q(docker.restart)])
+    if docker.runtime:
+        options.append(["--runtime", q(docker.runtime)])
+    if profile.gpus is not None:
+        gpus = "all" if profile.gpus == "all" else q('"device=' + ",".join(map(str, profile.gpus)) + '"')
+        options.append(["--gpus", gpus])
+    if docker.ipc:
+        options.append(["--ipc", q(docker.ipc)])
+    if docker.shm_size:
+        options.append(["--shm-size", q(docker.shm_size)])
+    options += [["-p", q(p)] for p in docker.ports]
+    options += [["-v", q(v)] for v in docker.volumes]
+    options += [["-e", _quote_env(k, v)] for k, v in profile.env.items()]
+    entry = list(docker.entrypoint or ())
+    argv = profile.vllm_argv()
+    meta = _meta(profile, carries_gpus=True, carries_host=True)
+    if entry:
+        options.append(["--entrypoint", q(entry[0])])
+        if split_launch(entry[:1], entry[1:] + argv) != len(entry):
+            meta["entrypoint"] = entry  # the split is not evident from the line: say where it is
+    head_n = 2 if profile.model_flag else 1  # the model stays on the image's line
+    options.append([q(docker.image), *(q(t) for t in entry[1:] + argv[:head_n])])
+    tail = [q(t) for t in argv[head_n:]]
+    return f"{META_COMMENT} {json.dumps(meta)}\n" + _lines(head, options, tail) + "\n"
+
+
+def to_vllm_serve(profile: Profile) -> str:
+    """A shell line that runs the profile as a local process: env assignments, then ``vllm serve``."""
+    executable = profile.process.executable if profile.process is not None else "vllm"
+    env = [_quote_env(k, v) for k, v in profile.env.items()]
+    meta = _meta(profile, carries_gpus=False, carries_host=True)
+    argv = [shlex.quote(t) for t in profile.vllm_argv()]
+    head_n = 2 if profile.model_flag else 1
+    command = [shlex.quote(executable), "serve", *argv[:head_n]]
+    lines = _lines(env[:1] or command, [[e] for e in env[1:]] + ([command] if env else []), argv[head_n:])
+    return f"{META_COMMENT} {json.dumps(meta)}\n" + lines + "\n"

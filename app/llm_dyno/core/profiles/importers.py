@@ -1,0 +1,65 @@
+"""Import a profile from what people paste: a compose file, a ``docker run`` or a ``vllm serve`` line.
+
+The kind of text is detected; the engine flags are kept verbatim and in order, literal secrets are
+replaced by references (with a warning), and anything malformed raises :class:`ImportFormatError`
+naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.cmdline_import import read_cmdline
+from llm_dyno.core.profiles.compose_import import read_compose
+from llm_dyno.core.profiles.import_common import ImportResult, SourceKind, build_result, known_flags
+from llm_dyno.core.profiles.model import Runtime
+
+__all__ = ["ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
+
+# A YAML document starts with a mapping key (`services:`, `x-common: &anchor`, `version: "3"`) or `---`.
+_YAML_START_RE = re.compile(r"^(---|[A-Za-z_][\w.-]*\s*:(\s|$))")
+
+
+def detect_kind(text: str) -> SourceKind:
+    """Guess what the text is: ``compose``, ``docker-run`` or ``vllm-serve``."""
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("#") and not stripped.startswith("# llm-dyno:")):
+            continue
+        if _YAML_START_RE.match(line):
+            return "compose"
+        break
+    return "docker-run" if re.search(r"(^|\s|/)(docker|podman)\s", text) else "vllm-serve"
+
+
+def import_text(
+    text: str,
+    *,
+    source: str | None = None,
+    name: str | None = None,
+    service: str | None = None,
+    runtime: str | Runtime | None = None,
+    executable: str | None = None,
+) -> ImportResult:
+    """Read a profile from compose YAML, a ``docker run`` line or a ``vllm serve`` line.
+
+    ``source`` names the file in messages; ``name`` overrides the profile name; ``service`` picks the
+    compose service; ``runtime`` forces ``docker`` or ``process``; ``executable`` sets the ``vllm``
+    executable of a process profile.
+    """
+    if not text.strip():
+        raise ImportFormatError(
+            "nothing to import: the text is empty",
+            where=Location(source, 1),
+            hint="paste a docker-compose.yml, a docker run … command or a vllm serve … command",
+        )
+    if runtime is not None and str(runtime) not in {r.value for r in Runtime}:
+        raise ImportFormatError(
+            f"runtime {runtime!r}: expected 'docker' or 'process'", where=Location(source)
+        )
+    if detect_kind(text) == "compose":
+        draft = read_compose(text, source=source, service=service)
+    else:
+        draft = read_cmdline(text, source=source)
+    return build_result(draft, name=name, runtime=runtime, executable=executable)

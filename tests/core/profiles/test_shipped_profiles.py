@@ -1,0 +1,69 @@
+"""Every shipped example profile loads, and the founding one is what the importer reads from the compose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from llm_dyno.core.profiles.diff import DiffRow, diff_profiles
+from llm_dyno.core.profiles.importers import import_text
+from llm_dyno.core.profiles.model import Profile, profile_from_yaml
+
+PROFILES = Path(__file__).resolve().parents[3] / "profiles"
+FOUNDING = Path(__file__).parent / "fixtures" / "founding-compose.yml"
+
+
+def _load(name: str) -> Profile:
+    path = PROFILES / name
+    return profile_from_yaml(path.read_text(encoding="utf-8"), str(path))
+
+
+def test_the_expected_profiles_ship() -> None:
+    names = {p.name for p in PROFILES.glob("*.yaml")}
+    assert {"qwen36-27b-mtp.yaml", "qwen36-27b-no-spec.yaml", "cpu-demo.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", sorted(PROFILES.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_profile_loads(path: Path) -> None:
+    profile = profile_from_yaml(path.read_text(encoding="utf-8"), str(path))
+    assert profile.name == path.stem
+    profile.engine()
+
+
+def test_founding_profile_matches_the_import() -> None:
+    imported = import_text(FOUNDING.read_text()).profile
+    assert diff_profiles(imported, _load("qwen36-27b-mtp.yaml")).rows == (
+        DiffRow("power", "limit_w", None, "330.0", "added"),
+    )
+    assert "founding post" in _load("qwen36-27b-mtp.yaml").notes
+
+
+def test_no_spec_differs_only_in_speculative_config() -> None:
+    assert diff_profiles(_load("qwen36-27b-mtp.yaml"), _load("qwen36-27b-no-spec.yaml")).rows == (
+        DiffRow(
+            "engine flags",
+            "--speculative-config",
+            '{"method":"mtp","num_speculative_tokens":3}',
+            None,
+            "removed",
+        ),
+    )
+
+
+def test_cpu_demo() -> None:
+    p = _load("cpu-demo.yaml")
+    assert p.runtime.value == "process" and p.process is not None and p.process.executable == "vllm"
+    assert p.model == "~/.cache/llm-dyno/models/tiny-qwen2"
+    assert p.args == (
+        "--dtype",
+        "float32",
+        "--enforce-eager",
+        "--max-model-len",
+        "512",
+        "--port",
+        "8011",
+        "--host",
+        "127.0.0.1",
+    )
+    assert p.env == {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
