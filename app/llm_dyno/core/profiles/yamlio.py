@@ -16,9 +16,11 @@ def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Pat
 
     Raises :class:`ProfileError` with the file and line of a syntax error.
     """
+    loader = yaml.SafeLoader(text)
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        # compose once, construct from the same node tree: one parse gives both data and lines
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -28,6 +30,8 @@ def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Pat
         ) from None
     except yaml.YAMLError as exc:
         raise ProfileError(f"not valid YAML: {exc}", where=Location(source)) from None
+    finally:
+        loader.dispose()
     lines: dict[Path_, int] = {}
     if node is not None:
         _walk(node, (), lines)

@@ -61,6 +61,7 @@ class FailureKind(StrEnum):
 
     CUDA_OOM = "cuda_oom"
     KV_CACHE_TOO_SMALL = "kv_cache_too_small"
+    MODEL_LEN_EXCEEDS_MODEL = "model_len_exceeds_model"  # --max-model-len beyond the model's positions
     NO_KV_MEMORY = "no_kv_memory"
     GPU_BUSY = "gpu_busy"
     UNRECOGNIZED_ARGUMENTS = "unrecognized_arguments"
