@@ -1,0 +1,1 @@
+"""Benchmarks: suites, the streaming client and runner, statistics, reports, sweeps and A/B."""

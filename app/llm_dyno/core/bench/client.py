@@ -1,0 +1,284 @@
+"""The benchmark's HTTP client: one httpx client with keep-alive, streamed completions, timings.
+
+Timing follows the community's bench.sh: the clock starts just before the request is sent, TTFT is
+the first chunk that carries content or reasoning text, wall time ends with the stream. Tokens come
+from the final ``usage`` object, never from chunk counts (one chunk carries several tokens with
+speculative decoding).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from llm_dyno.core.bench.sse import SSEParser
+from llm_dyno.core.errors import DynoError
+
+
+class StreamError(DynoError):
+    """A streamed request failed: HTTP error status, connection lost, error event, missing usage."""
+
+    def __init__(self, message: str, *, kind: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind  # "http", "connection", "server", "protocol"
+
+
+class StreamCancelled(DynoError):
+    """The stream was closed because cancellation was requested."""
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """Summary of inter-chunk gaps (seconds) between successive text-carrying chunks."""
+
+    count: int
+    mean_s: float
+    p50_s: float
+    p99_s: float
+    max_s: float
+
+    @staticmethod
+    def of(gaps: list[float]) -> LatencySummary | None:
+        """Summarise gaps; ``None`` for fewer than one gap."""
+        if not gaps:
+            return None
+        ordered = sorted(gaps)
+        return LatencySummary(
+            len(gaps), sum(gaps) / len(gaps), _quantile(ordered, 0.50), _quantile(ordered, 0.99), ordered[-1]
+        )
+
+    def to_dict(self) -> dict[str, float | int]:
+        """JSON form."""
+        return {
+            "count": self.count,
+            "mean_s": self.mean_s,
+            "p50_s": self.p50_s,
+            "p99_s": self.p99_s,
+            "max_s": self.max_s,
+        }
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    # linear interpolation between closest ranks (numpy's default)
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass(frozen=True)
+class StreamOutcome:
+    """What one streamed request measured."""
+
+    ttft_s: float | None
+    wall_s: float
+    completion_tokens: int
+    prompt_tokens: int | None
+    finish_reason: str | None
+    chunks: int
+    latency: LatencySummary | None
+    content_chars: int
+    reasoning_chars: int
+    saw_done: bool
+
+
+class BenchClient:
+    """Streams completions from one OpenAI-compatible server over a single keep-alive connection.
+
+    ``transport`` lets tests substitute an ``httpx.MockTransport``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 600.0,
+        api_key: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self._client = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            transport=transport,
+            timeout=httpx.Timeout(timeout_s, connect=10.0),
+            limits=httpx.Limits(max_keepalive_connections=2, max_connections=4),
+        )
+
+    @property
+    def http(self) -> httpx.Client:
+        """The underlying keep-alive client (for /metrics scrapes over the same pool)."""
+        return self._client
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> BenchClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_text(self, path: str, timeout_s: float = 10.0) -> str:
+        """GET a path and return its body; raises :class:`StreamError` on failure."""
+        try:
+            response = self._client.get(path, timeout=timeout_s)
+        except httpx.HTTPError as exc:
+            raise StreamError(f"GET {path} failed: {exc}", kind="connection") from None
+        if response.status_code >= 400:
+            raise StreamError(f"GET {path} answered HTTP {response.status_code}", kind="http")
+        return response.text
+
+    def get_json(self, path: str, timeout_s: float = 10.0) -> Any:
+        """GET a path and decode its JSON body."""
+        text = self.get_text(path, timeout_s)
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise StreamError(f"GET {path} did not return JSON", kind="protocol") from None
+
+    def stream(self, path: str, body: dict[str, Any], cancel: threading.Event | None = None) -> StreamOutcome:
+        """POST ``body`` to ``path`` with streaming, read it to the end and time it."""
+        t0 = time.monotonic()
+        try:
+            with self._client.stream("POST", path, json=body) as response:
+                if response.status_code >= 400:
+                    detail = _error_detail(response.read())
+                    raise StreamError(f"server answered HTTP {response.status_code}: {detail}", kind="http")
+                return _consume(response, t0, cancel)
+        except httpx.HTTPError as exc:
+            raise StreamError(
+                f"connection to {self.base_url} lost: {type(exc).__name__}: {exc}", kind="connection"
+            ) from None
+
+
+def _error_detail(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300] or "(empty body)"
+    message = _error_message(data)
+    return message if message is not None else text[:300]
+
+
+def _error_message(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    err = data.get("error")
+    if isinstance(err, dict):
+        return str(err.get("message") or err)
+    if isinstance(err, str):
+        return err
+    if data.get("object") == "error":
+        return str(data.get("message"))
+    return None
+
+
+class _Reader:
+    """Accumulates one stream's measurements as events arrive."""
+
+    def __init__(self, t0: float) -> None:
+        self.t0 = t0
+        self.first: float | None = None
+        self.last_text: float | None = None
+        self.gaps: list[float] = []
+        self.usage: dict[str, Any] | None = None
+        self.finish: str | None = None
+        self.chunks = 0
+        self.content = 0
+        self.reasoning = 0
+        self.done = False
+
+    def event(self, data: str, now: float) -> None:
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise StreamError(f"undecodable stream event: {data[:200]!r}", kind="protocol") from None
+        message = _error_message(obj)
+        if message is not None:
+            raise StreamError(f"server reported an error mid-stream: {message}", kind="server")
+        if not isinstance(obj, dict):
+            return
+        self.chunks += 1
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+        had_text = False
+        for choice in obj.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta") or {}
+            content = delta.get("content") or choice.get("text") or ""
+            # newer vLLM: "reasoning"; older: "reasoning_content"
+            reasoning = delta.get("reasoning") or delta.get("reasoning_content") or ""
+            if content or reasoning:
+                had_text = True
+                self.content += len(content)
+                self.reasoning += len(reasoning)
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+        if had_text:
+            if self.first is None:
+                self.first = now
+            elif self.last_text is not None:
+                self.gaps.append(now - self.last_text)
+            self.last_text = now
+
+
+def _consume(response: httpx.Response, t0: float, cancel: threading.Event | None) -> StreamOutcome:
+    parser = SSEParser()
+    reader = _Reader(t0)
+    end: float | None = None
+    for raw in response.iter_bytes():
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            response.close()
+            raise StreamCancelled("benchmark cancelled")
+        if reader.done:
+            continue  # drain the chunked terminator so the connection goes back to the pool
+        for ev in parser.feed(raw):
+            reader.event(ev.data, now)
+        if reader.done:
+            end = now
+    if end is None:
+        end = time.monotonic()
+    for ev in parser.close():
+        reader.event(ev.data, end)
+    if reader.usage is None:
+        if not reader.done:
+            raise StreamError(
+                "the stream ended before it was complete (no usage, no [DONE])", kind="connection"
+            )
+        raise StreamError(
+            "the server sent no usage object",
+            kind="protocol",
+            hint="the request asks for stream_options.include_usage; is this an OpenAI-compatible server?",
+        )
+    tokens = reader.usage.get("completion_tokens")
+    if not isinstance(tokens, int):
+        raise StreamError(f"usage has no completion_tokens: {reader.usage}", kind="protocol")
+    prompt_tokens = reader.usage.get("prompt_tokens")
+    return StreamOutcome(
+        ttft_s=None if reader.first is None else reader.first - t0,
+        wall_s=end - t0,
+        completion_tokens=tokens,
+        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        finish_reason=reader.finish,
+        chunks=reader.chunks,
+        latency=LatencySummary.of(reader.gaps),
+        content_chars=reader.content,
+        reasoning_chars=reader.reasoning,
+        saw_done=reader.done,
+    )

@@ -1,0 +1,44 @@
+"""Per-run deltas of the server's counters, read through telemetry.metrics (the one metrics parser)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llm_dyno.core.bench.client import BenchClient
+from llm_dyno.core.bench.result import Acceptance
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
+
+CounterSource = Callable[[], MetricsSnapshot]
+
+
+def metrics_source(client: BenchClient) -> CounterSource:
+    """Scrape ``/metrics`` over the benchmark client's own connection pool (no extra client)."""
+    return lambda: scrape(client.http, client.base_url, client.api_key)
+
+
+@dataclass(frozen=True)
+class CounterDelta:
+    """What the server counted between two scrapes around one run."""
+
+    generation_tokens: int | None
+    acceptance: Acceptance | None
+
+
+def _int(before: float | None, after: float | None) -> int | None:
+    return None if before is None or after is None else round(after - before)
+
+
+def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> CounterDelta:
+    """Counts between ``before`` and ``after``; acceptance only when the server does spec decoding."""
+    acceptance = None
+    drafts = _int(before.spec_drafts, after.spec_drafts)
+    draft_tokens = _int(before.spec_draft_tokens, after.spec_draft_tokens)
+    accepted = _int(before.spec_accepted_tokens, after.spec_accepted_tokens)
+    if after.has_spec_decode and drafts is not None and draft_tokens is not None and accepted is not None:
+        per_pos = tuple(
+            round(v - before.spec_accepted_per_pos.get(i, 0.0))
+            for i, v in sorted(after.spec_accepted_per_pos.items())
+        )
+        acceptance = Acceptance(drafts, draft_tokens, accepted, per_pos)
+    return CounterDelta(_int(before.generation_tokens, after.generation_tokens), acceptance)

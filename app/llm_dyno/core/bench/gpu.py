@@ -1,0 +1,109 @@
+"""GPU readings during a benchmark run: energy from the counter, power sampled at ~10 Hz in a thread.
+
+The reader is injected (NVML in production, ``None`` where no GPU is visible, a fake in tests), so this
+module never touches NVML itself.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from llm_dyno.core.bench.result import EnergyStats
+from llm_dyno.core.telemetry.nvml import GpuReading
+
+# NVML in production; a fake in tests; None where no GPU is visible
+GpuReader = Callable[[], GpuReading]
+
+
+class RunSampler:
+    """Samples a GPU reader in a daemon thread from :meth:`start` to :meth:`stop`."""
+
+    def __init__(self, reader: GpuReader, interval_s: float = 0.1) -> None:
+        self._reader = reader
+        self._interval = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="bench-gpu-sampler", daemon=True)
+        self._power: list[float] = []
+        self._temps: list[float] = []
+        self._reasons: set[str] = set()
+        self._first_energy: float | None = None
+        self._last_energy: float | None = None
+
+    def _take(self) -> None:
+        try:
+            reading = self._reader()
+        except Exception:  # a flaky reading must not fail the benchmark: skip the sample
+            return
+        if reading.power_w is not None:
+            self._power.append(float(reading.power_w))
+        if reading.temperature_c is not None:
+            self._temps.append(float(reading.temperature_c))
+        self._reasons.update(reading.throttle_reasons)
+        if reading.energy_j is not None:
+            if self._first_energy is None:
+                self._first_energy = float(reading.energy_j)
+            self._last_energy = float(reading.energy_j)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._take()
+
+    def start(self) -> None:
+        """Take the first reading synchronously (the energy baseline), then sample in the thread."""
+        self._take()
+        self._thread.start()
+
+    def stop(self, completion_tokens: int) -> EnergyStats:
+        """Stop sampling, take a final reading and summarise."""
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self._take()
+        energy = None
+        if self._first_energy is not None and self._last_energy is not None:
+            energy = self._last_energy - self._first_energy
+        return EnergyStats(
+            energy_j=energy,
+            tokens_per_j=completion_tokens / energy if energy else None,
+            mean_power_w=sum(self._power) / len(self._power) if self._power else None,
+            peak_power_w=max(self._power) if self._power else None,
+            max_temperature_c=max(self._temps) if self._temps else None,
+            throttle_reasons=tuple(sorted(self._reasons)),
+            samples=len(self._power),
+        )
+
+
+def wait_for_stable_temperature(
+    reader: GpuReader,
+    *,
+    tolerance_c: float = 1.0,
+    window_s: float = 10.0,
+    timeout_s: float = 120.0,
+    interval_s: float = 1.0,
+    cancel: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """Wait until the temperature varies by at most ``tolerance_c`` over ``window_s``.
+
+    Returns ``True`` when stable, ``False`` on timeout, cancellation, or when no temperature is readable.
+    """
+    start = clock()
+    history: list[tuple[float, float]] = []
+    wait = cancel or threading.Event()
+    while clock() - start < timeout_s:
+        try:
+            temp = reader().temperature_c
+        except Exception:
+            return False
+        if temp is None:
+            return False
+        now = clock()
+        history.append((now, float(temp)))
+        history = [(t, v) for t, v in history if now - t <= window_s]
+        values = [v for _, v in history]
+        if now - history[0][0] >= window_s * 0.99 and max(values) - min(values) <= tolerance_c:
+            return True
+        if wait.wait(interval_s):
+            return False
+    return False

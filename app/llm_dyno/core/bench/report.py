@@ -1,0 +1,110 @@
+"""Outputs people paste: CSV (one row per run) and the one-line Markdown summary used in forum posts."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from llm_dyno.core.bench.result import BenchResult, sum_acceptance
+
+CSV_COLUMNS = (
+    "prompt",
+    "index",
+    "warmup",
+    "ttft_s",
+    "wall_s",
+    "completion_tokens",
+    "wall_tps",
+    "decode_tps",
+    "finish_reason",
+    "acceptance_rate",
+    "mean_acceptance_length",
+    "per_position",
+    "drafts",
+    "draft_tokens",
+    "accepted_tokens",
+    "generation_tokens_delta",
+    "energy_j",
+    "tokens_per_j",
+    "mean_power_w",
+    "peak_power_w",
+    "max_temperature_c",
+    "itl_mean_s",
+    "itl_p99_s",
+    "warnings",
+)
+
+# How the community abbreviates its prompts in result lines.
+_SHORT = {"narrative": "narr"}
+
+
+def to_csv(result: BenchResult) -> str:
+    """One row per run, warm-ups included (flagged)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in result.all_runs():
+        a, e, lat = r.acceptance, r.energy, r.latency
+        row: list[Any] = [
+            r.prompt,
+            r.index,
+            int(r.warmup),
+            r.ttft_s,
+            r.wall_s,
+            r.completion_tokens,
+            r.wall_tps,
+            r.decode_tps,
+            r.finish_reason,
+            a.rate if a else None,
+            a.mean_length if a else None,
+            " ".join(f"{x:.4f}" for x in a.per_position) if a else None,
+            a.drafts if a else None,
+            a.draft_tokens if a else None,
+            a.accepted_tokens if a else None,
+            r.generation_tokens_delta,
+            e.energy_j if e else None,
+            e.tokens_per_j if e else None,
+            e.mean_power_w if e else None,
+            e.peak_power_w if e else None,
+            e.max_temperature_c if e else None,
+            lat.mean_s if lat else None,
+            lat.p99_s if lat else None,
+            " | ".join(r.warnings),
+        ]
+        writer.writerow(["" if v is None else v for v in row])
+    return out.getvalue()
+
+
+def _num(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def markdown_line(result: BenchResult) -> str:
+    """``narr 45.1 / code 58.6 TPS · accept 93/87/74 % · 330 W · vLLM 0.19.2 · RTX 3090``.
+
+    Wall TPS means of the measured runs; acceptance per position from the counts summed over all
+    measured runs; parts that are unknown are left out.
+    """
+    parts: list[str] = []
+    tps = [
+        f"{_SHORT.get(p.name, p.name)} {_num(s.mean)}"
+        for p in result.prompts
+        if (s := p.summary("wall_tps")) is not None
+    ]
+    if tps:
+        parts.append(" / ".join(tps) + " TPS")
+    acc = sum_acceptance([p.acceptance for p in result.prompts])
+    if acc is not None and acc.per_position:
+        parts.append("accept " + "/".join(f"{x * 100:.0f}" for x in acc.per_position) + " %")
+    elif acc is not None and acc.rate is not None:
+        parts.append(f"accept {acc.rate * 100:.0f} %")
+    ctx = result.context
+    limit = ctx.get("power_limit_w")
+    if isinstance(limit, int | float):
+        parts.append(f"{limit:.0f} W")
+    if ctx.get("vllm_version"):
+        parts.append(f"vLLM {ctx['vllm_version']}")
+    if ctx.get("gpu"):
+        parts.append(str(ctx["gpu"]))
+    return " · ".join(parts)

@@ -1,0 +1,280 @@
+"""Benchmark results: one record per run, grouped per prompt, with the context they ran in.
+
+The JSON shape is a contract (other tools and the history store read it)::
+
+    {"suite": …, "context": {…}, "prompts": [{"name": …, "runs": [{"warmup", "ttft_s", "wall_s",
+     "completion_tokens", "wall_tps", "decode_tps", "finish_reason", "acceptance", "energy_j", …}],
+     "summary": {"wall_tps": {…}, "decode_tps": {…}, "ttft_s": {…}, "tokens_per_j": {…}}}]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from llm_dyno.core.bench.client import LatencySummary
+from llm_dyno.core.bench.stats import Summary, summarize
+
+SUMMARY_METRICS = ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j")
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Speculative-decoding counts over one run (or summed over many) and the rates derived from them."""
+
+    drafts: int
+    draft_tokens: int
+    accepted_tokens: int
+    per_position_accepted: tuple[int, ...] = ()
+
+    @property
+    def rate(self) -> float | None:
+        """Accepted / drafted tokens."""
+        return self.accepted_tokens / self.draft_tokens if self.draft_tokens else None
+
+    @property
+    def mean_length(self) -> float | None:
+        """1 + accepted / drafts: tokens per verify step, bonus token included (vLLM's convention)."""
+        return 1 + self.accepted_tokens / self.drafts if self.drafts else None
+
+    @property
+    def per_position(self) -> tuple[float, ...]:
+        """Accepted at position i / drafts: cumulative, so non-increasing."""
+        return tuple(a / self.drafts for a in self.per_position_accepted) if self.drafts else ()
+
+    def __add__(self, other: Acceptance) -> Acceptance:
+        width = max(len(self.per_position_accepted), len(other.per_position_accepted))
+        a = list(self.per_position_accepted) + [0] * (width - len(self.per_position_accepted))
+        b = list(other.per_position_accepted) + [0] * (width - len(other.per_position_accepted))
+        return Acceptance(
+            self.drafts + other.drafts,
+            self.draft_tokens + other.draft_tokens,
+            self.accepted_tokens + other.accepted_tokens,
+            tuple(x + y for x, y in zip(a, b, strict=True)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: counts plus derived rates."""
+        return {
+            "drafts": self.drafts,
+            "draft_tokens": self.draft_tokens,
+            "accepted_tokens": self.accepted_tokens,
+            "per_position_accepted": list(self.per_position_accepted),
+            "rate": self.rate,
+            "mean_length": self.mean_length,
+            "per_position": list(self.per_position),
+        }
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Acceptance:
+        """Inverse of :meth:`to_dict` (the rates are recomputed from the counts)."""
+        return Acceptance(
+            int(data["drafts"]),
+            int(data["draft_tokens"]),
+            int(data["accepted_tokens"]),
+            tuple(int(x) for x in data.get("per_position_accepted") or ()),
+        )
+
+
+def sum_acceptance(items: list[Acceptance | None]) -> Acceptance | None:
+    """Sum of counts (the right way to aggregate rates); ``None`` when no item has counts."""
+    total: Acceptance | None = None
+    for item in items:
+        if item is not None:
+            total = item if total is None else total + item
+    return total
+
+
+@dataclass(frozen=True)
+class EnergyStats:
+    """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz."""
+
+    energy_j: float | None = None
+    tokens_per_j: float | None = None
+    mean_power_w: float | None = None
+    peak_power_w: float | None = None
+    max_temperature_c: float | None = None
+    throttle_reasons: tuple[str, ...] = ()
+    samples: int = 0
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One timed request."""
+
+    prompt: str
+    index: int
+    warmup: bool
+    ttft_s: float | None
+    wall_s: float
+    completion_tokens: int
+    wall_tps: float
+    decode_tps: float | None
+    finish_reason: str | None
+    prompt_tokens: int | None = None
+    latency: LatencySummary | None = None
+    acceptance: Acceptance | None = None
+    generation_tokens_delta: int | None = None
+    energy: EnergyStats | None = None
+    warnings: tuple[str, ...] = ()
+    started_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form of one run (the contract's keys first)."""
+        e = self.energy
+        return {
+            "index": self.index,
+            "warmup": self.warmup,
+            "ttft_s": self.ttft_s,
+            "wall_s": self.wall_s,
+            "completion_tokens": self.completion_tokens,
+            "wall_tps": self.wall_tps,
+            "decode_tps": self.decode_tps,
+            "finish_reason": self.finish_reason,
+            "acceptance": self.acceptance.to_dict() if self.acceptance else None,
+            "energy_j": e.energy_j if e else None,
+            "tokens_per_j": e.tokens_per_j if e else None,
+            "mean_power_w": e.mean_power_w if e else None,
+            "peak_power_w": e.peak_power_w if e else None,
+            "max_temperature_c": e.max_temperature_c if e else None,
+            "throttle_reasons": list(e.throttle_reasons) if e else [],
+            "prompt_tokens": self.prompt_tokens,
+            "generation_tokens_delta": self.generation_tokens_delta,
+            "inter_chunk": self.latency.to_dict() if self.latency else None,
+            "warnings": list(self.warnings),
+            "started_at": self.started_at,
+        }
+
+    @staticmethod
+    def from_dict(prompt: str, d: dict[str, Any]) -> BenchRun:
+        """Inverse of :meth:`to_dict`."""
+        lat = d.get("inter_chunk")
+        acc = d.get("acceptance")
+        has_energy = any(d.get(k) is not None for k in ("energy_j", "mean_power_w", "max_temperature_c"))
+        energy = (
+            EnergyStats(
+                d.get("energy_j"),
+                d.get("tokens_per_j"),
+                d.get("mean_power_w"),
+                d.get("peak_power_w"),
+                d.get("max_temperature_c"),
+                tuple(d.get("throttle_reasons") or ()),
+            )
+            if has_energy
+            else None
+        )
+        return BenchRun(
+            prompt=prompt,
+            index=int(d.get("index", 0)),
+            warmup=bool(d["warmup"]),
+            ttft_s=d.get("ttft_s"),
+            wall_s=float(d["wall_s"]),
+            completion_tokens=int(d["completion_tokens"]),
+            wall_tps=float(d["wall_tps"]),
+            decode_tps=d.get("decode_tps"),
+            finish_reason=d.get("finish_reason"),
+            prompt_tokens=d.get("prompt_tokens"),
+            latency=LatencySummary(int(lat["count"]), lat["mean_s"], lat["p50_s"], lat["p99_s"], lat["max_s"])
+            if lat
+            else None,
+            acceptance=Acceptance.from_dict(acc) if acc else None,
+            generation_tokens_delta=d.get("generation_tokens_delta"),
+            energy=energy,
+            warnings=tuple(d.get("warnings") or ()),
+            started_at=d.get("started_at"),
+        )
+
+
+@dataclass
+class PromptResult:
+    """All runs of one prompt; summaries cover the measured (non-warm-up) runs."""
+
+    name: str
+    runs: list[BenchRun] = field(default_factory=list)
+
+    @property
+    def measured(self) -> list[BenchRun]:
+        """The runs that count (warm-ups excluded)."""
+        return [r for r in self.runs if not r.warmup]
+
+    def values(self, metric: str) -> list[float]:
+        """Values of a metric over the measured runs (``wall_tps``, ``decode_tps``, ``ttft_s``, …)."""
+        out: list[float] = []
+        for r in self.measured:
+            v = r.energy.tokens_per_j if metric == "tokens_per_j" and r.energy else getattr(r, metric, None)
+            if isinstance(v, int | float):
+                out.append(float(v))
+        return out
+
+    def summary(self, metric: str) -> Summary | None:
+        """Statistics of a metric over the measured runs."""
+        return summarize(self.values(metric))
+
+    @property
+    def acceptance(self) -> Acceptance | None:
+        """Acceptance over the measured runs, from summed counts."""
+        return sum_acceptance([r.acceptance for r in self.measured])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, with summaries."""
+        summary: dict[str, Any] = {}
+        for metric in SUMMARY_METRICS:
+            s = self.summary(metric)
+            summary[metric] = s.to_dict() if s else None
+        acc = self.acceptance
+        summary["acceptance"] = acc.to_dict() if acc else None
+        return {"name": self.name, "runs": [r.to_dict() for r in self.runs], "summary": summary}
+
+
+@dataclass
+class BenchResult:
+    """A whole suite run: context, per-prompt runs, and how it ended (``error`` / ``cancelled``)."""
+
+    suite: str
+    context: dict[str, Any] = field(default_factory=dict)
+    prompts: list[PromptResult] = field(default_factory=list)
+    error: str | None = None
+    cancelled: bool = False
+
+    def prompt(self, name: str) -> PromptResult | None:
+        """The prompt of that name, if it ran."""
+        return next((p for p in self.prompts if p.name == name), None)
+
+    def all_runs(self) -> list[BenchRun]:
+        """Every run, warm-ups included, in order."""
+        return [r for p in self.prompts for r in p.runs]
+
+    @property
+    def complete(self) -> bool:
+        """Ran to the end without error or cancellation."""
+        return self.error is None and not self.cancelled
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract."""
+        return {
+            "suite": self.suite,
+            "context": self.context,
+            "prompts": [p.to_dict() for p in self.prompts],
+            "error": self.error,
+            "cancelled": self.cancelled,
+        }
+
+    def to_json(self) -> str:
+        """Indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, default=str)
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> BenchResult:
+        """Read a result back (summaries are recomputed from the runs)."""
+        prompts = [
+            PromptResult(p["name"], [BenchRun.from_dict(p["name"], r) for r in p.get("runs", [])])
+            for p in data.get("prompts", [])
+        ]
+        return BenchResult(
+            str(data.get("suite", "")),
+            dict(data.get("context") or {}),
+            prompts,
+            data.get("error"),
+            bool(data.get("cancelled", False)),
+        )

@@ -1,0 +1,259 @@
+"""Run a suite against a server, run by run, with per-run /metrics and GPU deltas.
+
+Every token generated while a suite runs belongs to a run: between runs the runner only scrapes
+/metrics and GETs /version, which generate nothing, so the sum of completion tokens over the runs
+equals the Δ of ``vllm:generation_tokens_total`` over the suite (the live test checks it exactly).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError, StreamOutcome
+from llm_dyno.core.bench.counters import CounterSource, counter_delta
+from llm_dyno.core.bench.gpu import GpuReader, RunSampler, wait_for_stable_temperature
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.suite import Suite, SuitePrompt
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+
+
+class EventKind(StrEnum):
+    """What a progress event reports."""
+
+    RUN_STARTED = "run_started"
+    RUN_FINISHED = "run_finished"
+    MESSAGE = "message"
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """A progress report: a run starting or finishing (with its record), or a message."""
+
+    kind: EventKind
+    prompt: str = ""
+    index: int = 0
+    total: int = 0
+    warmup: bool = False
+    run: BenchRun | None = None
+    message: str = ""
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True)
+class ThermalWait:
+    """Wait for a stable GPU temperature before each prompt's first run."""
+
+    tolerance_c: float = 1.0
+    window_s: float = 10.0
+    timeout_s: float = 120.0
+
+
+def _now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+class BenchRunner:
+    """Runs a :class:`Suite` through a :class:`BenchClient`.
+
+    ``counters`` reads the server's counters (``None``: no /metrics); ``gpu`` reads the GPU (``None``:
+    no NVML); ``cancel`` may be set from any thread and is honoured between chunks and runs.
+    """
+
+    def __init__(
+        self,
+        client: BenchClient,
+        suite: Suite,
+        model: str,
+        *,
+        counters: CounterSource | None = None,
+        gpu: GpuReader | None = None,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        thermal_wait: ThermalWait | None = None,
+        settle_s: float = 1.0,
+    ) -> None:
+        self.client = client
+        self.suite = suite
+        self.model = model
+        self.counters = counters
+        self.gpu = gpu
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self.thermal_wait = thermal_wait
+        # how long to re-scrape when the counters lag the stream's end
+        self.settle_s = settle_s
+
+    def _emit(self, event: ProgressEvent) -> None:
+        if self.progress is not None:
+            self.progress(event)
+
+    def _scrape(self) -> MetricsSnapshot | None:
+        if self.counters is None:
+            return None
+        try:
+            return self.counters()
+        except Exception as exc:  # /metrics missing or broken: measure without it
+            self._emit(
+                ProgressEvent(
+                    EventKind.MESSAGE, message=f"/metrics unavailable, acceptance not measured: {exc}"
+                )
+            )
+            self.counters = None
+            return None
+
+    def run(self, result: BenchResult | None = None) -> BenchResult:
+        """Run the whole suite; never raises for server trouble (see ``result.error``)."""
+        result = result or BenchResult(self.suite.name)
+        result.context.setdefault("started", _now_iso())
+        try:
+            for prompt in self.suite.prompts:
+                pr = PromptResult(prompt.name)
+                result.prompts.append(pr)
+                if not self._run_prompt(prompt, pr, result):
+                    break
+        finally:
+            result.context["finished"] = _now_iso()
+        return result
+
+    def _run_prompt(self, prompt: SuitePrompt, pr: PromptResult, result: BenchResult) -> bool:
+        total = self.suite.warmups + self.suite.runs
+        if self.thermal_wait is not None and self.gpu is not None:
+            tw = self.thermal_wait
+            self._emit(
+                ProgressEvent(EventKind.MESSAGE, prompt.name, message="waiting for a stable GPU temperature")
+            )
+            if not wait_for_stable_temperature(
+                self.gpu,
+                tolerance_c=tw.tolerance_c,
+                window_s=tw.window_s,
+                timeout_s=tw.timeout_s,
+                cancel=self.cancel,
+            ):
+                self._emit(
+                    ProgressEvent(
+                        EventKind.MESSAGE, prompt.name, message="GPU temperature not stable; going on"
+                    )
+                )
+        for i in range(1, total + 1):
+            warmup = i <= self.suite.warmups
+            if self.cancel.is_set():
+                result.cancelled = True
+                return False
+            self._emit(ProgressEvent(EventKind.RUN_STARTED, prompt.name, i, total, warmup))
+            try:
+                run = self._one(prompt, i, warmup)
+            except StreamCancelled:
+                result.cancelled = True
+                return False
+            except StreamError as exc:
+                if exc.kind == "connection":
+                    last = next(
+                        ((p.name, p.runs[-1].index) for p in reversed(result.prompts) if p.runs), None
+                    )
+                    where = f"after run {last[1]} of {last[0]}" if last else "before any run completed"
+                    result.error = f"server stopped answering {where}: {exc.message}"
+                else:
+                    result.error = f"run {i} of {prompt.name} failed: {exc.message}"
+                kept = len(result.all_runs())
+                self._emit(
+                    ProgressEvent(
+                        EventKind.MESSAGE,
+                        prompt.name,
+                        i,
+                        total,
+                        warmup,
+                        message=f"{result.error} ({kept} completed runs kept)",
+                    )
+                )
+                return False
+            pr.runs.append(run)
+            self._emit(ProgressEvent(EventKind.RUN_FINISHED, prompt.name, i, total, warmup, run))
+        return True
+
+    def _one(self, prompt: SuitePrompt, index: int, warmup: bool) -> BenchRun:
+        path = "/v1/chat/completions" if self.suite.endpoint == "chat" else "/v1/completions"
+        body = self.suite.request_body(prompt, self.model)
+        before = self._scrape()
+        sampler = RunSampler(self.gpu) if self.gpu is not None else None
+        started = _now_iso()
+        if sampler is not None:
+            sampler.start()
+        try:
+            outcome = self.client.stream(path, body, self.cancel)
+        except BaseException:
+            if sampler is not None:
+                sampler.stop(0)  # never leave the sampling thread behind
+            raise
+        energy = sampler.stop(outcome.completion_tokens) if sampler is not None else None
+        after = self._settled_scrape(before, outcome.completion_tokens)
+        acceptance = gen_delta = None
+        if before is not None and after is not None:
+            delta = counter_delta(before, after)
+            gen_delta = delta.generation_tokens
+            acceptance = delta.acceptance
+        return BenchRun(
+            prompt=prompt.name,
+            index=index,
+            warmup=warmup,
+            ttft_s=outcome.ttft_s,
+            wall_s=outcome.wall_s,
+            completion_tokens=outcome.completion_tokens,
+            wall_tps=outcome.completion_tokens / outcome.wall_s if outcome.wall_s > 0 else 0.0,
+            decode_tps=_decode_tps(outcome),
+            finish_reason=outcome.finish_reason,
+            prompt_tokens=outcome.prompt_tokens,
+            latency=outcome.latency,
+            acceptance=acceptance,
+            generation_tokens_delta=gen_delta,
+            energy=energy,
+            warnings=tuple(_warnings(outcome, prompt, gen_delta)),
+            started_at=started,
+        )
+
+    def _settled_scrape(self, before: MetricsSnapshot | None, tokens: int) -> MetricsSnapshot | None:
+        """Scrape after a run; re-scrape briefly while the counters still lag the tokens streamed."""
+        if before is None:
+            return None
+        deadline = time.monotonic() + self.settle_s
+        while True:
+            after = self._scrape()
+            if after is None or (after.generation_tokens or 0) - (before.generation_tokens or 0) >= tokens:
+                return after
+            if time.monotonic() >= deadline or self.cancel.wait(0.05):
+                return after
+
+
+def _decode_tps(o: StreamOutcome) -> float | None:
+    if o.ttft_s is None:
+        return None
+    decode = o.wall_s - o.ttft_s
+    return o.completion_tokens / decode if decode > 0 else None
+
+
+def _warnings(o: StreamOutcome, prompt: SuitePrompt, gen_delta: int | None) -> list[str]:
+    out: list[str] = []
+    if o.finish_reason == "stop" and o.completion_tokens < prompt.max_tokens:
+        out.append(
+            f"stopped early: {o.completion_tokens} of {prompt.max_tokens} tokens (finish_reason stop); "
+            "short runs are not comparable with full-length ones"
+        )
+    if o.reasoning_chars:
+        out.append(
+            f"spent tokens thinking ({o.reasoning_chars} characters of reasoning text); "
+            "set chat_template_kwargs.enable_thinking=false to compare with the community"
+        )
+    if o.ttft_s is None:
+        out.append("no visible text in the stream (only special tokens?): TTFT and decode TPS unknown")
+    if gen_delta is not None and gen_delta != o.completion_tokens:
+        out.append(
+            f"the server generated {gen_delta} tokens during this run but streamed {o.completion_tokens}: "
+            "another client was using it, so acceptance figures are mixed"
+        )
+    return out

