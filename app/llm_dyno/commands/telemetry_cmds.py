@@ -1,0 +1,197 @@
+"""Telemetry commands: ``watch`` a server's live rates, ``power show | set | reset``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import time
+from typing import Any
+from urllib.parse import urlparse
+
+from llm_dyno.commands.common import print_json, store
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
+from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
+from llm_dyno.core.telemetry.nvml import GpuReading, nvml
+from llm_dyno.core.telemetry.power import read_power_limit, restore_power_limit, set_power_limit
+
+
+def register(sub: Any) -> None:
+    """Add ``watch`` and ``power`` to the CLI."""
+    w = sub.add_parser("watch", help="live tokens/s, acceptance and KV use of a running server")
+    target = w.add_mutually_exclusive_group(required=True)
+    target.add_argument("name", nargs="?", help="profile name (host/port from its flags)")
+    target.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 (remembered)")
+    w.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between scrapes")
+    w.add_argument("--json", action="store_true", help="one JSON object per line")
+    w.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    w.add_argument("--count", type=int, metavar="N", help="stop after N lines")
+    w.set_defaults(handler=_watch)
+
+    p = sub.add_parser("power", help="GPU power limits (NVML)")
+    psub = p.add_subparsers(dest="power_command", metavar="ACTION", required=True)
+    show = psub.add_parser("show", help="power, limits and state of the GPUs")
+    show.add_argument("--gpu", type=int, metavar="N")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=_power_show)
+    st = psub.add_parser("set", help="set a power limit (needs root or the privileged helper)")
+    st.add_argument("watts", type=float)
+    st.add_argument("--gpu", type=int, default=0, metavar="N")
+    st.set_defaults(handler=_power_set)
+    rs = psub.add_parser("reset", help="restore the limit in force before the first change")
+    rs.add_argument("--gpu", type=int, default=0, metavar="N")
+    rs.set_defaults(handler=_power_reset)
+
+
+# ---- watch ------------------------------------------------------------------------------------------
+
+
+def _profile_target(name: str) -> tuple[str, str | None]:
+    """Base URL and API-key variable of a profile's server."""
+    profile = store().get(name)
+    engine = profile.engine()
+    port = engine.port or 8000
+    host = engine.host if engine.host not in (None, "", "0.0.0.0", "::") else "127.0.0.1"  # noqa: S104
+    docker = getattr(profile, "docker", None)
+    if docker is not None:
+        for mapping in docker.ports:  # "[ip:]host_port:container_port[/proto]"
+            parts = mapping.split("/")[0].split(":")
+            if len(parts) >= 2 and parts[-1] == str(port):
+                port = int(parts[-2])
+                host = parts[0] if len(parts) == 3 and parts[0] not in ("0.0.0.0", "") else host  # noqa: S104
+        if docker.host and "://" in docker.host:
+            host = urlparse(docker.host).hostname or host
+    key_env = None
+    if engine.api_key and engine.api_key.startswith("${") and engine.api_key.endswith("}"):
+        key_env = engine.api_key[2:-1].split(":-")[0]
+    return f"http://{host}:{port}", key_env
+
+
+def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
+    return "–" if value is None else f"{value:{spec}}{suffix}"
+
+
+def format_sample(sample: MetricsSample) -> str:
+    """One human line for a sample."""
+    stamp = time.strftime("%H:%M:%S")
+    if not sample.reachable:
+        return f"{stamp}  unreachable: {sample.error}"
+    snap = sample.snapshot
+    if snap is None:  # reachable samples always carry one
+        return f"{stamp}  no data"
+    head = (
+        f"{stamp}  run {_fmt(snap.running, '.0f')} wait {_fmt(snap.waiting, '.0f')}"
+        f"  kv {_fmt(None if snap.kv_cache_usage is None else snap.kv_cache_usage * 100, '.1f', '%')}"
+    )
+    r = sample.rates
+    if r is None:
+        return f"{head}  (first sample of {', '.join(snap.model_names) or 'server'}; rates follow)"
+    if r.reset:
+        return f"{head}  counters reset (server restarted); rates resume next sample"
+    parts = [head, f"gen {_fmt(r.generation_tps, '.1f')} tok/s", f"prompt {_fmt(r.prompt_tps, '.1f')} tok/s"]
+    if snap.has_spec_decode:
+        acc = None if r.acceptance_rate is None else r.acceptance_rate * 100
+        pos = " ".join(f"{p:.2f}" for p in r.per_position) if r.per_position else "–"
+        length = _fmt(r.mean_acceptance_length, ".2f")
+        parts.append(f"accept {_fmt(acc, '.1f', '%')} len {length} pos [{pos}]")
+    if r.prefix_cache_hit_rate is not None:
+        parts.append(f"prefix hit {r.prefix_cache_hit_rate * 100:.1f}%")
+    if r.preemptions_per_s:
+        parts.append(f"preempt {r.preemptions_per_s:.2f}/s")
+    return "  ".join(parts)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    key_env = args.api_key_env
+    if args.url:
+        url = args.url
+        known = {s.url.rstrip("/"): s for s in load_attached()}
+        previous = known.get(url.rstrip("/"))
+        key_env = key_env or (previous.api_key_env if previous else None)
+        remember_attached(
+            AttachedServer(
+                url=url,
+                api_key_env=key_env,
+                container=previous.container if previous else None,
+                gpu_index=previous.gpu_index if previous else None,
+            )
+        )
+    else:
+        url, profile_key_env = _profile_target(args.name)
+        key_env = key_env or profile_key_env
+    api_key = os.environ.get(key_env) if key_env else None
+    if key_env and api_key is None:
+        raise DynoError(f"environment variable {key_env} (the API key) is not set")
+    if args.interval <= 0:
+        raise DynoError(f"--interval must be positive, got {args.interval}")
+
+    samples: queue.Queue[MetricsSample] = queue.Queue()
+    sampler = MetricsSampler(
+        url, samples.put, interval_s=args.interval, api_key=api_key, max_samples=args.count
+    )
+    sampler.start()
+    printed = 0
+    try:
+        while args.count is None or printed < args.count:
+            sample = samples.get()
+            line = json.dumps(sample.to_dict()) if args.json else format_sample(sample)
+            print(line, flush=True)
+            printed += 1
+    finally:
+        sampler.stop()
+    return 0
+
+
+# ---- power ------------------------------------------------------------------------------------------
+
+
+def _w(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.0f} W"
+
+
+def _describe(r: GpuReading) -> str:
+    mem = (
+        f"{r.mem_used_bytes / 2**30:.1f}/{r.mem_total_bytes / 2**30:.1f} GiB"
+        if r.mem_used_bytes is not None and r.mem_total_bytes is not None
+        else "n/a"
+    )
+    reasons = ", ".join(r.throttle_reasons) or "none"
+    return "\n".join(
+        [
+            f"GPU {r.index}: {r.name or '?'}  ({r.uuid or '?'}, driver {r.driver or '?'})",
+            f"  power {_w(r.power_w)} of limit {_w(r.power_limit_w)} (enforced {_w(r.enforced_limit_w)}, "
+            f"default {_w(r.default_limit_w)}, allowed {_w(r.min_limit_w)}–{_w(r.max_limit_w)})",
+            f"  energy {'n/a' if r.energy_j is None else f'{r.energy_j / 1000:.1f} kJ'} since driver load",
+            f"  util {_fmt(r.util_gpu_pct, '.0f', '%')} gpu / {_fmt(r.util_mem_pct, '.0f', '%')} mem, "
+            f"memory {mem}, temp {_fmt(r.temperature_c, '.0f', ' °C')}, "
+            f"fan {'n/a' if r.fan_pct is None else f'{r.fan_pct:.0f}%'}",
+            f"  clocks SM {_fmt(r.sm_clock_mhz, 'd')}/{_fmt(r.max_sm_clock_mhz, 'd')} MHz, "
+            f"mem {_fmt(r.mem_clock_mhz, 'd')}/{_fmt(r.max_mem_clock_mhz, 'd')} MHz; throttle: {reasons}",
+        ]
+    )
+
+
+def _power_show(args: argparse.Namespace) -> int:
+    session = nvml()
+    readings = (session.read(args.gpu),) if args.gpu is not None else session.read_all()
+    if args.json:
+        print_json([r.to_dict() for r in readings])
+    else:
+        for r in readings:
+            print(_describe(r))
+    return 0
+
+
+def _power_set(args: argparse.Namespace) -> int:
+    limit = set_power_limit(args.gpu, args.watts)
+    print(f"GPU {args.gpu}: power limit now {_w(limit.current_w)} (enforced {_w(limit.enforced_w)})")
+    return 0
+
+
+def _power_reset(args: argparse.Namespace) -> int:
+    before = read_power_limit(args.gpu)
+    limit = restore_power_limit(args.gpu)
+    print(f"GPU {args.gpu}: power limit {_w(before.current_w)} → {_w(limit.current_w)}")
+    return 0

@@ -1,0 +1,78 @@
+"""Servers the user attached to by URL (not launched by the app), remembered for next time.
+
+Stored in ``data_dir()/attached.json``, written atomically. The API key itself is never stored:
+only the name of the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.errors import DynoError, at
+from llm_dyno.core.paths import data_dir
+
+
+@dataclass(frozen=True)
+class AttachedServer:
+    """A server to watch: its base URL, and optionally its container, GPU and API-key variable."""
+
+    url: str
+    container: str | None = None
+    gpu_index: int | None = None
+    api_key_env: str | None = None
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What to call it in lists."""
+        return self.name or self.url
+
+
+def attached_file() -> Path:
+    """Where attached servers are remembered."""
+    return data_dir() / "attached.json"
+
+
+def load_attached(path: Path | None = None) -> list[AttachedServer]:
+    """Every remembered server, oldest first (empty when none)."""
+    path = path or attached_file()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise DynoError(f"cannot read attached servers: {exc}", where=at(path)) from exc
+    fields = set(AttachedServer.__dataclass_fields__)
+    out: list[AttachedServer] = []
+    for i, item in enumerate(raw.get("servers", []) if isinstance(raw, dict) else []):
+        if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+            raise DynoError("entry has no url", where=at(path, field=f"servers[{i}]"))
+        out.append(AttachedServer(**{k: v for k, v in item.items() if k in fields}))
+    return out
+
+
+def _save(servers: list[AttachedServer], path: Path) -> None:
+    text = json.dumps({"version": 1, "servers": [asdict(s) for s in servers]}, indent=2) + "\n"
+    atomic_write_text(path, text)
+
+
+def remember_attached(server: AttachedServer, path: Path | None = None) -> list[AttachedServer]:
+    """Add or update (same URL) a server; returns the new list."""
+    path = path or attached_file()
+    servers = [s for s in load_attached(path) if s.url.rstrip("/") != server.url.rstrip("/")]
+    servers.append(server)
+    _save(servers, path)
+    return servers
+
+
+def forget_attached(url: str, path: Path | None = None) -> bool:
+    """Remove a server by URL; True if it was there."""
+    path = path or attached_file()
+    servers = load_attached(path)
+    kept = [s for s in servers if s.url.rstrip("/") != url.rstrip("/")]
+    if len(kept) != len(servers):
+        _save(kept, path)
+    return len(kept) != len(servers)

@@ -1,0 +1,356 @@
+"""The one place that knows vLLM's Prometheus metric names: scrape ``/metrics``, snapshot, rates.
+
+A :class:`MetricsSnapshot` is one scrape reduced to the numbers the app shows, summed over every
+``engine`` (one per data-parallel engine core) and ``model_name``. :func:`compute_rates` turns two
+snapshots into :class:`MetricsRates`. :class:`MetricsSampler` scrapes on a thread and hands
+:class:`MetricsSample` records to a sink.
+
+Names drift between versions (see reference/VLLM_FACTS.md §1): counters are exposed with ``_total``
+(older declarations without it are accepted too), the prefix-cache counters were ``gpu_prefix_cache_*``
+up to 0.10, and KV use was ``gpu_cache_usage_perc`` (V0 CPU servers: ``cpu_cache_usage_perc``)
+before ``kv_cache_usage_perc``. Each quantity lists its names, preferred first.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.telemetry.sampler import PeriodicSampler
+
+# Counters: field name -> exposed names, preferred first. Values are summed over all label sets.
+_COUNTERS: dict[str, tuple[str, ...]] = {
+    "generation_tokens": ("vllm:generation_tokens_total", "vllm:generation_tokens"),
+    "prompt_tokens": ("vllm:prompt_tokens_total", "vllm:prompt_tokens"),
+    "spec_drafts": ("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts"),
+    "spec_draft_tokens": ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens"),
+    "spec_accepted_tokens": (
+        "vllm:spec_decode_num_accepted_tokens_total",
+        "vllm:spec_decode_num_accepted_tokens",
+    ),
+    "preemptions": ("vllm:num_preemptions_total", "vllm:num_preemptions"),
+    # 0.10 exposes both; the gpu_ names were in blocks at 0.8, so the new ones come first.
+    "prefix_cache_queries": (
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_queries",
+        "vllm:gpu_prefix_cache_queries_total",
+        "vllm:gpu_prefix_cache_queries",
+    ),
+    "prefix_cache_hits": (
+        "vllm:prefix_cache_hits_total",
+        "vllm:prefix_cache_hits",
+        "vllm:gpu_prefix_cache_hits_total",
+        "vllm:gpu_prefix_cache_hits",
+    ),
+    "request_success": ("vllm:request_success_total", "vllm:request_success"),
+}
+_PER_POS = (
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total",
+    "vllm:spec_decode_num_accepted_tokens_per_pos",
+)
+# Gauges summed over engines (request counts).
+_SUMMED_GAUGES: dict[str, tuple[str, ...]] = {
+    "running": ("vllm:num_requests_running",),
+    "waiting": ("vllm:num_requests_waiting",),
+}
+# KV use is a fraction per engine; the mean over engines is the pool's use when engines are alike.
+_KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "vllm:cpu_cache_usage_perc")
+
+
+class MetricsError(DynoError):
+    """``/metrics`` could not be fetched or read."""
+
+
+def _frozen(d: dict[int, float]) -> Mapping[int, float]:
+    return MappingProxyType(dict(sorted(d.items())))
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """One scrape of ``/metrics``: counters (cumulative since server start) and gauges.
+
+    ``taken_at`` is ``time.monotonic()`` at the scrape. A counter the server does not expose is
+    None (e.g. the ``spec_*`` ones without speculative decoding). ``kv_cache_usage`` is a fraction.
+    """
+
+    taken_at: float
+    generation_tokens: float | None = None
+    prompt_tokens: float | None = None
+    spec_drafts: float | None = None
+    spec_draft_tokens: float | None = None
+    spec_accepted_tokens: float | None = None
+    spec_accepted_per_pos: Mapping[int, float] = field(default_factory=lambda: _frozen({}))
+    preemptions: float | None = None
+    prefix_cache_queries: float | None = None
+    prefix_cache_hits: float | None = None
+    request_success: float | None = None
+    running: float | None = None
+    waiting: float | None = None
+    kv_cache_usage: float | None = None
+    engines: int = 0
+    model_names: tuple[str, ...] = ()
+
+    @property
+    def has_spec_decode(self) -> bool:
+        """Whether the server exposes speculative-decoding counters."""
+        return self.spec_drafts is not None or self.spec_draft_tokens is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (per-position keys as strings)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["spec_accepted_per_pos"] = {str(k): v for k, v in self.spec_accepted_per_pos.items()}
+        out["model_names"] = list(self.model_names)
+        return out
+
+    def counters(self) -> dict[str, float]:
+        """Every counter present, per-position ones as ``spec_accepted_pos<i>`` (for reset checks)."""
+        out = {name: v for name in _COUNTERS if (v := getattr(self, name)) is not None}
+        out.update({f"spec_accepted_pos{i}": v for i, v in self.spec_accepted_per_pos.items()})
+        return out
+
+
+_SKIPPED_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def _wanted_lines(text: str) -> str:
+    """Drop what no snapshot needs before parsing: histogram series are most of a scrape and most of
+    the parser's time (a 0.32 scrape: ~650 lines, ~80 needed). Comments go too: samples are matched
+    by their own names, which do not depend on the TYPE lines."""
+    keep = []
+    for line in text.splitlines():
+        if not line.startswith("vllm:"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if not name.endswith(_SKIPPED_SUFFIXES):
+            keep.append(line)
+    keep.append("")
+    return "\n".join(keep)
+
+
+def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
+    """Read Prometheus exposition text into a snapshot (``_created`` series are ignored)."""
+    sums: dict[str, float] = {}
+    kv: dict[str, list[float]] = {}
+    per_pos: dict[str, dict[int, float]] = {}
+    engines: set[str] = set()
+    models: set[str] = set()
+    try:
+        for family in text_string_to_metric_families(_wanted_lines(text)):
+            for sample in family.samples:
+                name = sample.name
+                if not name.startswith("vllm:"):
+                    continue
+                labels = sample.labels
+                if "engine" in labels:
+                    engines.add(labels["engine"])
+                if "model_name" in labels:
+                    models.add(labels["model_name"])
+                value = float(sample.value)
+                if name.endswith("_created") or math.isnan(value):
+                    continue
+                if name in _PER_POS:
+                    pos = int(labels.get("position", "0"))
+                    bucket = per_pos.setdefault(name, {})
+                    bucket[pos] = bucket.get(pos, 0.0) + value
+                elif name in _KV_USAGE:
+                    kv.setdefault(name, []).append(value)
+                else:
+                    sums[name] = sums.get(name, 0.0) + value
+    except ValueError as exc:
+        raise MetricsError(f"cannot parse /metrics text: {exc}") from exc
+
+    def first(names: tuple[str, ...]) -> float | None:
+        return next((sums[n] for n in names if n in sums), None)
+
+    values: dict[str, float | None] = {name: first(names) for name, names in _COUNTERS.items()}
+    values.update({name: first(names) for name, names in _SUMMED_GAUGES.items()})
+    kv_values = next((kv[n] for n in _KV_USAGE if n in kv), None)
+    pos_values = next((per_pos[n] for n in _PER_POS if n in per_pos), {})
+    return MetricsSnapshot(
+        taken_at=time.monotonic() if taken_at is None else taken_at,
+        spec_accepted_per_pos=_frozen(pos_values),
+        kv_cache_usage=sum(kv_values) / len(kv_values) if kv_values else None,
+        engines=len(engines) or (1 if sums else 0),
+        model_names=tuple(sorted(models)),
+        **values,
+    )
+
+
+def metrics_url(base_url: str) -> str:
+    """``http://host:port`` (or one ending in ``/v1`` or ``/metrics``) -> its ``/metrics`` URL."""
+    url = base_url.rstrip("/")
+    if url.endswith("/metrics"):
+        return url
+    if url.endswith("/v1"):
+        url = url[: -len("/v1")]
+    return url + "/metrics"
+
+
+def scrape(client: httpx.Client, base_url: str, api_key: str | None = None) -> MetricsSnapshot:
+    """GET ``/metrics`` and parse it. Raises :class:`MetricsError` when the server does not answer."""
+    url = metrics_url(base_url)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = client.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        raise MetricsError(f"{url}: {type(exc).__name__}: {exc}", hint="is the server running?") from exc
+    taken_at = time.monotonic()
+    if response.status_code == 401:
+        raise MetricsError(f"{url}: 401 Unauthorized", hint="pass the server's API key (--api-key-env VAR)")
+    if response.status_code != 200:
+        raise MetricsError(f"{url}: HTTP {response.status_code}")
+    return parse_metrics(response.text, taken_at)
+
+
+@dataclass(frozen=True)
+class MetricsRates:
+    """What happened between two snapshots, per second or as ratios; None where not applicable.
+
+    ``reset`` is True when any counter went down (the server restarted in between): every rate of
+    that interval is None then, never negative. Acceptance figures follow vLLM's own definitions:
+    ``acceptance_rate`` = Δaccepted / Δdraft_tokens, ``mean_acceptance_length`` = 1 + Δaccepted /
+    Δdrafts (the bonus token counts), ``per_position[i]`` = Δaccepted_at_i / Δdrafts.
+    """
+
+    interval_s: float
+    reset: bool = False
+    generation_tps: float | None = None
+    prompt_tps: float | None = None
+    drafted_tps: float | None = None
+    accepted_tps: float | None = None
+    acceptance_rate: float | None = None
+    mean_acceptance_length: float | None = None
+    per_position: tuple[float, ...] | None = None
+    prefix_cache_hit_rate: float | None = None
+    preemptions_per_s: float | None = None
+    requests_per_s: float | None = None
+
+
+def _delta(prev: float | None, cur: float | None) -> float | None:
+    return None if prev is None or cur is None else cur - prev
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return None if num is None or den is None or den <= 0 else num / den
+
+
+def compute_rates(prev: MetricsSnapshot, cur: MetricsSnapshot) -> MetricsRates:
+    """Rates from two snapshots of the same server, ``prev`` taken first."""
+    dt = cur.taken_at - prev.taken_at
+    old, new = prev.counters(), cur.counters()
+    if any(new[k] < v for k, v in old.items() if k in new):
+        return MetricsRates(interval_s=dt, reset=True)
+    if dt <= 0:
+        return MetricsRates(interval_s=dt)
+
+    def per_s(name: str) -> float | None:
+        d = _delta(getattr(prev, name), getattr(cur, name))
+        return None if d is None else d / dt
+
+    d_drafts = _delta(prev.spec_drafts, cur.spec_drafts)
+    d_draft_tokens = _delta(prev.spec_draft_tokens, cur.spec_draft_tokens)
+    d_accepted = _delta(prev.spec_accepted_tokens, cur.spec_accepted_tokens)
+    per_position: tuple[float, ...] | None = None
+    if d_drafts and d_drafts > 0 and cur.spec_accepted_per_pos:
+        per_position = tuple(
+            (v - prev.spec_accepted_per_pos.get(i, 0.0)) / d_drafts
+            for i, v in cur.spec_accepted_per_pos.items()
+        )
+    length = _ratio(d_accepted, d_drafts)
+    return MetricsRates(
+        interval_s=dt,
+        generation_tps=per_s("generation_tokens"),
+        prompt_tps=per_s("prompt_tokens"),
+        drafted_tps=per_s("spec_draft_tokens"),
+        accepted_tps=per_s("spec_accepted_tokens"),
+        acceptance_rate=_ratio(d_accepted, d_draft_tokens),
+        mean_acceptance_length=None if length is None else 1.0 + length,
+        per_position=per_position,
+        prefix_cache_hit_rate=_ratio(
+            _delta(prev.prefix_cache_hits, cur.prefix_cache_hits),
+            _delta(prev.prefix_cache_queries, cur.prefix_cache_queries),
+        ),
+        preemptions_per_s=per_s("preemptions"),
+        requests_per_s=per_s("request_success"),
+    )
+
+
+@dataclass(frozen=True)
+class MetricsSample:
+    """One tick of a :class:`MetricsSampler`: a snapshot and the rates since the previous good one.
+
+    ``error`` is set (and ``snapshot`` None) when the server did not answer: ``reachable`` is False.
+    ``rates`` is None for the first good scrape and for any scrape that failed.
+    """
+
+    taken_at: float
+    url: str
+    snapshot: MetricsSnapshot | None
+    rates: MetricsRates | None
+    error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        """Whether this scrape got an answer."""
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (one ``watch --json`` line)."""
+        return {
+            "taken_at": self.taken_at,
+            "url": self.url,
+            "reachable": self.reachable,
+            "error": self.error,
+            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
+            "rates": None if self.rates is None else asdict(self.rates),
+        }
+
+
+class MetricsSampler(PeriodicSampler[MetricsSample]):
+    """Scrape ``/metrics`` every ``interval_s`` seconds on a thread; each result goes to ``sink``.
+
+    A server that stops answering yields "unreachable" samples and is tried again on every tick;
+    when it comes back (maybe restarted) the first interval is flagged ``reset`` if counters fell.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        sink: Callable[[MetricsSample], None],
+        *,
+        interval_s: float = 1.0,
+        api_key: str | None = None,
+        timeout_s: float | None = None,
+        max_samples: int | None = None,
+    ) -> None:
+        self.url = metrics_url(base_url)
+        self._api_key = api_key
+        # A scrape must not outlive its slot by much, or a hung server stalls the sampler.
+        self._client = httpx.Client(timeout=timeout_s if timeout_s is not None else max(1.0, 2 * interval_s))
+        self._last: MetricsSnapshot | None = None
+        super().__init__(
+            self._scrape_once, sink, interval_s=interval_s, name="metrics-sampler", max_samples=max_samples
+        )
+
+    def _scrape_once(self) -> MetricsSample:
+        try:
+            snap = scrape(self._client, self.url, self._api_key)
+        except MetricsError as exc:
+            return MetricsSample(time.monotonic(), self.url, None, None, error=exc.message)
+        rates = compute_rates(self._last, snap) if self._last is not None else None
+        self._last = snap
+        return MetricsSample(snap.taken_at, self.url, snap, rates)
+
+    def _run(self) -> None:
+        try:
+            super()._run()
+        finally:
+            self._client.close()

