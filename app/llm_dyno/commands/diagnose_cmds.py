@@ -1,0 +1,183 @@
+"""``llm-dyno diagnose`` (explain the gap) and ``llm-dyno reference list|show``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from llm_dyno.commands.common import print_json, store
+from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
+from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
+from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot, compute_rates, scrape
+
+
+def register(sub: Any) -> None:
+    """Add ``diagnose`` and ``reference`` to the CLI."""
+    d = sub.add_parser("diagnose", help="explain why a server is slower than a reference: ranked findings")
+    d.add_argument("name", nargs="?", help="a stored profile (its latest launch log is read)")
+    d.add_argument("--url", help="a running server: read /metrics and /version")
+    d.add_argument("--reference", metavar="R", help="a reference id or a YAML file")
+    d.add_argument("--log", metavar="FILE", help="the server's log to read (default: the profile's latest)")
+    d.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the server's API key")
+    d.add_argument(
+        "--tps", nargs=2, type=float, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
+    )
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.set_defaults(handler=cmd_diagnose)
+
+    r = sub.add_parser("reference", help="list and show reference results to compare against")
+    rsub = r.add_subparsers(dest="reference_command", metavar="SUBCOMMAND", required=True)
+    ls = rsub.add_parser("list", help="list shipped and user references")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=cmd_reference_list)
+    show = rsub.add_parser("show", help="print one reference")
+    show.add_argument("ref", help="a reference id or a YAML file")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_reference_show)
+
+
+def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
+    """The newest log the runtime saved for a profile under ``data_dir()/logs`` (either backend's naming)."""
+    folder = folder or data_dir() / "logs"
+    if not folder.is_dir():
+        return None
+    prefix = file_stem(profile_name) + "-"
+    logs = [p for p in folder.glob("*.log") if p.name.lower().startswith(prefix)]
+    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
+
+
+def _reference_from_profile(profile: Profile) -> Reference | None:
+    """A profile's own ``reference:`` numbers as a Reference."""
+    n = profile.reference
+    if n is None:
+        return None
+    return Reference.model_validate(
+        {
+            "id": "profile-reference",
+            "title": f"numbers noted in profile {profile.name}",
+            "hardware": {"gpu": n.gpu, "power_limit_w": n.power_limit_w},
+            "numbers": {
+                "narrative_tps": n.narrative_tps,
+                "code_tps": n.code_tps,
+                "acceptance_per_position": list(n.acceptance_per_position),
+            },
+            "source": {"url": n.source, "text": n.notes},
+        }
+    )
+
+
+def _live(url: str, api_key: str | None) -> tuple[MetricsSnapshot, MetricsRates, str | None]:
+    """Two /metrics scrapes a moment apart (rates need a delta) and the /version answer."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(timeout=5.0, trust_env=False) as client:
+        first = scrape(client, url, api_key)
+        time.sleep(2.0)
+        second = scrape(client, url, api_key)
+        version: str | None = None
+        try:
+            resp = client.get(url.rstrip("/") + "/version", headers=headers)
+            if resp.status_code == 200:
+                version = str(resp.json().get("version") or "") or None
+        except (httpx.HTTPError, ValueError):
+            version = None
+    return second, compute_rates(first, second), version
+
+
+def build_input(args: argparse.Namespace) -> DiagnosisInput:
+    """Gather what the command line points at into one :class:`DiagnosisInput`."""
+    if not args.name and not args.url:
+        raise DynoError(
+            "name a profile or give --url", hint="llm-dyno diagnose NAME | --url http://host:8000"
+        )
+    profile = store().get(args.name) if args.name else None
+    log_path = Path(args.log) if args.log else (latest_log(profile.name) if profile else None)
+    log = LaunchLog()
+    if log_path is not None:
+        try:
+            log = LaunchLog.from_text(log_path.read_text(encoding="utf-8", errors="replace"), str(log_path))
+        except OSError as exc:
+            raise DynoError(f"cannot read the log {log_path}: {exc.strerror}") from None
+    reference = find_reference(args.reference) if args.reference else None
+    if reference is None and profile is not None:
+        reference = _reference_from_profile(profile)
+    snapshot = rates = None
+    version = None
+    if args.url:
+        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        snapshot, rates, version = _live(args.url, api_key)
+    return DiagnosisInput(
+        profile=profile,
+        reference=reference,
+        environment=Environment(vllm_version=version),
+        log=log,
+        metrics=snapshot,
+        rates=rates,
+        measured=Measured(args.tps[0], args.tps[1]) if args.tps else None,
+    )
+
+
+def format_diagnosis(result: Diagnosis) -> str:
+    """Findings for a terminal: rank, severity, title, impact, evidence, advice, applicable change."""
+    out: list[str] = []
+    if not result.findings:
+        out.append("no findings: nothing in the profile, log or metrics explains a gap")
+    for i, f in enumerate(result.findings, 1):
+        out.append(f"{i}. [{f.severity.value}] {f.title}  ({f.id}; impact: {f.impact.describe()})")
+        if f.impact.basis:
+            out.append(f"   basis: {f.impact.basis}")
+        for e in f.evidence:
+            out.append(f"   - {e.describe()}")
+        out.append(f"   → {f.advice}")
+        for c in f.changes:
+            out.append(f"   change: {c.describe()}")
+    if result.roofline is not None:
+        out.append(f"roofline: {result.roofline.describe()}")
+    for rule, err in result.rule_errors:
+        out.append(f"rule {rule} failed: {err}")
+    return "\n".join(out)
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    """Print ranked findings; exit 0 (findings are advice, not errors)."""
+    result = diagnose(build_input(args))
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(format_diagnosis(result))
+    return 0
+
+
+def cmd_reference_list(args: argparse.Namespace) -> int:
+    """One line per reference: id, GPU, cap, narrative / code TPS, title."""
+    refs = load_references()
+    if args.json:
+        print_json([{"id": r.id, "title": r.title, "file": r.file} for r in refs])
+        return 0
+    width = max((len(r.id) for r in refs), default=10)
+    for r in refs:
+        n, h = r.numbers, r.hardware
+        tps = f"{n.narrative_tps or '-'} / {n.code_tps or '-'}"
+        cap = f"{h.power_limit_w:.0f} W" if h.power_limit_w else "-"
+        print(f"{r.id:<{width}}  {tps:>13} TPS  {cap:>6}  {r.title}")
+    return 0
+
+
+def cmd_reference_show(args: argparse.Namespace) -> int:
+    """The reference as YAML (or JSON)."""
+    ref = find_reference(args.ref)
+    if args.json:
+        print_json(ref.model_dump(mode="json", by_alias=True) | {"file": ref.file})
+    else:
+        print(f"# {ref.file}" if ref.file else "", end="\n" if ref.file else "")
+        print(ref.to_yaml(), end="")
+    return 0

@@ -1,0 +1,78 @@
+"""Run the rules over one input and rank what they find."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llm_dyno.core.diagnose.evidence import Finding
+from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.roofline import Roofline, roofline
+from llm_dyno.core.diagnose.rules import RULES, Rule
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Ranked findings, the decode ceiling when it can be computed, and rules that broke (id, error)."""
+
+    findings: tuple[Finding, ...]
+    roofline: Roofline | None = None
+    rule_errors: tuple[tuple[str, str], ...] = ()
+
+    def ids(self) -> list[str]:
+        """Finding ids in rank order."""
+        return [f.id for f in self.findings]
+
+    def get(self, finding_id: str) -> Finding | None:
+        """The finding of that id, if any."""
+        return next((f for f in self.findings if f.id == finding_id), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        r = self.roofline
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "roofline": None
+            if r is None
+            else {
+                "ceiling_tps": r.ceiling_tps,
+                "achieved_tps": r.achieved_tps,
+                "achieved_share": r.achieved_share,
+                "bandwidth_bytes_s": r.bandwidth_bytes_s,
+                "bandwidth_source": r.bandwidth_source,
+                "weights_bytes": r.weights_bytes,
+                "mean_acceptance_length": r.mean_acceptance_length,
+                "summary": r.describe(),
+            },
+            "rule_errors": [{"rule": i, "error": e} for i, e in self.rule_errors],
+        }
+
+
+def rank(findings: Sequence[Finding]) -> list[Finding]:
+    """Most likely impact first: severity, then estimated TPS share, then start-up seconds."""
+    return sorted(findings, key=lambda f: f.rank_key())
+
+
+def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
+    """Every finding the rules make on ``inp``, ranked; a rule that raises is reported, not fatal."""
+    found: list[Finding] = []
+    errors: list[tuple[str, str]] = []
+    for rule in rules:
+        try:
+            found.extend(rule.check(inp))
+        except Exception as exc:  # one broken rule must not hide what the others found
+            errors.append((rule.id, f"{type(exc).__name__}: {exc}"))
+    m = inp.measured_numbers()
+    achieved = None
+    if m is not None:
+        tps = [x for x in (m.narrative_tps, m.code_tps) if x is not None]
+        achieved = max(tps) if tps else None
+    ceiling = roofline(
+        inp.log.lines,
+        inp.gpu_name() or (inp.reference.hardware.gpu if inp.reference else None),
+        (*inp.gpu_under_load, *inp.gpu_before),
+        m.mean_acceptance_length if m is not None else None,
+        achieved,
+    )
+    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors))

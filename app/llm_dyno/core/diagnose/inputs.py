@@ -1,0 +1,146 @@
+"""What a diagnosis looks at. Every piece is optional: rules use what is there and stay silent otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.stats import Comparison
+from llm_dyno.core.diagnose.evidence import LogEvidence
+from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.nvml import GpuReading
+
+
+@dataclass(frozen=True)
+class LaunchLog:
+    """A server's log as numbered lines (1-based, as in the file, comment lines included)."""
+
+    lines: tuple[str, ...] = ()
+    first_line_no: int = 1
+    source: str | None = None
+
+    @staticmethod
+    def from_text(text: str, source: str | None = None) -> LaunchLog:
+        """Split a log file's text into lines; tqdm's carriage returns end a line too."""
+        return LaunchLog(tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")), 1, source)
+
+    def numbered(self) -> Iterator[tuple[int, str]]:
+        """(line number, line) pairs."""
+        for i, line in enumerate(self.lines):
+            yield self.first_line_no + i, line
+
+    def evidence(self, line_no: int) -> LogEvidence:
+        """The line of that number as evidence."""
+        return LogEvidence(self.lines[line_no - self.first_line_no], line_no)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where the server ran: the image and vLLM it really used, the GPU and driver.
+
+    ``gpu_mem_used_before_launch_bytes`` is memory other processes held before the server started.
+    """
+
+    image: str | None = None
+    image_digest: str | None = None
+    vllm_version: str | None = None
+    gpu_name: str | None = None
+    driver: str | None = None
+    gpu_mem_used_before_launch_bytes: int | None = None
+    gpu_mem_total_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The user's own numbers (wall tokens/s per prompt, per-position acceptance as fractions)."""
+
+    narrative_tps: float | None = None
+    code_tps: float | None = None
+    acceptance_per_position: tuple[float, ...] = ()
+    mean_acceptance_length: float | None = None
+    source: str = "typed"
+
+
+def measured_from_bench(result: BenchResult) -> Measured:
+    """Mean wall TPS of the narrative and code prompts and acceptance over all measured runs."""
+
+    def mean(name: str) -> float | None:
+        p = result.prompt(name)
+        s = p.summary("wall_tps") if p else None
+        return s.mean if s else None
+
+    total = None
+    for p in result.prompts:
+        acc = p.acceptance
+        if acc is not None:
+            total = acc if total is None else total + acc
+    return Measured(
+        mean("narrative"),
+        mean("code"),
+        total.per_position if total else (),
+        total.mean_length if total else None,
+        "benchmark",
+    )
+
+
+@dataclass(frozen=True)
+class DiagnosisInput:
+    """Everything known about one server: profile, reference, environment, log, metrics, GPU, results.
+
+    ``gpu_before`` are readings taken before launch (other processes' memory); ``gpu_under_load``
+    readings taken while it generated (clocks, power, throttling). ``spec_ab`` holds the per-prompt
+    verdicts of a spec-decoding on/off A/B (``ABResult.verdicts``).
+    """
+
+    profile: Profile | None = None
+    reference: Reference | None = None
+    environment: Environment = field(default_factory=Environment)
+    log: LaunchLog = field(default_factory=LaunchLog)
+    metrics: MetricsSnapshot | None = None
+    rates: MetricsRates | None = None
+    gpu_before: tuple[GpuReading, ...] = ()
+    gpu_under_load: tuple[GpuReading, ...] = ()
+    bench: BenchResult | None = None
+    spec_ab: tuple[tuple[str, Comparison], ...] = ()
+    measured: Measured | None = None
+
+    def measured_numbers(self) -> Measured | None:
+        """Typed numbers if given, else the benchmark's, else per-position acceptance from /metrics."""
+        if self.measured is not None:
+            return self.measured
+        if self.bench is not None:
+            return measured_from_bench(self.bench)
+        r = self.rates
+        if r is not None and r.per_position:
+            return Measured(None, None, r.per_position, r.mean_acceptance_length, "/metrics")
+        return None
+
+    def image(self) -> str | None:
+        """The image that ran (environment), else the profile's."""
+        if self.environment.image:
+            return self.environment.image
+        return self.profile.docker.image if self.profile and self.profile.docker else None
+
+    def image_digest(self) -> str | None:
+        """The digest that ran, else the one pinned in the image reference."""
+        if self.environment.image_digest:
+            return self.environment.image_digest
+        image = self.image()
+        return image.split("@", 1)[1] if image and "@" in image else None
+
+    def gpu_name(self) -> str | None:
+        """The GPU's name from the environment or any reading."""
+        if self.environment.gpu_name:
+            return self.environment.gpu_name
+        for r in (*self.gpu_under_load, *self.gpu_before):
+            if r.name:
+                return r.name
+        return None
+
+
+def busy_readings(readings: Sequence[GpuReading], min_util_pct: float = 50.0) -> list[GpuReading]:
+    """Readings taken while the GPU really worked (idle samples between requests say nothing)."""
+    return [r for r in readings if r.util_gpu_pct is None or r.util_gpu_pct >= min_util_pct]
