@@ -194,7 +194,7 @@ class Profile(_Frozen):
         for flag in parsed.flags:
             if flag.name in SECRET_FLAGS and flag.value is not None and not is_reference(flag.value):
                 raise ValueError(
-                    f"args[{flag.index + 1}]: {flag.spelled} holds a secret value; use a reference such as "
+                    f"args[{flag.index}]: {flag.spelled} holds a secret value; use a reference such as "
                     "${VLLM_API_KEY}"
                 )
         return self

@@ -1,0 +1,83 @@
+"""Start the GUI: the application object, style, error funnel and the main window.
+
+``run_app(screenshot=FILE)`` renders the window offscreen at ``size`` with ``view`` shown, saves a PNG
+and returns 0 without entering the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from llm_dyno import __version__
+
+ORG_NAME = "LLM Dyno"
+APP_NAME = "LLM Dyno"
+
+
+def parse_size(size: str) -> tuple[int, int]:
+    """``"1280x800"`` → (1280, 800)."""
+    try:
+        w, h = (int(x) for x in size.lower().split("x", 1))
+    except ValueError:
+        raise ValueError(f"size {size!r}: expected WIDTHxHEIGHT, e.g. 1280x800") from None
+    if w < 200 or h < 150:
+        raise ValueError(f"size {size!r} is too small (at least 200x150)")
+    return w, h
+
+
+def run_app(screenshot: str | None = None, view: str | None = None, size: str = "1280x800") -> int:
+    """Open the main window (or render it to ``screenshot``); returns the exit code."""
+    if screenshot:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    width, height = parse_size(size)
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from llm_dyno.ui import theme
+    from llm_dyno.ui.errors import ErrorFunnel
+    from llm_dyno.ui.icons import app_icon
+    from llm_dyno.ui.main_window import MainWindow, schedule_first_run
+
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(ORG_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("llm-dyno")
+    app.setWindowIcon(app_icon())
+    theme.apply(app)
+    funnel = ErrorFunnel(app)
+    funnel.install()
+
+    window = MainWindow()
+    funnel.dialog_parent = window
+    if view:
+        window.show_view(view)
+
+    if screenshot:
+        funnel.suppress_dialogs = True
+        window.interactive = False
+        window.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+        window.resize(width, height)
+        window.show()
+        for _ in range(5):
+            app.processEvents()
+        ok = window.grab().save(screenshot)
+        window.close()
+        funnel.uninstall()
+        if not ok:
+            print(f"error: cannot write {screenshot}", file=sys.stderr)
+            return 1
+        return 0
+
+    window.resize(width, height)
+    window.show()
+    schedule_first_run(window)
+    # the style follows the system when it switches between light and dark
+    app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply(app))
+    code = app.exec()
+    funnel.uninstall()
+    return int(code)

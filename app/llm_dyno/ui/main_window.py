@@ -1,0 +1,290 @@
+"""The main window: profile sidebar, the view switcher, toolbar and status bar, wired to the store."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QTabBar,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.ui.actions import VIEWS, make_actions
+from llm_dyno.ui.editor.editor_view import ProfileEditor
+from llm_dyno.ui.icons import ICON_SIZE, icon
+from llm_dyno.ui.profile_commands import ProfileCommands
+from llm_dyno.ui.server_controller import ServerController
+from llm_dyno.ui.servers import ServerBridge
+from llm_dyno.ui.session import ProfileSession
+from llm_dyno.ui.views import placeholders
+from llm_dyno.ui.views.diff_view import DiffView
+from llm_dyno.ui.views.logs_view import LogsView
+from llm_dyno.ui.views.server_view import ServerView
+from llm_dyno.ui.widgets.banner import WarningBanner
+from llm_dyno.ui.widgets.profile_list import ProfileList
+
+APP_TITLE = "LLM Dyno"
+
+
+class MainWindow(ProfileCommands, QMainWindow):
+    """One window: profiles on the left, views on the right."""
+
+    def __init__(
+        self,
+        session: ProfileSession | None = None,
+        bridge: ServerBridge | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session or ProfileSession(parent=self)
+        self.bridge = bridge or ServerBridge(parent=self)
+        self.setWindowTitle(APP_TITLE)
+        self.resize(1280, 800)
+        self.setMinimumSize(900, 560)
+        self.actions_ = make_actions(self)
+        self.interactive = True  # False in tests / screenshot mode: no modal questions
+        self._build_toolbar()
+
+        self.profile_list = ProfileList()
+        self.profile_list.setMinimumWidth(240)
+        self.editor = ProfileEditor()
+        self.diff_view = DiffView()
+        self.server_view = ServerView()
+        self.logs_view = LogsView()
+        self.views: dict[str, QWidget] = {
+            "profile": self.editor,
+            "diff": self.diff_view,
+            "dashboard": self.server_view,
+            "logs": self.logs_view,
+            "benchmark": placeholders.benchmark_placeholder(),
+            "diagnostics": placeholders.diagnostics_placeholder(),
+        }
+
+        right = QWidget()
+        rcol = QVBoxLayout(right)
+        rcol.setContentsMargins(0, 0, 0, 0)
+        rcol.setSpacing(0)
+        header = QWidget()
+        header.setObjectName("viewHeader")
+        header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        hcol = QVBoxLayout(header)
+        hcol.setContentsMargins(12, 0, 12, 0)
+        self.view_tabs = QTabBar()
+        self.view_tabs.setObjectName("viewTabs")
+        self.view_tabs.setDrawBase(False)
+        self.view_tabs.setExpanding(False)
+        self.view_tabs.setIconSize(QSize(16, 16))
+        for key, label, icon_name in VIEWS:
+            self.view_tabs.addTab(icon(icon_name), label)
+            self.view_tabs.setTabData(self.view_tabs.count() - 1, key)
+        hcol.addWidget(self.view_tabs)
+        rcol.addWidget(header)
+        self.banner = WarningBanner()
+        banner_box = QWidget()
+        bl = QVBoxLayout(banner_box)
+        bl.setContentsMargins(12, 10, 12, 0)
+        bl.addWidget(self.banner)
+        self._banner_box = banner_box
+        rcol.addWidget(banner_box)
+        self.stack = QStackedWidget()
+        for widget in self.views.values():
+            self.stack.addWidget(widget)
+        rcol.addWidget(self.stack, 1)
+        self.view_tabs.currentChanged.connect(lambda i: self.stack.setCurrentIndex(i))
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setHandleWidth(1)
+        split.addWidget(self.profile_list)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        split.setSizes([300, 980])
+        split.setChildrenCollapsible(False)
+        self.setCentralWidget(split)
+
+        self._build_status_bar()
+        self._connect()
+        self.servers = ServerController(self, self.bridge, self)
+        self.session.changed.connect(self._refresh_from_session)
+        self.session.reload()
+        self._update_actions()
+
+    # ---- construction --------------------------------------------------------------------------
+    def _build_toolbar(self) -> None:
+        a = self.actions_
+        bar = QToolBar("Main")
+        bar.setObjectName("mainToolbar")
+        bar.setMovable(False)
+        bar.setIconSize(ICON_SIZE)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        a.launch.setIcon(icon("play", "#ffffff"))
+        bar.addAction(a.launch)
+        launch_button = bar.widgetForAction(a.launch)
+        launch_button.setObjectName("launchButton")
+        bar.addAction(a.stop)
+        bar.addAction(a.plan)
+        bar.addSeparator()
+        for action in (a.new, a.import_, a.export, a.duplicate, a.rename, a.delete):
+            bar.addAction(action)
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        bar.addAction(a.shortcuts)
+        self.addToolBar(bar)
+        self.toolbar = bar
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.undo_button = QPushButton(icon("undo"), "Undo")
+        self.undo_button.setFlat(True)
+        self.undo_button.hide()
+        self.undo_button.clicked.connect(self.undo_delete)
+        bar.addPermanentWidget(self.undo_button)
+        self.store_label = QLabel()
+        self.store_label.setObjectName("sectionSubtitle")
+        bar.addPermanentWidget(self.store_label)
+        bar.showMessage("Ready")
+
+    def _connect(self) -> None:
+        a = self.actions_
+        a.new.triggered.connect(self.new_profile)
+        a.import_.triggered.connect(self.import_profile)
+        a.export.triggered.connect(self.export_profile)
+        a.save.triggered.connect(self.editor.save)
+        a.duplicate.triggered.connect(self.duplicate_profile)
+        a.rename.triggered.connect(self.rename_profile)
+        a.delete.triggered.connect(self.delete_profile)
+        a.undo_delete.triggered.connect(self.undo_delete)
+        a.filter.triggered.connect(self.profile_list.focus_filter)
+        a.shortcuts.triggered.connect(self.show_shortcuts)
+        for i, action in enumerate(a.views):
+            action.triggered.connect(lambda _c=False, i=i: self.view_tabs.setCurrentIndex(i))
+        self.profile_list.currentChanged.connect(self._profile_picked)
+        self.profile_list.newRequested.connect(self.new_profile)
+        self.profile_list.importRequested.connect(self.import_profile)
+        self.editor.saveRequested.connect(self._save)
+        self.editor.dirtyChanged.connect(self._dirty_changed)
+        self.editor.createRequested.connect(self.new_profile)
+        self.editor.importRequested.connect(self.import_profile)
+
+    # ---- session -> widgets --------------------------------------------------------------------
+    def _refresh_from_session(self) -> None:
+        s = self.session
+        current = self.editor.profile_name
+        self.profile_list.set_profiles(s.profiles, keep=current)
+        self.diff_view.set_profiles([sp.profile for sp in s.profiles])
+        self.banner.set_errors(s.errors)
+        self._banner_box.setVisible(bool(s.errors))
+        self.store_label.setText(f"{len(s.profiles)} profiles · {s.store.folder}")
+        picked = self.profile_list.current_name()
+        if picked != current or (picked is not None and self.editor.profile_name is None):
+            self.editor.set_profile(s.get(picked) if picked else None)
+        elif picked is None:
+            self.editor.set_profile(None)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        has = self.editor.profile_name is not None
+        for action in (
+            self.actions_.export,
+            self.actions_.duplicate,
+            self.actions_.rename,
+            self.actions_.delete,
+        ):
+            action.setEnabled(has)
+        self.actions_.save.setEnabled(has)
+        self.actions_.undo_delete.setEnabled(self.session.can_undo)
+        if hasattr(self, "servers"):
+            self.servers.refresh()
+        self.undo_button.setVisible(self.session.can_undo)
+        self._update_title()
+
+    def _update_title(self) -> None:
+        name = self.editor.profile_name
+        dirty = "• " if self.editor.is_dirty() else ""
+        self.setWindowTitle(f"{dirty}{name} — {APP_TITLE}" if name else APP_TITLE)
+
+    def _dirty_changed(self, dirty: bool) -> None:
+        if self.editor.profile_name:
+            self.profile_list.set_dirty(self.editor.profile_name, dirty)
+        self._update_title()
+
+    # ---- profile switching and unsaved changes -------------------------------------------------
+    def confirm_discard(self) -> bool:
+        """Ask what to do with unsaved changes; True when it is fine to move on."""
+        if not self.editor.is_dirty() or not self.interactive:
+            return True
+        answer = QMessageBox.question(
+            self,
+            "Unsaved changes",
+            f"Save the changes to “{self.editor.profile_name}”?",
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save,
+        )
+        if answer == QMessageBox.StandardButton.Cancel:
+            return False
+        if answer == QMessageBox.StandardButton.Save:
+            if not self.editor.validation.ok:
+                self.show_error("The profile has problems (marked in red); fix them or discard the changes.")
+                return False
+            self.editor.save()
+        return True
+
+    def _profile_picked(self, name: str) -> None:
+        if name == self.editor.profile_name:
+            return
+        if not self.confirm_discard():
+            previous = self.editor.profile_name
+            if previous:
+                self.profile_list.select(previous, notify=False)
+            return
+        if self.editor.profile_name:
+            self.profile_list.set_dirty(self.editor.profile_name, False)
+        self.editor.set_profile(self.session.get(name))
+        self._update_actions()
+
+    def select_profile(self, name: str) -> None:
+        """Select and edit a profile by name."""
+        if not self.profile_list.select(name):
+            self.profile_list.filter.clear()
+            self.profile_list.select(name)
+
+    def show_view(self, key: str) -> None:
+        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics)."""
+        keys = [v[0] for v in VIEWS]
+        if key not in keys:
+            raise ValueError(f"unknown view {key!r}; choose from {', '.join(keys)}")
+        self.view_tabs.setCurrentIndex(keys.index(key))
+
+    def current_view(self) -> str:
+        """Key of the view shown."""
+        return str(self.view_tabs.tabData(self.view_tabs.currentIndex()))
+
+    # ---- commands ------------------------------------------------------------------------------
+    def show_error(self, message: str) -> None:
+        """Tell the user something could not be done (a status message when not interactive)."""
+        self.statusBar().showMessage(message, 8000)
+        if self.interactive:
+            QMessageBox.warning(self, APP_TITLE, message)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.confirm_discard():
+            event.accept()
+        else:
+            event.ignore()
+
+
+def schedule_first_run(window: MainWindow) -> None:
+    """Offer the shipped profiles once the window is up, when the store has never been used."""
+    if window.session.store.is_first_run():
+        QTimer.singleShot(0, window.offer_shipped_profiles)

@@ -1,0 +1,234 @@
+"""The GUI side of running servers: launches and stops in worker threads, core events as Qt signals.
+
+Core handles call back from their own threads; every callback here only emits a signal (Qt queues it to
+the GUI thread) or appends to a locked queue. Log lines are batched: a GUI-thread timer drains the queue
+every ``LOG_FLUSH_MS`` and emits one ``logLines`` per profile, so a chatty server cannot flood the GUI.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+
+import httpx
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.base import LaunchPlan, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.telemetry.metrics import scrape
+
+LOG_FLUSH_MS = 100
+
+
+def lamp_for(state: ServerState | None) -> str:
+    """The list lamp of a server state: stopped, loading, ready or failed."""
+    if state is None or state is ServerState.STOPPED:
+        return "stopped"
+    if state is ServerState.READY:
+        return "ready"
+    if state is ServerState.FAILED:
+        return "failed"
+    return "loading"
+
+
+def describe_plan(plan: LaunchPlan) -> str:
+    """``plan.describe()``, or a plain rendering when the backend has none."""
+    try:
+        return plan.describe()
+    except NotImplementedError:
+        lines = [f"Profile:  {plan.profile.name}", f"Runtime:  {plan.runtime}", f"URL:      {plan.base_url}"]
+        lines += [f"{k}: {v}" for k, v in plan.spec.items()]
+        lines += [f"warning: {w}" for w in plan.warnings]
+        return "\n".join(lines)
+
+
+class ServerBridge(QObject):
+    """Launch, stop and observe servers for the GUI. Never blocks the GUI thread."""
+
+    statusChanged = Signal(str, object)  # profile name, ServerStatus
+    logLines = Signal(str, list)  # profile name, new lines (batched)
+    launchStarted = Signal(str)  # a handle exists; its logs and status follow
+    launchFailed = Signal(str, str)  # refused or failed before a handle existed
+    stopFinished = Signal(str)
+    stopFailed = Signal(str, str)
+    planReady = Signal(str, str)  # profile name, description
+    planFailed = Signal(str, str)
+    runningRequests = Signal(str, object)  # profile name, int | None (None: unknown)
+
+    def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._manager = manager
+        self._lock = threading.Lock()
+        self._pending: dict[str, list[str]] = defaultdict(list)
+        self._unsubscribe: dict[str, list[Callable[[], None]]] = {}
+        self._busy: set[str] = set()
+        self._timer = QTimer(self)
+        self._timer.setInterval(LOG_FLUSH_MS)
+        self._timer.timeout.connect(self._flush_logs)
+        self._timer.start()
+
+    @property
+    def manager(self) -> ServerManager:
+        """The core server manager (made on first use)."""
+        if self._manager is None:
+            self._manager = ServerManager()
+        return self._manager
+
+    # ---- queries (GUI thread, cheap) -----------------------------------------------------------
+    def handle(self, name: str) -> ServerHandle | None:
+        """The tracked handle of a profile."""
+        return self.manager.get(name) if self._manager is not None else None
+
+    def status(self, name: str) -> ServerStatus | None:
+        """The latest status of a profile's server (None if never launched)."""
+        handle = self.handle(name)
+        return handle.status if handle is not None else None
+
+    def is_live(self, name: str) -> bool:
+        """Whether the profile's server exists (loading, ready, stopping)."""
+        status = self.status(name)
+        return status is not None and status.state.is_live
+
+    def is_busy(self, name: str) -> bool:
+        """Whether a launch or stop of this profile is in progress in a worker."""
+        with self._lock:
+            return name in self._busy
+
+    def live_names(self) -> list[str]:
+        """Profiles whose servers are live."""
+        return [h.profile_name for h in self.manager.live()] if self._manager is not None else []
+
+    # ---- commands (run in workers) -------------------------------------------------------------
+    def _run(self, name: str, job: Callable[[], None], label: str) -> None:
+        with self._lock:
+            self._busy.add(name)
+
+        def work() -> None:
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._busy.discard(name)
+
+        threading.Thread(target=work, name=f"{label}:{name}", daemon=True).start()
+
+    def launch(self, profile: Profile) -> None:
+        """Launch a profile in a worker; ``launchStarted`` then ``statusChanged`` / ``logLines`` follow."""
+        name = profile.name
+
+        def job() -> None:
+            try:
+                handle = self.manager.launch(profile)
+            except DynoError as exc:
+                self.launchFailed.emit(name, str(exc))
+                return
+            self._watch(handle)
+            self.launchStarted.emit(name)
+
+        self._run(name, job, "launch")
+
+    def stop(self, name: str, timeout: float = 30.0) -> None:
+        """Stop a profile's server in a worker; ``stopFinished`` when it is down."""
+
+        def job() -> None:
+            try:
+                self.manager.stop(name, timeout)
+            except DynoError as exc:
+                self.stopFailed.emit(name, str(exc))
+                return
+            self.stopFinished.emit(name)
+
+        self._run(name, job, "stop")
+
+    def plan(self, profile: Profile) -> None:
+        """Build the launch plan in a worker (a backend may need to import or connect); ``planReady``."""
+
+        def job() -> None:
+            try:
+                text = describe_plan(self.manager.plan(profile))
+            except DynoError as exc:
+                self.planFailed.emit(profile.name, str(exc))
+                return
+            self.planReady.emit(profile.name, text)
+
+        threading.Thread(target=job, name=f"plan:{profile.name}", daemon=True).start()
+
+    def check_running_requests(self, name: str, timeout_s: float = 2.0) -> None:
+        """Read ``vllm:num_requests_running`` from the server's /metrics; ``runningRequests`` with it."""
+        handle = self.handle(name)
+        if handle is None or handle.status.state is not ServerState.READY:
+            self.runningRequests.emit(name, 0)
+            return
+        base_url = handle.plan.base_url
+
+        def job() -> None:
+            try:
+                with httpx.Client(timeout=timeout_s) as client:
+                    running = scrape(client, base_url).running
+            except DynoError:
+                running = None
+            self.runningRequests.emit(name, None if running is None else int(running))
+
+        threading.Thread(target=job, name=f"metrics:{name}", daemon=True).start()
+
+    def adopt(self) -> None:
+        """Find servers started earlier (e.g. before a restart) and follow them; in a worker."""
+
+        def job() -> None:
+            for handle in self.manager.adopt_all():
+                self._watch(handle)
+                self.launchStarted.emit(handle.profile_name)
+
+        threading.Thread(target=job, name="adopt", daemon=True).start()
+
+    def stop_all(self, timeout: float = 30.0) -> None:
+        """Stop every live server (blocking: for quitting)."""
+        if self._manager is not None:
+            self._manager.stop_all(timeout)
+
+    # ---- core callbacks (any thread) -----------------------------------------------------------
+    def _watch(self, handle: ServerHandle) -> None:
+        name = handle.profile_name
+        for old in self._unsubscribe.pop(name, []):
+            old()
+
+        def on_status(status: ServerStatus) -> None:
+            self.statusChanged.emit(name, status)
+
+        def on_line(_ts: float, line: str) -> None:
+            with self._lock:
+                self._pending[name].append(line)
+
+        with self._lock:
+            self._pending[name] = []
+        self._unsubscribe[name] = [handle.subscribe(on_status), handle.logs.subscribe(on_line)]
+        # what the buffer held before we subscribed goes first; lines seen twice (appended between the
+        # subscription and the snapshot) end the snapshot and start the pending list: keep them once
+        snapshot = handle.logs.lines()
+        with self._lock:
+            pending = self._pending[name]
+            overlap = min(len(snapshot), len(pending))
+            while overlap and snapshot[len(snapshot) - overlap :] != pending[:overlap]:
+                overlap -= 1
+            self._pending[name] = snapshot + pending[overlap:]
+        self.statusChanged.emit(name, handle.status)
+
+    def _flush_logs(self) -> None:
+        with self._lock:
+            if not any(self._pending.values()):
+                return
+            batches = {k: v for k, v in self._pending.items() if v}
+            self._pending = defaultdict(list)
+        for name, lines in batches.items():
+            self.logLines.emit(name, lines)
+
+    def shutdown(self) -> None:
+        """Stop listening to every handle (the servers keep running)."""
+        self._timer.stop()
+        for subs in self._unsubscribe.values():
+            for unsubscribe in subs:
+                unsubscribe()
+        self._unsubscribe.clear()

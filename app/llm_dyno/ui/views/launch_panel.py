@@ -1,0 +1,198 @@
+"""The launch panel: the phases from pulling to ready as steps, progress, elapsed time and detail."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QPainter, QPaintEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+
+from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.ui import theme
+
+STEPS: tuple[tuple[ServerState, str], ...] = (
+    (ServerState.PULLING, "Pulling image"),
+    (ServerState.CREATING, "Creating"),
+    (ServerState.STARTING, "Starting vLLM"),
+    (ServerState.LOADING_WEIGHTS, "Loading weights"),
+    (ServerState.COMPILING, "Compiling"),
+    (ServerState.CAPTURING_GRAPHS, "Capturing CUDA graphs"),
+    (ServerState.READY, "Ready"),
+)
+_ORDER = {state: i for i, (state, _label) in enumerate(STEPS)}
+
+HEADLINES = {
+    ServerState.READY: "Serving",
+    ServerState.STOPPING: "Stopping…",
+    ServerState.STOPPED: "Stopped",
+    ServerState.FAILED: "Failed to start",
+}
+
+
+def format_elapsed(seconds: float) -> str:
+    """``75`` → ``1:15``; ``3725`` → ``1:02:05``."""
+    s = max(0, int(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+class _Dot(QWidget):
+    """A step marker: done (filled, check), current (ring), to do (hollow)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFixedSize(18, 18)
+        self.mode = "todo"
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        c = theme.colors()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        color = {"done": c.green, "current": c.amber, "failed": c.red}.get(self.mode, c.grey)
+        if self.mode in ("done", "failed"):
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(color))
+            p.drawEllipse(2, 2, 14, 14)
+            p.setPen(QColor("#ffffff"))
+            p.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "✓" if self.mode == "done" else "✕")
+        else:
+            pen = p.pen()
+            pen.setColor(QColor(color))
+            pen.setWidth(3 if self.mode == "current" else 2)
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawEllipse(3, 3, 12, 12)
+        p.end()
+
+
+class LaunchPanel(QFrame):
+    """Shows one server's way up: each phase a step; the current one highlighted."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("emptyCard")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 18, 24, 18)
+        layout.setSpacing(8)
+        head = QHBoxLayout()
+        self.headline = QLabel("Launching…")
+        self.headline.setObjectName("profileTitle")
+        head.addWidget(self.headline)
+        head.addStretch(1)
+        self.elapsed = QLabel("0:00")
+        self.elapsed.setObjectName("profileSubtitle")
+        self.elapsed.setToolTip("Time since launch")
+        head.addWidget(self.elapsed)
+        layout.addLayout(head)
+        self.url = QLabel()
+        self.url.setObjectName("profileSubtitle")
+        self.url.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.url)
+        layout.addSpacing(6)
+        self.dots: dict[ServerState, _Dot] = {}
+        self.labels: dict[ServerState, QLabel] = {}
+        for state, label in STEPS:
+            row = QHBoxLayout()
+            row.setSpacing(10)
+            dot = _Dot()
+            text = QLabel(label)
+            row.addWidget(dot)
+            row.addWidget(text, 1)
+            layout.addLayout(row)
+            self.dots[state] = dot
+            self.labels[state] = text
+        layout.addSpacing(6)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        layout.addWidget(self.progress)
+        self.detail = QLabel()
+        self.detail.setObjectName("sectionSubtitle")
+        self.detail.setWordWrap(True)
+        layout.addWidget(self.detail)
+        self._started: float | None = None
+        self._ended: float | None = None
+        self.status: ServerStatus | None = None
+        self._reached = -1
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._update_elapsed)
+
+    def set_runtime(self, runtime: str) -> None:
+        """Show only the steps this runtime goes through (a local process pulls and creates nothing)."""
+        for state in (ServerState.PULLING, ServerState.CREATING):
+            visible = runtime != "process"
+            self.dots[state].setVisible(visible)
+            self.labels[state].setVisible(visible)
+
+    def start(self, url: str = "", started_at: float | None = None) -> None:
+        """A new launch begins: all steps to do, the clock at zero."""
+        self._started = started_at or time.time()
+        self._ended = None
+        self._reached = -1
+        self.status = None
+        self.url.setText(url)
+        self.headline.setText("Launching…")
+        self.detail.clear()
+        self.progress.hide()
+        for state in self.dots:
+            self._mark(state, "todo")
+        self._tick.start()
+        self._update_elapsed()
+
+    def set_status(self, status: ServerStatus) -> None:
+        """Show a status: steps before the current one done, the current one highlighted."""
+        if self._started is None:
+            self.start()
+        self.status = status
+        state = status.state
+        if state in _ORDER:
+            self._reached = max(self._reached, _ORDER[state])
+        for s, i in _ORDER.items():
+            if i < self._reached or (i == self._reached and state is ServerState.READY):
+                mode = "done"
+            elif i == self._reached:
+                mode = "failed" if state is ServerState.FAILED else "current"
+            else:
+                mode = "todo"
+            if state is ServerState.FAILED and i == max(self._reached, 0) and self._reached >= 0:
+                mode = "failed"
+            self._mark(s, mode)
+        label = next((text for s, text in STEPS if s is state), "")
+        self.headline.setText(HEADLINES.get(state, f"{label}…"))
+        self.detail.setText(status.detail)
+        if status.progress is not None and state.is_loading:
+            self.progress.setValue(int(max(0.0, min(1.0, status.progress)) * 1000))
+            self.progress.setFormat(f"{status.progress * 100:.0f} %")
+            self.progress.show()
+        else:
+            self.progress.hide()
+        if not state.is_loading and self._ended is None and state is not ServerState.READY:
+            self._ended = time.time()
+            self._tick.stop()
+        if state is ServerState.READY:
+            self._ended = time.time()
+            self._tick.stop()
+        self._update_elapsed()
+
+    def current_step(self) -> ServerState | None:
+        """The step highlighted now."""
+        return next((s for s, d in self.dots.items() if d.mode in ("current", "failed")), None)
+
+    def _mark(self, state: ServerState, mode: str) -> None:
+        dot = self.dots[state]
+        dot.mode = mode
+        dot.update()
+        c = theme.colors()
+        color = {"done": c.text, "current": c.text, "failed": c.red}.get(mode, c.muted)
+        weight = "600" if mode in ("current", "failed") else "400"
+        self.labels[state].setStyleSheet(f"color: {color}; font-weight: {weight};")
+
+    def _update_elapsed(self) -> None:
+        if self._started is None:
+            return
+        end = self._ended or time.time()
+        prefix = "ready after " if self.status is not None and self.status.state is ServerState.READY else ""
+        self.elapsed.setText(prefix + format_elapsed(end - self._started))

@@ -1,0 +1,71 @@
+"""A warnings banner: profile files that do not load, each as ``file:line: message``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.ui import theme
+from llm_dyno.ui.icons import icon
+
+
+def describe(error: DynoError) -> str:
+    """``name.yaml:12: message (field 'x')`` — short file name, line, message."""
+    where = error.where
+    if where is None:
+        return error.message
+    head = Path(where.file).name if where.file else ""
+    if where.line:
+        head += f":{where.line}"
+    field = f" (field '{where.field}')" if where.field else ""
+    return f"{head}: {error.message}{field}" if head else f"{error.message}{field}"
+
+
+class WarningBanner(QFrame):
+    """Amber banner listing problems; hidden when there are none; the user can dismiss it."""
+
+    dismissed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("warningBanner")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(12, 8, 8, 8)
+        pic = QLabel()
+        pic.setPixmap(icon("warning", theme.colors().amber).pixmap(20, 20))
+        pic.setAlignment(Qt.AlignmentFlag.AlignTop)
+        row.addWidget(pic)
+        col = QVBoxLayout()
+        col.setSpacing(2)
+        self.title = QLabel()
+        self.title.setStyleSheet("font-weight: 600;")
+        col.addWidget(self.title)
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(self.body)
+        row.addLayout(col, 1)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Hide")
+        close.clicked.connect(self._dismiss)
+        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.lines: list[str] = []
+        self.hide()
+
+    def set_errors(self, errors: Sequence[DynoError]) -> None:
+        """Show these problems (hide the banner when there are none)."""
+        self.lines = [describe(e) for e in errors]
+        n = len(self.lines)
+        self.title.setText(f"{n} profile file{'s' if n != 1 else ''} could not be loaded")
+        self.body.setText("\n".join(self.lines))
+        self.setVisible(bool(self.lines))
+
+    def _dismiss(self) -> None:
+        self.hide()
+        self.dismissed.emit()
