@@ -1,0 +1,228 @@
+"""Server commands: launch, stop, status, logs, plan."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from llm_dyno.commands.common import print_json, store, warn
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.runtime.base import FailureReason, LaunchPlan, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.process_backend import logs_dir
+
+
+def register(sub: Any) -> None:
+    """Add the server commands to the CLI."""
+    p = sub.add_parser("launch", help="start a profile's server")
+    p.add_argument("name", help="profile name")
+    p.add_argument("--wait", action="store_true", help="wait until the server is ready (exit 1 if it fails)")
+    p.add_argument("--timeout", type=float, default=600.0, help="with --wait: seconds to wait (default 600)")
+    p.set_defaults(handler=cmd_launch)
+
+    p = sub.add_parser("stop", help="stop a profile's server")
+    p.add_argument("name")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds before the server is killed")
+    p.set_defaults(handler=cmd_stop)
+
+    p = sub.add_parser("status", help="every known server: profile, runtime, state, url, since")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("logs", help="a server's log (the latest run's when it has stopped)")
+    p.add_argument("name")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing until the server ends")
+    p.set_defaults(handler=cmd_logs)
+
+    p = sub.add_parser("plan", help="what would run for a profile, without running it")
+    p.add_argument("name")
+    p.set_defaults(handler=cmd_plan)
+
+
+def _adopted() -> ServerManager:
+    manager = ServerManager()
+    manager.adopt_all()
+    for message in manager.warnings:
+        warn(message)
+    return manager
+
+
+def print_failure(reason: FailureReason | None, name: str) -> None:
+    """The classified reason, what to do, and the log lines that show it (stderr)."""
+    if reason is None:
+        print(f"error: '{name}' failed", file=sys.stderr)
+        return
+    print(f"error: '{name}' failed: {reason.summary} [{reason.kind.value}]", file=sys.stderr)
+    if reason.hint:
+        print(f"  → {reason.hint}", file=sys.stderr)
+    if reason.exit_code is not None:
+        print(f"  exit code {reason.exit_code}", file=sys.stderr)
+    for line in reason.excerpt:
+        print(f"  | {line}", file=sys.stderr)
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    """``llm-dyno launch NAME [--wait] [--timeout S]``."""
+    profile = store().get(args.name)
+    manager = _adopted()
+    handle = manager.launch(profile)
+    status = handle.status
+    if status.state is ServerState.FAILED:
+        print_failure(status.failure, profile.name)
+        return 1
+    log = getattr(handle, "log_path", None)
+    print(
+        f"launched '{profile.name}' ({handle.plan.runtime}) at {handle.plan.base_url}"
+        + (f", log {log}" if log else "")
+    )
+    if not args.wait:
+        return 0
+
+    def show(s: ServerStatus) -> None:
+        pct = f" {s.progress:.0%}" if s.progress is not None else ""
+        print(f"  {s.state.value}: {s.detail}{pct}", file=sys.stderr, flush=True)
+
+    unsubscribe = handle.subscribe(show)
+    try:
+        status = handle.wait_ready(args.timeout)
+    except KeyboardInterrupt:
+        unsubscribe()
+        print(f"interrupted; stopping '{profile.name}'", file=sys.stderr)
+        handle.stop()
+        return 130
+    unsubscribe()
+    if status.state is ServerState.READY:
+        print(f"ready: {handle.plan.base_url} ({status.detail})")
+        return 0
+    if status.state is ServerState.FAILED:
+        print_failure(status.failure, profile.name)
+        return 1
+    print(
+        f"error: '{profile.name}' not ready after {args.timeout:g} s "
+        f"(state {status.state.value}: {status.detail}); "
+        f"it keeps loading — `llm-dyno stop {profile.name}` to stop it",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    """``llm-dyno stop NAME``."""
+    manager = _adopted()
+    handle = manager.get(args.name)
+    if handle is None:
+        raise DynoError(f"'{args.name}' is not running", hint="see `llm-dyno status`")
+    status = handle.stop(args.timeout)
+    print(f"stopped '{handle.profile_name}' ({status.detail})")
+    return 0
+
+
+def _since(handle: ServerHandle) -> float:
+    started = getattr(handle, "started_at", None)
+    return float(started) if isinstance(started, (int, float)) else handle.status.since
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """``llm-dyno status [--json]``."""
+    manager = _adopted()
+    handles = manager.handles()
+    # A freshly adopted handle checks readiness in the background: give it a moment.
+    deadline = time.monotonic() + 2.0
+    for handle in handles:
+        handle.wait_ready(max(0.0, deadline - time.monotonic()))
+    rows = [
+        {
+            "profile": h.profile_name,
+            "runtime": h.plan.runtime,
+            "state": h.status.state.value,
+            "detail": h.status.detail,
+            "url": h.plan.base_url,
+            "since": datetime.fromtimestamp(_since(h)).astimezone().isoformat(timespec="seconds"),
+            "pid": getattr(h, "pid", None),
+            "log": str(getattr(h, "log_path", "") or ""),
+        }
+        for h in handles
+    ]
+    if args.json:
+        print_json(rows)
+    elif not rows:
+        print("no servers running")
+    else:
+        for r in rows:
+            print(f"{r['profile']:<24} {r['runtime']:<8} {r['state']:<16} {r['url']:<28} since {r['since']}")
+    return 0
+
+
+def _latest_log(name: str) -> Path | None:
+    logs = sorted(logs_dir().glob(f"{file_stem(name)}-*.log"), key=lambda p: p.stat().st_mtime)
+    return logs[-1] if logs else None
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    """``llm-dyno logs NAME [--follow]``."""
+    manager = _adopted()
+    handle = manager.get(args.name)
+    path: Path | None = getattr(handle, "log_path", None) if handle is not None else None
+    if path is None and handle is not None:
+        for line in handle.logs.lines():  # a backend without a log file (docker): its buffer
+            print(line)
+        if args.follow:
+            unsubscribe = handle.logs.subscribe(lambda _ts, line: print(line, flush=True))
+            handle.wait_done()
+            unsubscribe()
+        return 0
+    path = path or _latest_log(args.name)
+    if path is None or not path.exists():
+        raise DynoError(f"no log for '{args.name}'", hint="launch it first: `llm-dyno launch NAME`")
+    out = sys.stdout.buffer
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(65536)
+            if chunk:
+                out.write(chunk)
+                continue
+            out.flush()
+            if not args.follow or handle is None or not handle.status.state.is_live:
+                break
+            time.sleep(0.2)
+    return 0
+
+
+def _describe(plan: LaunchPlan) -> str:
+    try:
+        return plan.describe()
+    except NotImplementedError:
+        pass
+    lines = [f"profile:  {plan.profile.name} ({plan.runtime})", f"url:      {plan.base_url}"]
+    if plan.gpus is not None:
+        lines.append(f"gpus:     {', '.join(str(g) for g in plan.gpus)}")
+    argv = plan.spec.get("argv")
+    if argv:
+        lines.append("command:  " + " ".join(_quote(a) for a in argv))
+    for key, value in (plan.spec.get("env") or {}).items():
+        lines.append(f"env:      {key}={value}")
+    if plan.spec.get("cwd"):
+        lines.append(f"cwd:      {plan.spec['cwd']}")
+    if not argv:
+        for key, value in plan.spec.items():
+            lines.append(f"{key + ':':<9} {value}")
+    lines.extend(f"warning:  {w}" for w in plan.warnings)
+    return "\n".join(lines)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """``llm-dyno plan NAME``."""
+    profile = store().get(args.name)
+    print(_describe(ServerManager().plan(profile)))
+    return 0

