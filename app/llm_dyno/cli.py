@@ -21,7 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (the window opens when no command is given)."""
     parser = argparse.ArgumentParser(
         prog="llm-dyno",
-        description="LLM Dyno: a control panel and dynamometer for vLLM servers. No command opens the window.",
+        description=(
+            "LLM Dyno: a control panel and dynamometer for vLLM servers. No command opens the window."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"llm-dyno {__version__}")
     parser.add_argument("--screenshot", metavar="FILE", help="render the window offscreen to a PNG and exit")

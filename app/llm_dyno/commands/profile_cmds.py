@@ -109,7 +109,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     text, source = _read_input(args.file)
     result = import_text(
-        text, source=source, name=args.name, service=args.service, runtime=args.runtime, executable=args.executable
+        text,
+        source=source,
+        name=args.name,
+        service=args.service,
+        runtime=args.runtime,
+        executable=args.executable,
     )
     for w in result.warnings:
         warn(w)

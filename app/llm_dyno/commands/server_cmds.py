@@ -12,7 +12,7 @@ from typing import Any
 from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.store import file_stem
-from llm_dyno.core.runtime.base import FailureReason, LaunchPlan, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.runtime.process_backend import logs_dir
 
@@ -193,36 +193,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(plan: LaunchPlan) -> str:
-    try:
-        return plan.describe()
-    except NotImplementedError:
-        pass
-    lines = [f"profile:  {plan.profile.name} ({plan.runtime})", f"url:      {plan.base_url}"]
-    if plan.gpus is not None:
-        lines.append(f"gpus:     {', '.join(str(g) for g in plan.gpus)}")
-    argv = plan.spec.get("argv")
-    if argv:
-        lines.append("command:  " + " ".join(_quote(a) for a in argv))
-    for key, value in (plan.spec.get("env") or {}).items():
-        lines.append(f"env:      {key}={value}")
-    if plan.spec.get("cwd"):
-        lines.append(f"cwd:      {plan.spec['cwd']}")
-    if not argv:
-        for key, value in plan.spec.items():
-            lines.append(f"{key + ':':<9} {value}")
-    lines.extend(f"warning:  {w}" for w in plan.warnings)
-    return "\n".join(lines)
-
-
-def _quote(arg: str) -> str:
-    import shlex
-
-    return shlex.quote(arg)
-
-
 def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
-    print(_describe(ServerManager().plan(profile)))
+    print(ServerManager().plan(profile).describe())
     return 0

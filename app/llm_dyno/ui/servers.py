@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.base import LaunchPlan, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.metrics import scrape
 
@@ -32,17 +32,6 @@ def lamp_for(state: ServerState | None) -> str:
     if state is ServerState.FAILED:
         return "failed"
     return "loading"
-
-
-def describe_plan(plan: LaunchPlan) -> str:
-    """``plan.describe()``, or a plain rendering when the backend has none."""
-    try:
-        return plan.describe()
-    except NotImplementedError:
-        lines = [f"Profile:  {plan.profile.name}", f"Runtime:  {plan.runtime}", f"URL:      {plan.base_url}"]
-        lines += [f"{k}: {v}" for k, v in plan.spec.items()]
-        lines += [f"warning: {w}" for w in plan.warnings]
-        return "\n".join(lines)
 
 
 class ServerBridge(QObject):
@@ -148,7 +137,7 @@ class ServerBridge(QObject):
 
         def job() -> None:
             try:
-                text = describe_plan(self.manager.plan(profile))
+                text = self.manager.plan(profile).describe()
             except DynoError as exc:
                 self.planFailed.emit(profile.name, str(exc))
                 return

@@ -51,7 +51,9 @@ def test_broken_file_is_reported_and_others_still_load(tmp_path: Path) -> None:
     store = ProfileStore(tmp_path)
     store.save(_profile("good"))
     (tmp_path / "broken.yaml").write_text("name: x\nmodel: [unclosed\n")
-    (tmp_path / "badtype.yaml").write_text("name: y\nmodel: m\nruntime: process\nargs: [--max-model-len, many]\n")
+    (tmp_path / "badtype.yaml").write_text(
+        "name: y\nmodel: m\nruntime: process\nargs: [--max-model-len, many]\n"
+    )
     report = store.load_all()
     assert report.names() == ["good"]
     messages = sorted(str(e) for e in report.errors)

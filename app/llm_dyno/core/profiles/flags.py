@@ -82,7 +82,7 @@ SECRET_FLAGS: frozenset[str] = frozenset({"api-key"})
 
 @dataclass(frozen=True)
 class Flag:
-    """One engine flag: canonical ``name`` (no dashes), its ``value`` (None for a switch) and where it stood."""
+    """One engine flag: canonical ``name`` (no dashes), ``value`` (None for a switch) and its position."""
 
     name: str
     value: str | None
@@ -232,7 +232,9 @@ def engine_config(args: Sequence[str], *, source: str | None = None) -> EngineCo
 
     def fail(flag: Flag, what: str) -> ProfileError:
         return ProfileError(
-            f"{flag.spelled} {flag.value!r}: expected {what}" if flag.value is not None else f"{flag.spelled}: {what}",
+            f"{flag.spelled} {flag.value!r}: expected {what}"
+            if flag.value is not None
+            else f"{flag.spelled}: {what}",
             where=Location(source, None, f"args[{flag.index}]"),
             hint=f"fix the value of {flag.spelled}",
         )
@@ -282,7 +284,7 @@ def engine_config(args: Sequence[str], *, source: str | None = None) -> EngineCo
         except json.JSONDecodeError as exc:
             raise fail(f, f"a JSON object ({exc.msg} at column {exc.colno})") from None
         if not isinstance(obj, dict):
-            raise fail(f, "a JSON object such as '{\"method\": \"ngram\", \"num_speculative_tokens\": 3}'")
+            raise fail(f, 'a JSON object such as \'{"method": "ngram", "num_speculative_tokens": 3}\'')
         values[name.replace("-", "_")] = obj
 
     for name in ("enable-prefix-caching", "enable-chunked-prefill", "enforce-eager"):

@@ -17,7 +17,7 @@ from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import SECRET_FLAGS, engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_reference, is_secret_name
 
-SourceKind = Literal["compose", "docker-run", "vllm-serve"]
+SourceKind = Literal["compose", "docker-run", "vllm-serve", "profile"]
 
 # Where an exporter keeps the profile fields a compose file or command line has no place for.
 META_KEY = "x-llm-dyno"

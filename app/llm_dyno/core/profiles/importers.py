@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
-from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.profiles.cmdline_import import read_cmdline
 from llm_dyno.core.profiles.compose_import import read_compose
 from llm_dyno.core.profiles.import_common import ImportResult, SourceKind, build_result, known_flags
-from llm_dyno.core.profiles.model import Runtime
+from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
+from llm_dyno.core.profiles.yamlio import load_with_lines
 
 __all__ = ["ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
 
@@ -59,7 +60,25 @@ def import_text(
             f"runtime {runtime!r}: expected 'docker' or 'process'", where=Location(source)
         )
     if detect_kind(text) == "compose":
+        if _is_profile_document(text):
+            return _import_profile(text, source=source, name=name)
         draft = read_compose(text, source=source, service=service)
     else:
         draft = read_cmdline(text, source=source)
     return build_result(draft, name=name, runtime=runtime, executable=executable)
+
+
+def _import_profile(text: str, *, source: str | None, name: str | None) -> ImportResult:
+    """An LLM Dyno profile file (one exported or shared by someone): validated as it is."""
+    profile = profile_from_yaml(text, source)
+    if name is not None and name != profile.name:
+        profile = profile.with_changes(name=name)
+    return ImportResult(profile=profile, warnings=(), source_kind="profile", service=None)
+
+
+def _is_profile_document(text: str) -> bool:
+    try:
+        data, _ = load_with_lines(text)
+    except ProfileError:
+        return False  # the compose reader reports malformed YAML in its own words
+    return isinstance(data, dict) and "model" in data and "services" not in data

@@ -19,7 +19,9 @@ SCHEMA_VERSION = 1
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}$")
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
 _SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)", re.IGNORECASE)
-_REFERENCE_RE = re.compile(r"^(\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*|keyring:[^\s]+)$")
+_REFERENCE_RE = re.compile(
+    r"^(\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*|keyring:[^\s]+)$"
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -46,7 +48,9 @@ class _Frozen(BaseModel):
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 
-    host: str | None = Field(default=None, description="Docker host: None for local, ssh://…, tcp://…, or a context")
+    host: str | None = Field(
+        default=None, description="Docker host: None for local, ssh://…, tcp://…, or a context"
+    )
     image: str
     container_name: str | None = None
     ports: tuple[str, ...] = ()
@@ -135,7 +139,9 @@ class Profile(_Frozen):
     docker: DockerSettings | None = None
     process: ProcessSettings | None = None
     model: str
-    model_flag: bool = Field(default=False, description="the model was given as --model rather than positionally")
+    model_flag: bool = Field(
+        default=False, description="the model was given as --model rather than positionally"
+    )
     args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
     gpus: Literal["all"] | tuple[int, ...] | None = None
@@ -150,7 +156,8 @@ class Profile(_Frozen):
     def _name(cls, v: str) -> str:
         if not _NAME_RE.match(v):
             raise ValueError(
-                "a name of 1-80 letters, digits, spaces, '.', '_', '+' or '-', starting with a letter or digit"
+                "a name of 1-80 letters, digits, spaces, '.', '_', '+' or '-', "
+                "starting with a letter or digit"
             )
         return v
 
@@ -171,7 +178,8 @@ class Profile(_Frozen):
             text = "" if value is None else str(value)
             if text and is_secret_name(str(key)) and not is_reference(text):
                 raise ValueError(
-                    f"{key} holds a secret value; store a reference instead, e.g. ${{{key}}} or keyring:llm-dyno/{key}"
+                    f"{key} holds a secret value; store a reference instead, "
+                    f"e.g. ${{{key}}} or keyring:llm-dyno/{key}"
                 )
             out[str(key)] = text
         return out
@@ -241,7 +249,9 @@ class Profile(_Frozen):
         return Profile.model_validate(data)
 
 
-def profile_from_data(data: Any, *, source: str | None = None, lines: dict[Any, int] | None = None) -> Profile:
+def profile_from_data(
+    data: Any, *, source: str | None = None, lines: dict[Any, int] | None = None
+) -> Profile:
     """Validate plain data as a Profile; errors name the file, line and field."""
     if not isinstance(data, dict):
         raise ProfileError(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -71,7 +70,8 @@ class ProfileStore:
             if profile.name in seen:
                 errors.append(
                     ProfileError(
-                        f"duplicate profile name {profile.name!r} (also in {seen[profile.name].name}); skipped",
+                        f"duplicate profile name {profile.name!r} "
+                        f"(also in {seen[profile.name].name}); skipped",
                         where=Location(str(path), None, "name"),
                         hint="rename one of the two profiles",
                     )
@@ -197,6 +197,6 @@ class ProfileStore:
 def shipped_profiles() -> list[Profile]:
     """The example profiles shipped with the app."""
     folder = paths.shipped_profiles_dir()
-    return [profile_from_yaml(p.read_text(encoding="utf-8"), str(p)) for p in sorted(folder.glob("*" + SUFFIX))]
-
-
+    return [
+        profile_from_yaml(p.read_text(encoding="utf-8"), str(p)) for p in sorted(folder.glob("*" + SUFFIX))
+    ]

@@ -26,7 +26,9 @@ def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Pat
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "malformed YAML"
         raise ProfileError(
-            f"not valid YAML: {problem}", where=Location(source, line), hint="fix the YAML syntax at that line"
+            f"not valid YAML: {problem}",
+            where=Location(source, line),
+            hint="fix the YAML syntax at that line",
         ) from None
     except yaml.YAMLError as exc:
         raise ProfileError(f"not valid YAML: {exc}", where=Location(source)) from None
@@ -78,4 +80,6 @@ _Dumper.add_representer(str, _str_representer)
 
 def dump(data: Any) -> str:
     """Dump data as human-friendly YAML, keeping key order."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    return yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+    )

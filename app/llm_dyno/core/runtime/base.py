@@ -7,6 +7,7 @@ state machine is driven by the server's log lines and its HTTP readiness.
 
 from __future__ import annotations
 
+import shlex
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -114,8 +115,20 @@ class LaunchPlan:
     warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """A human-readable account of what would run."""
-        raise NotImplementedError
+        """A human-readable account of what would run: the command line with its environment overrides
+        (secrets stay references), the URL and any warnings. Backends with another spec override it."""
+        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
+        lines += [f"# warning: {w}" for w in self.warnings]
+        argv = self.spec.get("argv")
+        if argv:
+            env = self.spec.get("env") or {}
+            if self.spec.get("cwd"):
+                lines.append(f"cd {shlex.quote(str(self.spec['cwd']))}")
+            assignments = [f"{k}={shlex.quote(str(v))}" for k, v in env.items()]
+            lines.append(" ".join([*assignments, shlex.join(str(a) for a in argv)]))
+        else:
+            lines += [f"{key}: {value}" for key, value in self.spec.items()]
+        return "\n".join(lines)
 
 
 class LogBuffer:
@@ -219,7 +232,7 @@ class ServerHandle(ABC):
 
     @abstractmethod
     def stop(self, timeout: float = 30.0) -> ServerStatus:
-        """Stop gracefully (SIGTERM / docker stop), kill after ``timeout``, clean up; returns the final status."""
+        """Stop gracefully (SIGTERM / docker stop), kill after ``timeout``, clean up; return the status."""
 
     @property
     @abstractmethod

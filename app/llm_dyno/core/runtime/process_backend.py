@@ -285,7 +285,11 @@ class ProcessRuntime(Runtime):
         engine = profile.engine()
         exe = profile.process.executable if profile.process else "vllm"
         head = [exe, "-m", "vllm.entrypoints.cli.main"] if _PYTHON.match(Path(exe).name) else [exe]
-        serve_args, secret_env = _secrets_to_env(profile.vllm_argv())
+        argv_in = profile.vllm_argv()
+        if profile.model.startswith("~"):
+            # no shell runs the command, so "~/models/x" would reach vLLM as a Hugging Face id
+            argv_in[argv_in.index(profile.model)] = os.path.expanduser(profile.model)
+        serve_args, secret_env = _secrets_to_env(argv_in)
         argv = [*head, "serve", *serve_args]
         warnings: list[str] = []
         host = engine.host

