@@ -11,10 +11,17 @@ import sys
 from collections.abc import Sequence
 
 from llm_dyno import __version__
-from llm_dyno.commands import bench_cmds, diagnose_cmds, profile_cmds, server_cmds, telemetry_cmds
+from llm_dyno.commands import (
+    bench_cmds,
+    diagnose_cmds,
+    doctor_cmds,
+    profile_cmds,
+    server_cmds,
+    telemetry_cmds,
+)
 from llm_dyno.core.errors import DynoError
 
-COMMAND_MODULES = [profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds]
+COMMAND_MODULES = [profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds]
 
 
 def build_parser() -> argparse.ArgumentParser:

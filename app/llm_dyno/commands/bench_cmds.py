@@ -18,6 +18,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.profiles.model import Profile, Runtime
+from llm_dyno.core.telemetry import power
 
 
 def register(sub: Any) -> None:
@@ -247,14 +248,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     profile = store().get(args.name)
     url, model = profile_url(profile), profile.served_model_name
     suite = load_suite(args.suite)
-    try:
-        from llm_dyno.core.telemetry import power as power_mod  # written by another engineer
-
-        controller = power_mod.default_controller()  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
-        raise DynoError(
-            "setting power limits is not available in this build (core/telemetry/power.py)"
-        ) from None
+    reason = power.control_unavailable_reason(args.gpu)
+    if reason is not None:
+        raise DynoError(reason)
+    controller = power.default_controller()
     sweep = run_sweep(
         caps,
         controller,

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
-from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
+from llm_dyno.core.diagnose.references import find_reference, load_references
+from llm_dyno.core.diagnose.sources import latest_log, read_live, reference_from_profile
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.paths import data_dir
-from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.profiles.store import file_stem
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot, compute_rates, scrape
 
 
 def register(sub: Any) -> None:
@@ -46,53 +40,6 @@ def register(sub: Any) -> None:
     show.set_defaults(handler=cmd_reference_show)
 
 
-def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
-    """The newest log the runtime saved for a profile under ``data_dir()/logs`` (either backend's naming)."""
-    folder = folder or data_dir() / "logs"
-    if not folder.is_dir():
-        return None
-    prefix = file_stem(profile_name) + "-"
-    logs = [p for p in folder.glob("*.log") if p.name.lower().startswith(prefix)]
-    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
-
-
-def _reference_from_profile(profile: Profile) -> Reference | None:
-    """A profile's own ``reference:`` numbers as a Reference."""
-    n = profile.reference
-    if n is None:
-        return None
-    return Reference.model_validate(
-        {
-            "id": "profile-reference",
-            "title": f"numbers noted in profile {profile.name}",
-            "hardware": {"gpu": n.gpu, "power_limit_w": n.power_limit_w},
-            "numbers": {
-                "narrative_tps": n.narrative_tps,
-                "code_tps": n.code_tps,
-                "acceptance_per_position": list(n.acceptance_per_position),
-            },
-            "source": {"url": n.source, "text": n.notes},
-        }
-    )
-
-
-def _live(url: str, api_key: str | None) -> tuple[MetricsSnapshot, MetricsRates, str | None]:
-    """Two /metrics scrapes a moment apart (rates need a delta) and the /version answer."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    with httpx.Client(timeout=5.0, trust_env=False) as client:
-        first = scrape(client, url, api_key)
-        time.sleep(2.0)
-        second = scrape(client, url, api_key)
-        version: str | None = None
-        try:
-            resp = client.get(url.rstrip("/") + "/version", headers=headers)
-            if resp.status_code == 200:
-                version = str(resp.json().get("version") or "") or None
-        except (httpx.HTTPError, ValueError):
-            version = None
-    return second, compute_rates(first, second), version
-
-
 def build_input(args: argparse.Namespace) -> DiagnosisInput:
     """Gather what the command line points at into one :class:`DiagnosisInput`."""
     if not args.name and not args.url:
@@ -109,12 +56,12 @@ def build_input(args: argparse.Namespace) -> DiagnosisInput:
             raise DynoError(f"cannot read the log {log_path}: {exc.strerror}") from None
     reference = find_reference(args.reference) if args.reference else None
     if reference is None and profile is not None:
-        reference = _reference_from_profile(profile)
+        reference = reference_from_profile(profile)
     snapshot = rates = None
     version = None
     if args.url:
         api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-        snapshot, rates, version = _live(args.url, api_key)
+        snapshot, rates, version = read_live(args.url, api_key)
     return DiagnosisInput(
         profile=profile,
         reference=reference,

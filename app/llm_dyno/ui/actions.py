@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
@@ -37,6 +37,7 @@ class Actions:
     filter: QAction
     shortcuts: QAction
     views: list[QAction]
+    extra: list[QAction] = field(default_factory=list)  # added later (settings, check system…)
 
     def shortcut_list(self) -> list[tuple[str, str]]:
         """(keys, description) for the shortcut overlay."""
@@ -53,6 +54,7 @@ class Actions:
             self.launch,
             self.stop,
             self.shortcuts,
+            *self.extra,
         ):
             keys = a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
             if keys:

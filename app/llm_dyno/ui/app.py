@@ -35,7 +35,6 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from llm_dyno.ui import theme
     from llm_dyno.ui.errors import ErrorFunnel
     from llm_dyno.ui.icons import app_icon
     from llm_dyno.ui.main_window import MainWindow, schedule_first_run
@@ -46,9 +45,20 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
     app.setOrganizationName(ORG_NAME)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("llm-dyno")
+    app.setDesktopFileName("org.llmdyno.LLMDyno")  # the .desktop file id: notifications and the dock use it
     app.setWindowIcon(app_icon())
-    theme.apply(app)
+    from llm_dyno.ui.dialogs.settings_dialog import apply_theme, load_settings
+
+    app_settings = load_settings()
+    apply_theme(app_settings.theme, app)
+    instance = None
+    if not screenshot:
+        from llm_dyno.ui.single_instance import SingleInstance
+
+        instance = SingleInstance(parent=app)
+        if not instance.claim():
+            print("LLM Dyno is already running: its window was brought to the front")
+            return 0
     funnel = ErrorFunnel(app)
     funnel.install()
 
@@ -74,10 +84,17 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
         return 0
 
     window.resize(width, height)
+    from llm_dyno.ui.tray import install_desktop
+
+    desktop = install_desktop(window, window.bridge)  # tray, notifications, menus, remembered layout
+    if instance is not None:
+        instance.raiseRequested.connect(desktop.tray.show_window)
     window.show()
-    schedule_first_run(window)
-    # the style follows the system when it switches between light and dark
-    app.styleHints().colorSchemeChanged.connect(lambda _scheme: theme.apply(app))
+    from llm_dyno.ui.dialogs.doctor_dialog import schedule_system_check
+
+    schedule_system_check(window, after=schedule_first_run)  # first run: profiles, then the system check
+    # the style follows the system when it switches between light and dark (unless set to one)
+    app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(load_settings().theme, app))
     code = app.exec()
     funnel.uninstall()
     return int(code)

@@ -25,6 +25,32 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.errors import DynoError
 
 
+def versions_report(vllm_version: str | None = None) -> str:
+    """App, Python, Qt and vLLM versions and the platform, for a bug report."""
+    import platform
+    from importlib import metadata
+
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    from llm_dyno import __version__
+
+    if vllm_version is None:
+        try:
+            vllm_version = metadata.version("vllm")
+        except metadata.PackageNotFoundError:
+            vllm_version = "unknown (not installed here; the server's own is in its log)"
+    return "\n".join(
+        [
+            f"LLM Dyno {__version__}",
+            f"Python {platform.python_version()} ({sys.executable})",
+            f"Qt {qVersion()}, PySide6 {PySide6.__version__}",
+            f"vLLM {vllm_version}",
+            f"Platform {platform.platform()}",
+        ]
+    )
+
+
 class ErrorDialog(QDialog):
     """A message the user can act on, and the full details to copy into a bug report."""
 
@@ -69,6 +95,7 @@ class ErrorFunnel(QObject):
         self.dialog_parent: QWidget | None = None
         self.suppress_dialogs = False  # tests and screenshot mode print instead
         self.last: tuple[str, str] | None = None
+        self.vllm_version: str | None = None  # set when a server reported it (GET /version)
         self._previous_hook = sys.excepthook
         self._previous_thread_hook = threading.excepthook
 
@@ -91,7 +118,11 @@ class ErrorFunnel(QObject):
             self._previous_hook(etype, value, tb)
             return
         message = str(value) if isinstance(value, DynoError) else f"{etype.__name__}: {value}"
-        details = "".join(traceback.format_exception(etype, value, tb))
+        details = (
+            versions_report(self.vllm_version)
+            + "\n\n"
+            + "".join(traceback.format_exception(etype, value, tb))
+        )
         print(details, file=sys.stderr)
         self.errorRaised.emit(message, details)
 

@@ -12,20 +12,24 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QStackedWidget,
+    QSystemTrayIcon,
     QTabBar,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
+from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.ui.actions import VIEWS, make_actions
+from llm_dyno.ui.bench.bench_view import BenchmarkView
+from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
 from llm_dyno.ui.profile_commands import ProfileCommands
 from llm_dyno.ui.server_controller import ServerController
 from llm_dyno.ui.servers import ServerBridge
 from llm_dyno.ui.session import ProfileSession
-from llm_dyno.ui.views import placeholders
 from llm_dyno.ui.views.diff_view import DiffView
 from llm_dyno.ui.views.logs_view import LogsView
 from llm_dyno.ui.views.server_view import ServerView
@@ -60,13 +64,15 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.diff_view = DiffView()
         self.server_view = ServerView()
         self.logs_view = LogsView()
+        self.bench_view = BenchmarkView(self.session)
+        self.diagnostics_view = DiagnosticsView(self.session)
         self.views: dict[str, QWidget] = {
             "profile": self.editor,
             "diff": self.diff_view,
             "dashboard": self.server_view,
             "logs": self.logs_view,
-            "benchmark": placeholders.benchmark_placeholder(),
-            "diagnostics": placeholders.diagnostics_placeholder(),
+            "benchmark": self.bench_view,
+            "diagnostics": self.diagnostics_view,
         }
 
         right = QWidget()
@@ -113,6 +119,9 @@ class MainWindow(ProfileCommands, QMainWindow):
         self._build_status_bar()
         self._connect()
         self.servers = ServerController(self, self.bridge, self)
+        self._connect_analysis_views()
+        self.attach_action.triggered.connect(self.server_view.ask_attach)
+        self.server_view.attachedChanged.connect(lambda s: s is not None and self.show_view("dashboard"))
         self.session.changed.connect(self._refresh_from_session)
         self.session.reload()
         self._update_actions()
@@ -131,6 +140,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         launch_button.setObjectName("launchButton")
         bar.addAction(a.stop)
         bar.addAction(a.plan)
+        self.attach_action = attach_action(self)  # "Attach to server…": watch a server not launched here
+        bar.addAction(self.attach_action)
         bar.addSeparator()
         for action in (a.new, a.import_, a.export, a.duplicate, a.rename, a.delete):
             bar.addAction(action)
@@ -204,8 +215,36 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.actions_.undo_delete.setEnabled(self.session.can_undo)
         if hasattr(self, "servers"):
             self.servers.refresh()
+            self._sync_analysis_views()
         self.undo_button.setVisible(self.session.can_undo)
         self._update_title()
+
+    # ---- benchmark and diagnostics views -------------------------------------------------------
+    def _connect_analysis_views(self) -> None:
+        for view in (self.bench_view, self.diagnostics_view):
+            view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
+            view.errorMessage.connect(self.show_error)
+        self.bench_view.benchmark_finished.connect(self.notify_benchmark_finished)
+        self.diagnostics_view.copyCreated.connect(self.select_profile)
+        self.bridge.statusChanged.connect(lambda _n, _s: self._sync_analysis_views())
+
+    def _sync_analysis_views(self) -> None:
+        """Tell both views which profile is selected and where its server answers (when ready)."""
+        name = self.editor.profile_name
+        profile = self.session.get(name) if name else None
+        handle = self.bridge.handle(name) if name else None
+        ready = handle is not None and handle.status.state is ServerState.READY
+        url = handle.plan.base_url if handle is not None and ready else None
+        self.bench_view.set_target(profile, url)
+        self.diagnostics_view.set_target(profile, url)
+
+    def notify_benchmark_finished(self, summary: str) -> None:
+        """A tray balloon when the tray icon is up, else the status bar."""
+        tray = getattr(self, "tray", None)
+        if isinstance(tray, QSystemTrayIcon) and tray.isVisible():
+            tray.showMessage("Benchmark finished", summary, QSystemTrayIcon.MessageIcon.Information, 8000)
+        else:
+            self.statusBar().showMessage(summary, 15000)
 
     def _update_title(self) -> None:
         name = self.editor.profile_name

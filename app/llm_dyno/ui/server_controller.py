@@ -77,6 +77,7 @@ class ServerController(QObject):
         window.server_view.launchRequested.connect(self.launch_selected)
         bridge.statusChanged.connect(self._status_changed)
         bridge.logLines.connect(window.logs_view.append)
+        bridge.logLines.connect(window.server_view.feed_log_lines)  # warnings → dashboard event markers
         bridge.launchStarted.connect(self._launch_started)
         bridge.launchFailed.connect(self._launch_failed)
         bridge.stopFinished.connect(self._stop_finished)

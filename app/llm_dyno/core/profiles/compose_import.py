@@ -246,9 +246,19 @@ class _Service:
                     "'gpus' must be 'all' or a list of device requests", where=self.at("gpus")
                 )
             requests += [(g, ("gpus", i)) for i, g in enumerate(gpus)]
-        deploy = self.svc.get("deploy") or {}
-        devices = ((deploy.get("resources") or {}).get("reservations") or {}).get("devices") or []
-        path = ("deploy", "resources", "reservations", "devices")
+        devices: Any = self.svc
+        path: tuple[str, ...] = ()
+        for key in ("deploy", "resources", "reservations", "devices"):
+            if not isinstance(devices, dict):
+                raise ImportFormatError(
+                    f"'{'.'.join(path)}' must be a mapping", where=self.at(*path)
+                )
+            devices = devices.get(key) or ([] if key == "devices" else {})
+            path = (*path, key)
+        if not isinstance(devices, list):
+            raise ImportFormatError(
+                "'deploy.resources.reservations.devices' must be a list", where=self.at(*path)
+            )
         requests += [(d, (*path, i)) for i, d in enumerate(devices)]
         for request, where in requests:
             if not isinstance(request, dict):
@@ -294,6 +304,8 @@ def read_compose(text: str, *, source: str | None, service: str | None) -> Draft
             "not a compose file: no 'services:' mapping with at least one service",
             where=Location(source, line_for(lines, ("services",)) or 1, "services"),
         )
+    # a service called 1175872 is read by YAML as a number; compose names are strings
+    services = {str(k): v for k, v in services.items()}
     meta = data.get(META_KEY)
     if service is None and isinstance(meta, dict) and meta.get("service") in services:
         service = str(meta["service"])  # our own export names its service

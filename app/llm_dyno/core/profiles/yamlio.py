@@ -16,8 +16,9 @@ def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Pat
 
     Raises :class:`ProfileError` with the file and line of a syntax error.
     """
-    loader = yaml.SafeLoader(text)
+    loader: yaml.SafeLoader | None = None
     try:
+        loader = yaml.SafeLoader(text)  # rejects unprintable characters already
         # compose once, construct from the same node tree: one parse gives both data and lines
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -33,7 +34,8 @@ def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Pat
     except yaml.YAMLError as exc:
         raise ProfileError(f"not valid YAML: {exc}", where=Location(source)) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     lines: dict[Path_, int] = {}
     if node is not None:
         _walk(node, (), lines)

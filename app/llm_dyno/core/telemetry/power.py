@@ -184,3 +184,34 @@ def restore_power_limit(
         now = read_power_limit(gpu, s)
     _forget(gpu)
     return now
+
+
+class NvmlPowerController:
+    """The power controller a sweep drives: NVML when permitted, else the privileged helper."""
+
+    def set_limit(self, gpu: int, watts: float) -> None:
+        """Set the limit (refused outside the GPU's range, with the allowed range in the message)."""
+        set_power_limit(gpu, watts)
+
+    def get_limit(self, gpu: int) -> float | None:
+        """The limit in force, in watts."""
+        return read_power_limit(gpu).current_w
+
+
+def default_controller() -> NvmlPowerController:
+    """The controller for this machine's GPUs."""
+    return NvmlPowerController()
+
+
+def control_unavailable_reason(gpu: int = 0) -> str | None:
+    """Why power limits cannot be set here (None when they can): no driver, or neither root nor helper."""
+    try:
+        read_power_limit(gpu)
+    except DynoError as exc:
+        return f"Power control is unavailable: {exc.message}"
+    if os.geteuid() != 0 and find_helper() is None:
+        return (
+            "Setting a power limit needs root or the privileged helper "
+            "(packaging/llm-dyno-power-helper with pkexec)."
+        )
+    return None

@@ -34,33 +34,3 @@ def logs_placeholder() -> EmptyState:
         ],
     )
 
-
-def benchmark_placeholder() -> EmptyState:
-    """Benchmark: the community protocol."""
-    return EmptyState(
-        "benchmark",
-        "One-click benchmark",
-        "Run the community's standard prompt benchmark against the running server and keep every result.",
-        [
-            "Narrative and code prompts, 3 warm-ups then 5 measured runs each",
-            "wall and decode tokens/s, TTFT, energy per token",
-            "Compare with earlier runs and with reference numbers",
-            "Power-cap sweeps to find the efficiency knee",
-        ],
-        badge="Coming soon",
-    )
-
-
-def diagnostics_placeholder() -> EmptyState:
-    """Diagnostics: why is mine slower."""
-    return EmptyState(
-        "diagnostics",
-        "Why is mine slower?",
-        "Findings from your profile, environment, logs, metrics and results, ranked by likely impact.",
-        [
-            "Config and environment diff against a reference setup",
-            "Throttling, power caps and thermal state",
-            "CUDA graph downgrades, KV cache pressure, low acceptance",
-        ],
-        badge="Coming soon",
-    )

@@ -1,11 +1,22 @@
-"""The Dashboard view for now: the selected profile's server — launch progress, failure, or idle."""
+"""The Dashboard view: the selected profile's server (launch progress, failure, live dashboard),
+an attached server's live dashboard, or an invitation to launch.
+
+One :class:`Dashboard` per watched server is kept (keyed by profile or attached URL), so switching
+profiles does not lose the history of a server that keeps running.
+"""
 
 from __future__ import annotations
+
+import os
+import time
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.core.telemetry.attach import AttachedServer
+from llm_dyno.ui.dashboard import Dashboard
+from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from llm_dyno.ui.views.failure_panel import FailurePanel
 from llm_dyno.ui.views.launch_panel import LaunchPanel
 from llm_dyno.ui.widgets.empty_state import EmptyState
@@ -15,6 +26,7 @@ class ServerView(QWidget):
     """Idle: an invitation to launch. Otherwise the launch panel, and the failure panel when it died."""
 
     launchRequested = Signal()
+    attachedChanged = Signal(object)  # AttachedServer | None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -28,12 +40,14 @@ class ServerView(QWidget):
             "Launch this profile to watch it come up: pulling, loading weights, compiling, "
             "capturing CUDA graphs, ready.",
             [
-                "Live graphs (coming soon): tokens/s, acceptance, GPU power against its limit, KV cache",
+                "Live graphs: tokens/s, acceptance, GPU power against its limit, KV cache",
                 "If it fails, the reason, what to do, and the log lines that show it",
             ],
         )
         self.launch_button = self.idle.add_action("Launch", primary=True)
         self.launch_button.clicked.connect(self.launchRequested)
+        self.attach_button = self.idle.add_action("Attach to server…")
+        self.attach_button.clicked.connect(self.ask_attach)
         self.stack.addWidget(self.idle)
 
         scroll = QScrollArea()
@@ -65,12 +79,20 @@ class ServerView(QWidget):
         self.stack.addWidget(scroll)
         self._scroll = scroll
         self.profile: str | None = None
+        self.attached: AttachedServer | None = None
+        self.dashboards: dict[str, Dashboard] = {}
+        self._launched_at: dict[str, float] = {}
 
     def show_idle(self, profile: str | None, can_launch: bool = True) -> None:
         """No server for this profile."""
         self.profile = profile
         self.launch_button.setEnabled(can_launch and profile is not None)
         self.idle.title.setText("Not running" if profile else "No profile selected")
+        if profile is not None and f"profile:{profile}" in self.dashboards:
+            self.dashboards[f"profile:{profile}"].stop_watching()
+        if self.attached is not None:
+            self.stack.setCurrentWidget(self._attached_dashboard(self.attached))
+            return
         self.stack.setCurrentWidget(self.idle)
 
     def start(self, profile: str, url: str, runtime: str = "docker") -> None:
@@ -79,6 +101,7 @@ class ServerView(QWidget):
         self.launch_panel.set_runtime(runtime)
         self.launch_panel.start(url)
         self.failure_panel.set_reason(None)
+        self._launched_at[profile] = time.time()
         self.stack.setCurrentWidget(self._scroll)
 
     def set_status(
@@ -88,11 +111,79 @@ class ServerView(QWidget):
         self.profile = profile
         if runtime:
             self.launch_panel.set_runtime(runtime)
-        if self.stack.currentWidget() is not self._scroll or self.launch_panel.status is None:
+        current = self.stack.currentWidget()
+        keep_dash = isinstance(current, Dashboard) and status.state is ServerState.READY
+        if (current is not self._scroll and not keep_dash) or self.launch_panel.status is None:
             self.launch_panel.start(url, started_at=status.since if status.state.is_loading else None)
             self.stack.setCurrentWidget(self._scroll)
         if url:
             self.launch_panel.url.setText(url)
         self.launch_panel.set_status(status)
         self.failure_panel.set_reason(status.failure if status.state is ServerState.FAILED else None)
-        self.graphs_note.setVisible(status.state is ServerState.READY)
+        self.graphs_note.setVisible(False)
+        key = f"profile:{profile}"
+        if status.state is ServerState.READY and url:
+            dash = self._dashboard(key)
+            if not dash.live:
+                dash.watch(url, profile)
+                if profile in self._launched_at:
+                    dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
+                dash.add_event(time.time(), "launch", "ready")
+            self.stack.setCurrentWidget(dash)
+        elif key in self.dashboards and not status.state.is_live:
+            self.dashboards[key].stop_watching()
+
+    # ---- dashboards ----------------------------------------------------------------------------
+    def _dashboard(self, key: str) -> Dashboard:
+        dash = self.dashboards.get(key)
+        if dash is None:
+            dash = self.dashboards[key] = Dashboard()
+            self.stack.addWidget(dash)
+        return dash
+
+    def show_dashboard(self, key: str) -> Dashboard:
+        """Show (creating it if new) the dashboard called ``key``, e.g. for recorded data."""
+        dash = self._dashboard(key)
+        self.stack.setCurrentWidget(dash)
+        return dash
+
+    def current_dashboard(self) -> Dashboard | None:
+        """The dashboard shown, if one is."""
+        w = self.stack.currentWidget()
+        return w if isinstance(w, Dashboard) else None
+
+    def feed_log_lines(self, profile: str, lines: list[str]) -> None:
+        """New log lines of a profile's server: warnings become event markers on its dashboard."""
+        dash = self.dashboards.get(f"profile:{profile}")
+        if dash is not None and dash.live:
+            dash.feed_log_lines(lines)
+
+    def _attached_dashboard(self, server: AttachedServer) -> Dashboard:
+        dash = self._dashboard(f"attached:{server.url}")
+        if not dash.live:
+            key = os.environ.get(server.api_key_env) if server.api_key_env else None
+            where = f" · container {server.container}" if server.container else ""
+            title = f"Attached: {server.label}{where}"
+            dash.watch(server.url, title, gpu_index=server.gpu_index, api_key=key)
+            dash.detach_button.show()
+            dash.detachRequested.connect(lambda: self.watch_attached(None))
+        return dash
+
+    def watch_attached(self, server: AttachedServer | None) -> None:
+        """Watch an attached server (shown when the selected profile has no server); None detaches."""
+        if self.attached is not None and (server is None or server.url != self.attached.url):
+            old = self.dashboards.get(f"attached:{self.attached.url}")
+            if old is not None:
+                old.stop_watching()
+        self.attached = server
+        if server is not None:
+            self.stack.setCurrentWidget(self._attached_dashboard(server))
+        elif self.stack.currentWidget() is not self._scroll:
+            self.stack.setCurrentWidget(self.idle)
+        self.attachedChanged.emit(server)
+
+    def ask_attach(self) -> None:
+        """Ask for a server to attach to (URL, container, GPU, API-key variable) and watch it."""
+        dialog = AttachDialog(self)
+        if dialog.exec() and dialog.server is not None:
+            self.watch_attached(dialog.server)

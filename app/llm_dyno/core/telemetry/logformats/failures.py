@@ -74,8 +74,9 @@ _RULES: list[_Rule] = [
     _Rule(
         FailureKind.GPU_BUSY,
         re.compile(
-            r"Free memory on device(?: \S+)? \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup"
-            r" is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)"
+            r"Free memory on device(?: \S+)? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\)"
+            r" on startup is less than desired GPU memory utilization"
+            r" \((?P<util>\d+(?:\.\d+)?), (?P<want>\d+(?:\.\d+)?) GiB\)"
         ),
         lambda m: (
             f"only {m.group('free')} of {m.group('total')} GiB GPU memory is free; "

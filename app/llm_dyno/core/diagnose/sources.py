@@ -1,0 +1,64 @@
+"""Where a diagnosis gets its inputs: the latest launch log, a profile's own reference numbers, and
+a live server's metrics and version. Shared by the CLI and the window."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+
+from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot, compute_rates, scrape
+
+
+def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
+    """The newest log the runtime saved for a profile under ``data_dir()/logs`` (either backend's naming)."""
+    folder = folder or data_dir() / "logs"
+    if not folder.is_dir():
+        return None
+    prefix = file_stem(profile_name) + "-"
+    logs = [p for p in folder.glob("*.log") if p.name.lower().startswith(prefix)]
+    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
+
+
+def reference_from_profile(profile: Profile) -> Reference | None:
+    """A profile's own ``reference:`` numbers as a Reference (None when it has none)."""
+    n = profile.reference
+    if n is None:
+        return None
+    return Reference.model_validate(
+        {
+            "id": "profile-reference",
+            "title": f"numbers noted in profile {profile.name}",
+            "hardware": {"gpu": n.gpu, "power_limit_w": n.power_limit_w},
+            "numbers": {
+                "narrative_tps": n.narrative_tps,
+                "code_tps": n.code_tps,
+                "acceptance_per_position": list(n.acceptance_per_position),
+            },
+            "source": {"url": n.source, "text": n.notes},
+        }
+    )
+
+
+def read_live(
+    url: str, api_key: str | None = None, gap_s: float = 2.0
+) -> tuple[MetricsSnapshot, MetricsRates, str | None]:
+    """Two /metrics scrapes ``gap_s`` apart (rates need a delta) and the /version answer."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(timeout=5.0, trust_env=False) as client:
+        first = scrape(client, url, api_key)
+        time.sleep(gap_s)
+        second = scrape(client, url, api_key)
+        version: str | None = None
+        try:
+            resp = client.get(url.rstrip("/") + "/version", headers=headers)
+            if resp.status_code == 200:
+                version = str(resp.json().get("version") or "") or None
+        except (httpx.HTTPError, ValueError):
+            version = None
+    return second, compute_rates(first, second), version

@@ -1,0 +1,1 @@
+"""The Benchmark view: one-click suite runs, history, comparison and power-cap sweeps."""

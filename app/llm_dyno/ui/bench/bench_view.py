@@ -1,0 +1,333 @@
+"""The Benchmark view: pick a suite, one click runs it against the selected profile's server (or an
+attached URL) in a worker; the table fills run by run; results go to the history, where they can be
+filtered, tagged, exported and compared; power-cap sweeps where the GPU allows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.bench.report import markdown_line
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
+from llm_dyno.core.bench.sweep import SweepResult
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.compare import compare_many
+from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.profiles.model import PowerSettings, Profile
+from llm_dyno.core.telemetry.power import control_unavailable_reason, default_controller
+from llm_dyno.ui.bench.compare_panel import ComparePanel
+from llm_dyno.ui.bench.history_panel import HistoryPanel
+from llm_dyno.ui.bench.result_panel import ResultPanel
+from llm_dyno.ui.bench.sweep_panel import SweepPanel
+from llm_dyno.ui.bench.worker import BenchTarget, BenchWorker
+from llm_dyno.ui.icons import icon
+from llm_dyno.ui.session import ProfileSession
+
+PREFERRED_SUITES = ("community", "quick")
+
+
+class BenchmarkView(QWidget):
+    """One-click benchmark, history, compare and sweep. ``benchmark_finished(summary)`` when a run ends."""
+
+    benchmark_finished = Signal(str)
+    statusMessage = Signal(str)
+    errorMessage = Signal(str)
+
+    def __init__(
+        self,
+        session: ProfileSession | None = None,
+        history_path: Path | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.history_path = history_path
+        self.profile: Profile | None = None
+        self.server_url: str | None = None
+        self.last_result: BenchResult | None = None
+        self.last_result_id: int | None = None
+        self.worker = BenchWorker(self)
+        self._done = 0
+        self._total = 0
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Suite"))
+        self.suite_combo = QComboBox()
+        top.addWidget(self.suite_combo)
+        self.run_button = QPushButton(icon("play", "#ffffff"), "Run benchmark")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(lambda: self.start())
+        top.addWidget(self.run_button)
+        self.cancel_button = QPushButton(icon("stop"), "Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        top.addWidget(self.cancel_button)
+        top.addSpacing(12)
+        self.target_label = QLabel()
+        self.target_label.setObjectName("sectionSubtitle")
+        top.addWidget(self.target_label, 1)
+        layout.addLayout(top)
+
+        attach = QHBoxLayout()
+        attach.addWidget(QLabel("Or attach to"))
+        self.url_edit = QLineEdit()
+        self.url_edit.setPlaceholderText("http://host:8000 (a server not started from a profile)")
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("served model name")
+        self.model_edit.setMaximumWidth(220)
+        attach.addWidget(self.url_edit, 2)
+        attach.addWidget(self.model_edit, 1)
+        for edit in (self.url_edit, self.model_edit):
+            edit.textChanged.connect(lambda _t: self._update_target())
+        layout.addLayout(attach)
+
+        prog = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("%v / %m runs")
+        self.progress.setTextVisible(False)
+        prog.addWidget(self.progress, 1)
+        self.status = QLabel("Idle")
+        self.status.setObjectName("sectionSubtitle")
+        self.status.setMinimumWidth(260)
+        prog.addWidget(self.status)
+        layout.addLayout(prog)
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("editorTabs")
+        self.result_panel = ResultPanel()
+        self.history = HistoryPanel(history_path)
+        self.compare = ComparePanel()
+        self.sweep = SweepPanel()
+        self.tabs.addTab(self.result_panel, "Run")
+        self.tabs.addTab(self.history, "History")
+        self.tabs.addTab(self.compare, "Compare")
+        self.tabs.addTab(self.sweep, "Sweep")
+        layout.addWidget(self.tabs, 1)
+
+        self.worker.progress.connect(self._progress)
+        self.worker.message.connect(self.status.setText)
+        self.worker.finished.connect(self._finished)
+        self.worker.sweepFinished.connect(self._sweep_finished)
+        self.worker.failed.connect(self._failed)
+        self.history.openRequested.connect(self.open_result)
+        self.history.compareRequested.connect(self.compare_ids)
+        self.history.error.connect(self.errorMessage)
+        self.history.info.connect(self.statusMessage)
+        self.sweep.sweepRequested.connect(self.start_sweep)
+        self.sweep.saveCapRequested.connect(self.save_cap)
+        self.sweep.set_unavailable(control_unavailable_reason())
+
+        self.reload_suites()
+        self.history.reload()
+        if self.history.entries:
+            self.open_result(self.history.entries[0].id, switch=False)
+        self._update_target()
+
+    # ---- target --------------------------------------------------------------------------------
+    def reload_suites(self) -> None:
+        """Fill the suite picker: community and quick first, then the user's suites."""
+        names = list(available_suites())
+        ordered = [n for n in PREFERRED_SUITES if n in names] + sorted(
+            n for n in names if n not in PREFERRED_SUITES
+        )
+        self.suite_combo.clear()
+        self.suite_combo.addItems(ordered)
+
+    def set_target(self, profile: Profile | None, url: str | None) -> None:
+        """The selected profile, and its server's URL when the server is ready (None otherwise)."""
+        self.profile = profile
+        self.server_url = url
+        self._update_target()
+
+    def target(self) -> BenchTarget | None:
+        """What a click on Run benchmarks: an attached URL first, else the selected profile's server."""
+        url = self.url_edit.text().strip()
+        if url:
+            model = self.model_edit.text().strip() or (self.profile.served_model_name if self.profile else "")
+            return BenchTarget(url, model) if model else None
+        if self.profile is not None and self.server_url:
+            return BenchTarget(self.server_url, self.profile.served_model_name, self.profile)
+        return None
+
+    def _update_target(self) -> None:
+        busy = self.worker.running
+        target = self.target()
+        if target is not None:
+            self.target_label.setText(f"Target: {target.describe()}")
+        elif self.url_edit.text().strip():
+            self.target_label.setText("Give the served model name of the attached server.")
+        elif self.profile is not None:
+            self.target_label.setText(f"“{self.profile.name}” is not running: launch it, or attach to a URL.")
+        else:
+            self.target_label.setText("Select a running profile, or attach to a server URL.")
+        self.run_button.setEnabled(target is not None and not busy)
+        self.cancel_button.setEnabled(busy)
+        self.suite_combo.setEnabled(not busy)
+        self.sweep.set_busy(busy or target is None or target.profile is None)
+
+    # ---- running -------------------------------------------------------------------------------
+    def _suite(self, name: str | None) -> Suite | None:
+        try:
+            return load_suite(name or self.suite_combo.currentText())
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return None
+
+    def start(self, suite: Suite | str | None = None) -> bool:
+        """Run a suite (default: the picked one) against :meth:`target`; False when nothing started."""
+        target = self.target()
+        s = suite if isinstance(suite, Suite) else self._suite(suite)
+        if target is None or s is None or self.worker.running:
+            return False
+        self._begin(s, f"{s.name} · {target.describe()}")
+        self.worker.start(target, s)
+        self._update_target()
+        return True
+
+    def _begin(self, suite: Suite, title: str) -> None:
+        self._done = 0
+        self._total = len(suite.prompts) * (suite.warmups + suite.runs)
+        self.progress.setRange(0, max(self._total, 1))
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.status.setText("Starting…")
+        self.result_panel.start(title)
+        self.tabs.setCurrentWidget(self.result_panel)
+
+    def cancel(self) -> None:
+        """Stop after the current chunk; the runs done so far are kept."""
+        self.worker.cancel()
+        self.status.setText("Cancelling…")
+
+    def _progress(self, event: ProgressEvent) -> None:
+        if event.kind == EventKind.RUN_STARTED:
+            label = "warm-up" if event.warmup else "run"
+            self.status.setText(f"{event.prompt}: {label} {event.index} of {event.total}")
+        elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
+            self._done += 1
+            self.progress.setValue(min(self._done, self._total))
+            self.result_panel.add_run(event.run)
+        elif event.message:
+            self.status.setText(event.message)
+
+    def _finished(self, result: BenchResult) -> None:
+        self.last_result = result
+        line = markdown_line(result) if result.all_runs() else ""
+        self.result_panel.set_markdown(line)
+        saved = ""
+        if result.all_runs():
+            try:
+                with HistoryStore(self.history_path) as store:
+                    self.last_result_id = store.add(result)
+                saved = f" · saved as #{self.last_result_id}"
+            except DynoError as exc:
+                self.errorMessage.emit(f"the result could not be saved: {exc}")
+        if result.error:
+            state = f"failed: {result.error}"
+        elif result.cancelled:
+            state = "cancelled"
+        else:
+            state = "done"
+        self.status.setText(f"{state.capitalize()}{saved}")
+        self.history.reload()
+        self._update_target()
+        who = result.context.get("profile_name") or result.context.get("model") or "server"
+        summary = f"Benchmark {result.suite} on {who} {state}" + (f": {line}" if line else "")
+        self.statusMessage.emit(summary)
+        self.benchmark_finished.emit(summary)
+
+    def _failed(self, message: str) -> None:
+        self.status.setText(message)
+        self._update_target()
+        self.errorMessage.emit(message)
+
+    # ---- history, compare ----------------------------------------------------------------------
+    def open_result(self, result_id: int, switch: bool = True) -> None:
+        """Show a stored result in the Run tab."""
+        try:
+            with HistoryStore(self.history_path) as store:
+                stored = store.get(result_id)
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return
+        e = stored.entry
+        title = f"#{e.id} · {e.suite} · {e.profile or e.model or '—'} · {e.started.replace('T', ' ')[:19]}"
+        self.result_panel.show_result(stored.result, title)
+        if switch:
+            self.tabs.setCurrentWidget(self.result_panel)
+
+    def compare_ids(self, ids: list[int]) -> None:
+        """Compare stored results with the first (the baseline) and show the Compare tab."""
+        if len(ids) < 2:
+            self.errorMessage.emit("select at least two results to compare")
+            return
+        try:
+            with HistoryStore(self.history_path) as store:
+                items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return
+        self.compare.set_comparisons(compare_many(items))
+        self.tabs.setCurrentWidget(self.compare)
+
+    # ---- sweep ---------------------------------------------------------------------------------
+    def start_sweep(self, caps: list[float]) -> bool:
+        """Sweep the selected profile's server over ``caps`` with the picked suite."""
+        target = self.target()
+        suite = self._suite(None)
+        if self.sweep.unavailable or target is None or target.profile is None or suite is None:
+            return False
+        self._begin(
+            suite.with_counts(), f"sweep {', '.join(f'{c:.0f}' for c in caps)} W · {target.describe()}"
+        )
+        self.progress.setRange(0, max(self._total * len(caps), 1))
+        self._total *= len(caps)
+        self.worker.start_sweep(target, suite, caps, default_controller())
+        self._update_target()
+        return True
+
+    def _sweep_finished(self, sweep: SweepResult) -> None:
+        try:
+            with HistoryStore(self.history_path) as store:
+                for point in sweep.points:
+                    store.add(point.result, tags=("sweep", f"cap-{point.cap_w:.0f}"))
+        except DynoError as exc:
+            self.errorMessage.emit(f"the sweep results could not be saved: {exc}")
+        self.sweep.show_sweep(sweep, can_save=self.profile is not None and self.session is not None)
+        self.tabs.setCurrentWidget(self.sweep)
+        self.history.reload()
+        state = sweep.error or ("cancelled" if sweep.cancelled else "done")
+        self.status.setText(f"Sweep {state}")
+        self._update_target()
+        self.benchmark_finished.emit(f"Power-cap sweep {state}")
+
+    def save_cap(self, watts: float) -> None:
+        """Write ``watts`` as the selected profile's power limit."""
+        if self.profile is None or self.session is None:
+            return
+        power = self.profile.power or PowerSettings()
+        updated = self.profile.with_changes(power=power.model_copy(update={"limit_w": watts}))
+        try:
+            self.session.save(updated)
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return
+        self.statusMessage.emit(f"Saved a {watts:.0f} W power limit into “{updated.name}”")

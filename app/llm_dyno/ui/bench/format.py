@@ -1,0 +1,75 @@
+"""Plain (Qt-free) formatting for the benchmark view: table cells of a run, verdict words and colours."""
+
+from __future__ import annotations
+
+from llm_dyno.core.bench.result import BenchRun
+from llm_dyno.core.bench.stats import Comparison, Verdict
+
+RUN_COLUMNS = (
+    "Prompt",
+    "Run",
+    "Warm-up",
+    "TTFT s",
+    "Wall s",
+    "Tokens",
+    "Wall TPS",
+    "Decode TPS",
+    "Accept %",
+    "Energy J",
+    "Finish",
+    "Warnings",
+)
+
+METRIC_LABELS = {
+    "wall_tps": "wall TPS",
+    "decode_tps": "decode TPS",
+    "ttft_s": "TTFT s",
+    "tokens_per_j": "tokens/J",
+}
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    """A number with ``digits`` decimals, or an em dash when unknown."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def run_cells(run: BenchRun) -> list[str]:
+    """The table cells of one run, in :data:`RUN_COLUMNS` order."""
+    acc = run.acceptance.rate if run.acceptance is not None else None
+    energy = run.energy.energy_j if run.energy is not None else None
+    return [
+        run.prompt,
+        str(run.index),
+        "yes" if run.warmup else "",
+        num(run.ttft_s, 3),
+        num(run.wall_s, 2),
+        str(run.completion_tokens),
+        num(run.wall_tps),
+        num(run.decode_tps),
+        num(acc * 100 if acc is not None else None, 0),
+        num(energy),
+        run.finish_reason or "—",
+        "; ".join(run.warnings),
+    ]
+
+
+def verdict_word(comparison: Comparison) -> str:
+    """``faster`` / ``slower`` / ``within noise`` (``more`` / ``less efficient`` for tokens per joule)."""
+    v = comparison.verdict
+    if v is Verdict.WITHIN_NOISE:
+        return "within noise"
+    if v is Verdict.UNKNOWN:
+        return "unknown"
+    if comparison.metric == "tokens_per_j":
+        return "more efficient" if v is Verdict.BETTER else "less efficient"
+    return "faster" if v is Verdict.BETTER else "slower"
+
+
+def verdict_tone(verdict: Verdict) -> str:
+    """The theme colour name of a verdict: ``green``, ``red`` or ``grey``."""
+    return {Verdict.BETTER: "green", Verdict.WORSE: "red"}.get(verdict, "grey")
+
+
+def delta_text(delta_pct: float | None) -> str:
+    """``+3.2 %`` or an em dash."""
+    return "—" if delta_pct is None else f"{delta_pct:+.1f} %"

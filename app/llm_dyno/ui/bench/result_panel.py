@@ -1,0 +1,152 @@
+"""The current run: a table that fills run by run, the spread chart, and the Markdown line to paste."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.bench.report import markdown_line
+from llm_dyno.core.bench.result import BenchResult, BenchRun
+from llm_dyno.ui import theme
+from llm_dyno.ui.bench.charts import SpreadChart
+from llm_dyno.ui.bench.format import METRIC_LABELS, RUN_COLUMNS, run_cells
+from llm_dyno.ui.icons import icon
+
+_NUMERIC = {1, 3, 4, 5, 6, 7, 8, 9}
+
+
+class RunsTable(QTableWidget):
+    """One row per run, warm-ups greyed, warnings in amber."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(RUN_COLUMNS), parent)
+        self.setHorizontalHeaderLabels(list(RUN_COLUMNS))
+        self.verticalHeader().hide()
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAlternatingRowColors(True)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+
+    def add_run(self, run: BenchRun) -> None:
+        """Append a run and scroll to it."""
+        c = theme.colors()
+        row = self.rowCount()
+        self.insertRow(row)
+        for col, text in enumerate(run_cells(run)):
+            item = QTableWidgetItem(text)
+            if col in _NUMERIC:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if run.warmup:
+                item.setForeground(QColor(c.muted))
+            if col == len(RUN_COLUMNS) - 1 and text:
+                item.setForeground(QColor(c.amber))
+                item.setToolTip("\n".join(run.warnings))
+            self.setItem(row, col, item)
+        self.scrollToBottom()
+
+    def clear_runs(self) -> None:
+        """Empty the table."""
+        self.setRowCount(0)
+
+
+class ResultPanel(QWidget):
+    """Table, chart and Markdown line of one result (running or loaded from the history)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 8, 0, 0)
+        self.title = QLabel("No result yet: pick a suite and run it.")
+        self.title.setObjectName("sectionSubtitle")
+        layout.addWidget(self.title)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.table = RunsTable()
+        split.addWidget(self.table)
+        chart_box = QWidget()
+        cl = QVBoxLayout(chart_box)
+        cl.setContentsMargins(0, 6, 0, 0)
+        row = QHBoxLayout()
+        label = QLabel("Spread per prompt")
+        label.setObjectName("sectionTitle")
+        row.addWidget(label)
+        row.addStretch(1)
+        row.addWidget(QLabel("Metric"))
+        self.metric = QComboBox()
+        for key in ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j"):
+            self.metric.addItem(METRIC_LABELS[key], key)
+        self.metric.currentIndexChanged.connect(self._metric_changed)
+        row.addWidget(self.metric)
+        cl.addLayout(row)
+        self.chart = SpreadChart()
+        cl.addWidget(self.chart, 1)
+        split.addWidget(chart_box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout.addWidget(split, 1)
+
+        md = QHBoxLayout()
+        md.addWidget(QLabel("Markdown"))
+        self.markdown = QLineEdit()
+        self.markdown.setReadOnly(True)
+        self.markdown.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.markdown.setPlaceholderText("the one-line summary people paste next to theirs appears here")
+        md.addWidget(self.markdown, 1)
+        self.copy_button = QPushButton(icon("copy"), "Copy")
+        self.copy_button.setEnabled(False)
+        self.copy_button.clicked.connect(self.copy_markdown)
+        md.addWidget(self.copy_button)
+        layout.addLayout(md)
+        self._runs: list[BenchRun] = []
+
+    def _metric_changed(self) -> None:
+        self.chart.set_runs(self._runs, self.metric.currentData())
+
+    def start(self, title: str) -> None:
+        """A new run begins: clear everything."""
+        self.title.setText(title)
+        self._runs = []
+        self.table.clear_runs()
+        self.chart.set_runs([], self.metric.currentData())
+        self.markdown.clear()
+        self.copy_button.setEnabled(False)
+
+    def add_run(self, run: BenchRun) -> None:
+        """A run finished."""
+        self._runs.append(run)
+        self.table.add_run(run)
+        self.chart.set_runs(self._runs, self.metric.currentData())
+
+    def set_markdown(self, text: str) -> None:
+        """Show the Markdown line and enable Copy."""
+        self.markdown.setText(text)
+        self.markdown.setCursorPosition(0)
+        self.copy_button.setEnabled(bool(text))
+
+    def show_result(self, result: BenchResult, title: str) -> None:
+        """Show a whole (stored) result."""
+        self.start(title)
+        for run in result.all_runs():
+            self._runs.append(run)
+            self.table.add_run(run)
+        self.chart.set_runs(self._runs, self.metric.currentData())
+        self.set_markdown(markdown_line(result) if result.all_runs() else "")
+
+    def copy_markdown(self) -> None:
+        """Put the Markdown line on the clipboard."""
+        QGuiApplication.clipboard().setText(self.markdown.text())

@@ -1,0 +1,74 @@
+"""The strip of big numbers above the plots: the latest figures of the watched server."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from llm_dyno.ui import theme
+
+# key, caption
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("gen_tps", "Generation tok/s"),
+    ("acceptance", "Acceptance"),
+    ("mean_len", "Mean acc. length"),
+    ("power", "Power / limit"),
+    ("temp", "Temperature"),
+    ("kv", "KV cache"),
+)
+
+
+def _num(v: float | None, fmt: str) -> str:
+    return "—" if v is None or v != v else fmt.format(v)
+
+
+class HeaderStrip(QFrame):
+    """Six figures; ``set_values`` takes the latest value of each series by name."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dashboardHeader")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(8)
+        self.values: dict[str, QLabel] = {}
+        c = theme.colors()
+        for key, caption in FIGURES:
+            card = QFrame()
+            card.setObjectName("figureCard")
+            card.setStyleSheet(
+                f"#figureCard {{ background: {c.base}; border: 1px solid {c.border}; border-radius: 6px; }}"
+            )
+            col = QVBoxLayout(card)
+            col.setContentsMargins(12, 6, 12, 6)
+            col.setSpacing(0)
+            cap = QLabel(caption)
+            cap.setStyleSheet(f"color: {c.muted}; font-size: 11px; border: none;")
+            val = QLabel("—")
+            val.setObjectName(f"figure_{key}")
+            val.setStyleSheet(f"color: {c.text}; font-size: 22px; font-weight: 600; border: none;")
+            val.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            col.addWidget(cap)
+            col.addWidget(val)
+            row.addWidget(card, 1)
+            self.values[key] = val
+
+    def text(self, key: str) -> str:
+        """The shown text of a figure (for tests)."""
+        return self.values[key].text()
+
+    def set_values(self, latest: dict[str, float | None]) -> None:
+        """Update every figure from the latest series values (missing ones show a dash)."""
+        g = latest.get
+        power, limit = g("power_w"), g("power_limit_w")
+        texts = {
+            "gen_tps": _num(g("gen_tps"), "{:,.1f}"),
+            "acceptance": _num(g("acceptance_pct"), "{:.1f} %"),
+            "mean_len": _num(g("mean_acc_len"), "{:.2f}"),
+            "power": f"{_num(power, '{:.0f}')} / {_num(limit, '{:.0f} W')}" if power is not None else "—",
+            "temp": _num(g("temp_c"), "{:.0f} °C"),
+            "kv": _num(g("kv_pct"), "{:.1f} %"),
+        }
+        for key, text in texts.items():
+            if self.values[key].text() != text:
+                self.values[key].setText(text)

@@ -1,0 +1,372 @@
+"""The live dashboard of one server: big numbers, X-linked time plots, events, power limit, export.
+
+Samples arrive as queued signals (see :mod:`.feed`) and go into a :class:`SeriesSet`; the plots are
+redrawn by a timer (``REDRAW_MS``) only while the dashboard is visible and not paused, and curve data
+is only re-set when new samples came in. Times on the plots are Unix seconds (DateAxisItem).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from llm_dyno.core.telemetry.logformats import parse_warning
+from llm_dyno.core.telemetry.metrics import MetricsSample
+from llm_dyno.core.telemetry.nvml import GpuSample, nvml
+from llm_dyno.core.telemetry.series import SeriesSet
+from llm_dyno.ui.dashboard.export import write_csv
+from llm_dyno.ui.dashboard.feed import (
+    METRICS_INTERVAL_S,
+    TelemetryFeed,
+    gpu_values,
+    metrics_values,
+    wall_time,
+)
+from llm_dyno.ui.dashboard.header import HeaderStrip
+from llm_dyno.ui.dashboard.plots import PlotGrid, position_curve
+from llm_dyno.ui.dashboard.power_control import PowerLimitControl
+
+REDRAW_MS = 100
+WINDOWS: tuple[tuple[str, float | None], ...] = (
+    ("1 min", 60.0), ("5 min", 300.0), ("15 min", 900.0), ("1 h", 3600.0), ("All", None),
+)  # fmt: skip
+MAX_EVENTS = 500
+
+
+class Dashboard(QWidget):
+    """Live plots of one server (launched or attached); ``watch`` starts the samplers."""
+
+    eventAdded = Signal(float, str, str)
+    detachRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.series = SeriesSet()
+        self.feed = TelemetryFeed(self)
+        self.feed.metricsSampled.connect(self.feed_metrics)
+        self.feed.gpuSampled.connect(self.feed_gpu)
+        self.events: list[tuple[float, str, str]] = []
+        self.url = ""
+        self.live = False
+        self.paused = False
+        self.follow = True
+        self.window_s: float | None = 300.0
+        self._dirty = True
+        self._gpu_seen = False
+
+        col = QVBoxLayout(self)
+        col.setContentsMargins(16, 12, 16, 12)
+        col.setSpacing(8)
+        top = QHBoxLayout()
+        self.title = QLabel("No server")
+        self.title.setObjectName("sectionTitle")
+        self.state = QLabel()
+        self.state.setObjectName("sectionSubtitle")
+        top.addWidget(self.title)
+        top.addWidget(self.state, 1)
+        self.detach_button = QPushButton("Detach")
+        self.detach_button.setToolTip("Stop watching this attached server")
+        self.detach_button.clicked.connect(self.detachRequested)
+        self.detach_button.hide()
+        top.addWidget(self.detach_button)
+        col.addLayout(top)
+        self.header = HeaderStrip()
+        col.addWidget(self.header)
+
+        bar = QHBoxLayout()
+        bar.setSpacing(6)
+        self.window_box = QComboBox()
+        for label, _s in WINDOWS:
+            self.window_box.addItem(label)
+        self.window_box.setCurrentIndex(1)
+        self.window_box.currentIndexChanged.connect(lambda i: self.set_window(WINDOWS[i][0]))
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.setCheckable(True)
+        self.pause_button.toggled.connect(self.set_paused)
+        self.follow_button = QPushButton("Follow")
+        self.follow_button.setCheckable(True)
+        self.follow_button.setChecked(True)
+        self.follow_button.toggled.connect(self.set_follow)
+        self.png_button = QPushButton("PNG…")
+        self.png_button.setToolTip("Save the plots as shown to a PNG image")
+        self.png_button.clicked.connect(lambda: self._ask_export("png"))
+        self.csv_button = QPushButton("CSV…")
+        self.csv_button.setToolTip("Save the visible time range of every shown series to a CSV file")
+        self.csv_button.clicked.connect(lambda: self._ask_export("csv"))
+        self.readout = QLabel("Move the mouse over a plot to read every curve at that time")
+        self.readout.setObjectName("sectionSubtitle")
+        self.readout.setMinimumWidth(100)
+        bar.addWidget(QLabel("Window"))
+        for w in (self.window_box, self.pause_button, self.follow_button, self.png_button, self.csv_button):
+            bar.addWidget(w)
+        bar.addSpacing(8)
+        bar.addWidget(self.readout, 1)
+        col.addLayout(bar)
+
+        self.gpu_notice = QLabel()
+        self.gpu_notice.setObjectName("sectionSubtitle")
+        self.gpu_notice.setWordWrap(True)
+        self.gpu_notice.hide()
+        col.addWidget(self.gpu_notice)
+        self.plots = PlotGrid()
+        self.plots.cursorMoved.connect(self._cursor_moved)
+        self.plots.rangeChangedByUser.connect(lambda: self.follow_button.setChecked(False))
+        col.addWidget(self.plots, 1)
+        self.power = PowerLimitControl()
+        col.addWidget(self.power)
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self._tick)
+        self.pixel_throttle = True  # redraw only when a pixel would change (see _tick)
+        self._data_at = 0.0
+        self._right = 0.0
+
+    # ---- watching ------------------------------------------------------------------------------
+    def watch(
+        self,
+        url: str,
+        title: str,
+        *,
+        gpu_index: int | None = 0,
+        api_key: str | None = None,
+        metrics_interval_s: float = METRICS_INTERVAL_S,
+    ) -> None:
+        """Start sampling ``url`` (and GPU ``gpu_index``) into fresh series."""
+        if self.live and url == self.url:
+            return
+        self.clear()
+        self.url, self.live = url, True
+        self.title.setText(title)
+        self.state.setText(url)
+        reason = nvml().available() if gpu_index is not None else "no GPU index given"
+        self.set_gpu_available(reason)
+        gpu = gpu_index if reason is None else None
+        self.feed.start(url, api_key=api_key, gpu_index=gpu, metrics_interval_s=metrics_interval_s)
+        if reason is None and gpu_index is not None:
+            self.power.refresh(gpu_index)
+
+    def stop_watching(self) -> None:
+        """Stop the samplers; the data stays on screen."""
+        self.feed.stop()
+        self.live = False
+
+    def clear(self) -> None:
+        """Forget every sample and event."""
+        self.series = SeriesSet()
+        self.events.clear()
+        self.plots.clear_data()
+        self._gpu_seen = False
+        self._dirty = True
+
+    def set_gpu_available(self, reason: str | None) -> None:
+        """Show the GPU plots and the power control, or hide them and say why (``reason``)."""
+        self.plots.set_gpu_visible(reason is None)
+        self.gpu_notice.setVisible(reason is not None)
+        if reason is not None:
+            self.gpu_notice.setText(f"No NVIDIA GPU visible: GPU plots hidden. ({reason})")
+            self.power.set_unavailable(reason)
+
+    # ---- samples (GUI thread) ------------------------------------------------------------------
+    def feed_metrics(self, sample: MetricsSample, t: float | None = None) -> None:
+        """Take one metrics sample (``t``: its Unix time; default from its monotonic time)."""
+        ts = wall_time(sample.taken_at) if t is None else t
+        if not sample.reachable:
+            self.state.setText(f"{self.url} · not answering: {sample.error}")
+            return
+        self.state.setText(self.url)
+        values = metrics_values(sample)
+        for name in values:
+            if name.startswith("acc_pos") and name not in self.plots.curves:
+                self.plots.add_curve("acceptance", position_curve(int(name[7:].split("_")[0])))
+        self.series.append_many(ts, values)
+        self._dirty = True
+
+    def feed_gpu(self, sample: GpuSample, t: float | None = None) -> None:
+        """Take one GPU sample (``t``: its Unix time; default from its monotonic time)."""
+        if sample.error is not None or not sample.readings:
+            if not self._gpu_seen:
+                self.set_gpu_available(sample.error or "no GPU reading")
+            return
+        if not self._gpu_seen:
+            self._gpu_seen = True
+            self.set_gpu_available(None)
+        ts = wall_time(sample.taken_at) if t is None else t
+        self.series.append_many(ts, gpu_values(sample.readings[0]))
+        self._dirty = True
+
+    def feed_log_lines(self, lines: list[str]) -> None:
+        """Turn WARNING/ERROR log lines into event markers."""
+        for line in lines:
+            w = parse_warning(line)
+            if w is not None:
+                self.add_event(time.time(), "warning" if w.level == "WARNING" else "error", w.message)
+
+    def add_event(self, ts: float, kind: str, text: str) -> None:
+        """Mark an event (``kind``: warning, error, launch, benchmark, …) at Unix time ``ts``."""
+        self.events.append((ts, kind, text))
+        self.plots.add_marker(ts, kind, text)
+        if len(self.events) > MAX_EVENTS:
+            cut = self.events[len(self.events) - MAX_EVENTS][0]
+            self.events = [e for e in self.events if e[0] >= cut]
+            self.plots.drop_markers_before(cut)
+        self.eventAdded.emit(ts, kind, text)
+
+    # ---- view controls -------------------------------------------------------------------------
+    def set_window(self, label: str) -> None:
+        """Show the last 1 min / 5 min / 15 min / 1 h, or All; turns following on."""
+        labels = [w[0] for w in WINDOWS]
+        i = labels.index(label)
+        self.window_s = WINDOWS[i][1]
+        if self.window_box.currentIndex() != i:
+            self.window_box.setCurrentIndex(i)
+        self._dirty = True
+        self.follow_button.setChecked(True)
+        self.redraw()
+
+    def set_paused(self, paused: bool) -> None:
+        """Freeze the plots (samples keep coming in and show on resume)."""
+        self.paused = paused
+        if self.pause_button.isChecked() != paused:
+            self.pause_button.setChecked(paused)
+        self.pause_button.setText("Resume" if paused else "Pause")
+        if not paused:
+            self.redraw()
+
+    def set_follow(self, follow: bool) -> None:
+        """Keep the newest samples in view (off after the user pans)."""
+        self.follow = follow
+        if self.follow_button.isChecked() != follow:
+            self.follow_button.setChecked(follow)
+        self._dirty = True
+        if follow:
+            self.redraw()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.timer.start()
+        self.redraw()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self.timer.stop()
+
+    # ---- drawing -------------------------------------------------------------------------------
+    def latest_t(self) -> float | None:
+        """The newest sample time over every series."""
+        times = [x[0] for s in self.series if (x := s.latest()) is not None]
+        return max(times) if times else None
+
+    def _data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        s = self.series.series(name)
+        window = self.window_s if self.follow else None
+        t, v = s.recent(None if window is None else window * 1.05 + 2)
+        if window is None and len(t):
+            coarse = s.decimated()
+            older = coarse.t < t[0]
+            if older.any():
+                t, v = np.concatenate((coarse.t[older], t)), np.concatenate((coarse.mean[older], v))
+        return t, v
+
+    def seconds_per_pixel(self) -> float:
+        """How much time one pixel of the plots spans at the current zoom."""
+        lo, hi = self.plots.x_range()
+        width = self.plots.master.getViewBox().width() if self.plots.master is not None else 0
+        return (hi - lo) / width if width > 0 and hi > lo else 0.0
+
+    def _tick(self) -> None:
+        """The timer: redraw at most every REDRAW_MS, and only when a pixel would change.
+
+        With 1 h in view one pixel spans several seconds, so new samples (and the scrolling of the
+        time axis) are held back until they would move something by a whole pixel.
+        """
+        if self.paused:
+            return
+        step = self.seconds_per_pixel() if self.pixel_throttle else 0.0
+        now = time.monotonic()
+        if self._dirty and now - self._data_at >= step:
+            self.redraw()
+        elif self.follow and (not step or abs(self._right_edge() - self._right) >= step):
+            self._follow()
+
+    def redraw(self) -> None:
+        """Re-set curve data when samples came in, move the time window, update the figures."""
+        if self.paused:
+            return
+        if self._dirty:
+            self._dirty = False
+            self._data_at = time.monotonic()
+            for name in self.plots.visible_series():
+                if name in self.series:
+                    self.plots.set_curve_data(name, *self._data(name))
+            self.header.set_values({n: (x[1] if (x := self.series.series(n).latest()) else None)
+                                    for n in self.series.names()})  # fmt: skip
+        if self.follow:
+            self._follow()
+
+    def _right_edge(self) -> float:
+        last = self.latest_t()
+        if last is None:
+            return self._right
+        return max(last, time.time()) if self.live else last
+
+    def _follow(self) -> None:
+        if self.latest_t() is None:
+            return
+        right = self._right = self._right_edge()
+        if self.window_s is None:
+            first = min((t[0] for n in self.plots.visible_series() if len(t := self.plots.curve_data(n)[0])),
+                        default=right - 60)  # fmt: skip
+            self.plots.set_x_range(first, max(right, first + 10))
+        else:
+            self.plots.set_x_range(right - self.window_s, right)
+
+    # ---- crosshair -----------------------------------------------------------------------------
+    def _cursor_moved(self, ts: float) -> None:
+        self.readout.setText(self.readout_at(ts))
+
+    def readout_at(self, ts: float) -> str:
+        """Every visible curve's value at time ``ts`` (nearest sample), and events near it."""
+        lo, hi = self.plots.x_range()
+        tolerance = max(2.5, (hi - lo) / 200)
+        parts = []
+        for name in self.plots.visible_series():
+            t, v = self.plots.curve_data(name)
+            if not len(t):
+                continue
+            i = int(np.clip(np.searchsorted(t, ts), 1, len(t) - 1)) if len(t) > 1 else 0
+            if len(t) > 1 and abs(t[i - 1] - ts) < abs(t[i] - ts):
+                i -= 1
+            if abs(t[i] - ts) > tolerance or math.isnan(v[i]):
+                continue
+            spec = self.plots.curve_specs[name]
+            unit = f" {spec.unit}" if spec.unit else ""
+            parts.append(f"{spec.label} {spec.fmt.format(v[i])}{unit}")
+        near = [f"⚑ {k}: {x}" for e_t, k, x in self.events if abs(e_t - ts) <= tolerance]
+        stamp = datetime.fromtimestamp(ts).strftime("%H:%M:%S")
+        return "  ·  ".join([stamp, *parts, *near]) if parts or near else f"{stamp}  ·  no samples here"
+
+    # ---- export --------------------------------------------------------------------------------
+    def export_png(self, path: Path) -> bool:
+        """Save the plots as shown."""
+        return bool(self.plots.grab().save(str(path)))
+
+    def export_csv(self, path: Path) -> int:
+        """Save every visible series within the visible time range; returns the row count."""
+        t0, t1 = self.plots.x_range()
+        cols = {n: self.plots.curve_data(n) for n in self.plots.visible_series() if n in self.series}
+        return write_csv(path, cols, t0, t1)
+
+    def _ask_export(self, kind: str) -> None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        filters = "PNG image (*.png)" if kind == "png" else "CSV file (*.csv)"
+        name, _ = QFileDialog.getSaveFileName(self, "Export", f"dashboard-{stamp}.{kind}", filters)
+        if name:
+            (self.export_png if kind == "png" else self.export_csv)(Path(name))

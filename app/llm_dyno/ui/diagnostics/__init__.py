@@ -1,0 +1,1 @@
+"""The Diagnostics view: explain the gap to a reference with ranked findings."""

@@ -1,0 +1,274 @@
+"""The Diagnostics view: why is mine slower than the reference? Ranked findings with their evidence,
+"Apply to a copy" for fixable ones, the roofline gauge, and the config + environment diff."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.diagnose.apply import apply_finding, fixed_name
+from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.ui.diagnostics.gather import (
+    Gathered,
+    gather,
+    reference_choices,
+    remember_reference,
+    remembered_reference,
+)
+from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
+from llm_dyno.ui.session import ProfileSession
+
+
+def _tps_box() -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(0, 100000)
+    box.setDecimals(1)
+    box.setSpecialValueText("auto")
+    box.setToolTip("Your measured tokens/s; “auto” takes them from the latest benchmark of this profile")
+    box.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)
+    box.setFixedWidth(72)
+    return box
+
+
+class DiagnosticsView(QWidget):
+    """Diagnoses the selected profile in a worker; ``diagnosed`` when findings are shown."""
+
+    copyCreated = Signal(str)
+    statusMessage = Signal(str)
+    errorMessage = Signal(str)
+    diagnosed = Signal()
+    _ready = Signal(int, object)  # generation, Gathered | str (an error)
+
+    def __init__(
+        self,
+        session: ProfileSession | None = None,
+        history_path: Path | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.history_path = history_path
+        self.profile: Profile | None = None
+        self.server_url: str | None = None
+        self.log_path: Path | None = None
+        self.gathered: Gathered | None = None
+        self._references: list[Reference] = []
+        self._generation = 0
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Compare with"))
+        self.reference_combo = QComboBox()
+        self.reference_combo.setMinimumWidth(320)
+        self.reference_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.reference_combo.currentIndexChanged.connect(self._reference_changed)
+        top.addWidget(self.reference_combo, 1)
+        self.log_button = QPushButton("Choose log…")
+        self.log_button.clicked.connect(self._choose_log)
+        top.addWidget(self.log_button)
+        self.refresh_button = QPushButton("Diagnose")
+        self.refresh_button.setObjectName("primaryButton")
+        self.refresh_button.clicked.connect(self.refresh)
+        top.addWidget(self.refresh_button)
+        layout.addLayout(top)
+
+        src = QHBoxLayout()
+        self.sources = QLabel()
+        self.sources.setObjectName("sectionSubtitle")
+        self.sources.setWordWrap(True)
+        src.addWidget(self.sources, 1)
+        src.addWidget(QLabel("Your TPS: narrative"))
+        self.narr_box = _tps_box()
+        src.addWidget(self.narr_box)
+        src.addWidget(QLabel("code"))
+        self.code_box = _tps_box()
+        src.addWidget(self.code_box)
+        layout.addLayout(src)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 6, 0)
+        t = QLabel("Findings, most likely impact first")
+        t.setObjectName("sectionTitle")
+        ll.addWidget(t)
+        self.findings = FindingsTree()
+        self.findings.applyRequested.connect(self.apply_to_copy)
+        ll.addWidget(self.findings, 1)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(6, 0, 0, 0)
+        self.gauge = RooflineGauge()
+        rl.addWidget(self.gauge)
+        t2 = QLabel("Config and environment vs the reference")
+        t2.setObjectName("sectionTitle")
+        rl.addWidget(t2)
+        self.diff = DiffTable()
+        rl.addWidget(self.diff, 1)
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([560, 400])
+        layout.addWidget(split, 1)
+        self._ready.connect(self._show)
+        self._fill_references()
+        self._show_sources()
+
+    # ---- inputs --------------------------------------------------------------------------------
+    def set_target(self, profile: Profile | None, url: str | None) -> None:
+        """The selected profile and its server's URL when it is ready; diagnoses again when either changed."""
+        changed = profile != self.profile or url != self.server_url
+        self.profile, self.server_url = profile, url
+        if changed:
+            self.log_path = None
+            self._fill_references()
+            self.refresh()
+
+    def _fill_references(self) -> None:
+        try:
+            self._references = reference_choices(self.profile)
+        except DynoError as exc:
+            self._references = []
+            self.errorMessage.emit(f"cannot read the references: {exc}")
+        want = remembered_reference(self.profile.name) if self.profile is not None else None
+        self.reference_combo.blockSignals(True)
+        self.reference_combo.clear()
+        self.reference_combo.addItem("No reference (findings from your setup only)", None)
+        for ref in self._references:
+            self.reference_combo.addItem(f"{ref.title}  [{ref.id}]", ref.id)
+            self.reference_combo.setItemData(
+                self.reference_combo.count() - 1, ref.file or "", Qt.ItemDataRole.ToolTipRole
+            )
+        index = self.reference_combo.findData(want) if want else -1
+        if index < 0 and self._references and self._references[0].id == "profile-reference":
+            index = 1
+        self.reference_combo.setCurrentIndex(max(index, 0))
+        self.reference_combo.blockSignals(False)
+
+    def reference(self) -> Reference | None:
+        """The chosen reference."""
+        rid = self.reference_combo.currentData()
+        return next((r for r in self._references if r.id == rid), None)
+
+    def select_reference(self, reference_id: str | None) -> None:
+        """Choose a reference by id (None: none) and diagnose again."""
+        index = self.reference_combo.findData(reference_id) if reference_id else 0
+        self.reference_combo.setCurrentIndex(max(index, 0))
+
+    def _reference_changed(self) -> None:
+        if self.profile is not None:
+            try:
+                remember_reference(self.profile.name, self.reference_combo.currentData())
+            except OSError as exc:
+                self.errorMessage.emit(f"cannot remember the reference: {exc}")
+        self.refresh()
+
+    def set_log(self, path: Path | None) -> None:
+        """Read this log instead of the profile's latest."""
+        self.log_path = path
+        self.refresh()
+
+    def _choose_log(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Server log", "", "Logs (*.log *.txt);;All files (*)")
+        if name:
+            self.set_log(Path(name))
+
+    def _typed(self) -> Measured | None:
+        narr, code = self.narr_box.value() or None, self.code_box.value() or None
+        return Measured(narr, code) if narr is not None or code is not None else None
+
+    # ---- diagnosing ----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Gather the inputs and run the rules (in a worker when live metrics are read: two seconds)."""
+        self._generation += 1
+        generation = self._generation
+        profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
+        typed, history = self._typed(), self.history_path
+        self.sources.setText("Diagnosing…")
+
+        def job() -> None:
+            try:
+                result: Gathered | str = gather(
+                    profile, reference, log_path=log_path, live_url=url, typed=typed, history_path=history
+                )
+            except Exception as exc:  # one broken input must not take the view down
+                result = f"diagnosis failed: {exc}"
+            with contextlib.suppress(RuntimeError):  # the view closed while the worker read the metrics
+                self._ready.emit(generation, result)
+
+        if url is None:
+            job()  # files and rules only: milliseconds, no need for a thread
+        else:
+            threading.Thread(target=job, name="diagnose", daemon=True).start()
+
+    def _show(self, generation: int, result: Gathered | str) -> None:
+        if generation != self._generation:
+            return  # a newer request is on its way
+        if isinstance(result, str):
+            self.sources.setText(result)
+            self.errorMessage.emit(result)
+            return
+        self.gathered = result
+        d = result.diagnosis
+        self.findings.set_findings(d.findings)
+        if d.findings:
+            self.findings.expand_finding(d.findings[0].id)  # the most likely cause, opened
+        reason = "Not computable: needs “Model loading took … GiB” in the log and a known GPU."
+        self.gauge.set_roofline(d.roofline, "" if d.roofline else reason)
+        self.diff.set_lines(result.diff)
+        self._show_sources()
+        self.diagnosed.emit()
+
+    def _show_sources(self) -> None:
+        if self.profile is None:
+            self.sources.setText("Select a profile to diagnose it.")
+            return
+        g = self.gathered
+        parts = [f"“{self.profile.name}”"]
+        if g is not None:
+            parts += list(g.sources) or ["no inputs beyond the profile"]
+            parts += list(g.notes)
+            n = len(g.diagnosis.findings)
+            parts.append(f"{n} finding{'s' if n != 1 else ''}")
+            parts += [f"rule {rid} failed: {err}" for rid, err in g.diagnosis.rule_errors]
+        self.sources.setText(" · ".join(parts))
+
+    # ---- apply ---------------------------------------------------------------------------------
+    def apply_to_copy(self, finding_id: str) -> str | None:
+        """Store a copy of the profile with the finding's change; returns the copy's name."""
+        finding = self.gathered.diagnosis.get(finding_id) if self.gathered else None
+        if finding is None or self.profile is None or self.session is None:
+            return None
+        try:
+            name = self.session.unique_name(fixed_name(self.profile, finding))
+            copy = apply_finding(self.profile, finding, name=name)
+            self.session.add(copy)
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return None
+        self.statusMessage.emit(
+            f"Created “{copy.name}” with: {'; '.join(c.describe() for c in finding.changes)}"
+        )
+        self.copyCreated.emit(copy.name)
+        return copy.name

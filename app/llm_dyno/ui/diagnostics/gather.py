@@ -1,0 +1,192 @@
+"""Gather what a diagnosis of one profile looks at (no Qt; runs in the view's worker thread).
+
+The profile's latest launch log (as ``llm-dyno diagnose`` finds it), its latest benchmark result from
+the history, live metrics when its server runs, and the reference chosen for it (remembered per
+profile in ``data_dir()/diagnostics.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
+from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
+from llm_dyno.core.diagnose.references import Reference, load_references
+from llm_dyno.core.diagnose.sources import latest_log, read_live, reference_from_profile
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.diff import diff_profiles
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    """One row of the config / environment diff against the reference."""
+
+    group: str
+    key: str
+    yours: str
+    reference: str
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """A diagnosis and what it was made from, for the view to show."""
+
+    diagnosis: Diagnosis
+    sources: tuple[str, ...]
+    diff: tuple[DiffLine, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+
+def reference_choices(profile: Profile | None) -> list[Reference]:
+    """The profile's own ``reference:`` numbers (when it has them), then shipped and user references."""
+    own = reference_from_profile(profile) if profile is not None else None
+    return ([own] if own is not None else []) + load_references()
+
+
+def _choices_file() -> Path:
+    return data_dir() / "diagnostics.json"
+
+
+def remembered_reference(profile_name: str) -> str | None:
+    """The reference id last chosen for a profile."""
+    try:
+        data = json.loads(_choices_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get(profile_name) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def remember_reference(profile_name: str, reference_id: str | None) -> None:
+    """Remember (or forget, with None) the reference chosen for a profile."""
+    try:
+        data = json.loads(_choices_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if reference_id is None:
+        data.pop(profile_name, None)
+    else:
+        data[profile_name] = reference_id
+    atomic_write_text(_choices_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _fmt(value: object) -> str:
+    if value is None or value == "" or value == ():
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple | list):
+        return " / ".join(f"{v * 100:.0f} %" if isinstance(v, float) else str(v) for v in value)
+    return str(value)
+
+
+def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
+    """Config rows (the semantic profile diff, or the image alone) and environment rows vs the reference."""
+    ref = inp.reference
+    if ref is None:
+        return []
+    out: list[DiffLine] = []
+    ref_profile = None
+    try:
+        ref_profile = ref.load_profile()
+    except DynoError:
+        ref_profile = None
+    if inp.profile is not None and ref_profile is not None:
+        for r in diff_profiles(inp.profile, ref_profile):
+            out.append(DiffLine("config", f"{r.group}: {r.key}", _fmt(r.left), _fmt(r.right)))
+    elif ref.image_ref:
+        out.append(DiffLine("config", "image", _fmt(inp.image()), ref.image_ref))
+    m = inp.measured_numbers()
+    limit = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None
+    env = [
+        ("vLLM version", inp.environment.vllm_version, ref.vllm_version),
+        ("GPU", inp.gpu_name(), ref.hardware.gpu),
+        ("driver", inp.environment.driver, ref.hardware.driver),
+        ("power limit W", limit, ref.hardware.power_limit_w),
+        ("narrative TPS", m.narrative_tps if m else None, ref.numbers.narrative_tps),
+        ("code TPS", m.code_tps if m else None, ref.numbers.code_tps),
+        (
+            "acceptance per position",
+            m.acceptance_per_position if m else (),
+            ref.numbers.acceptance_per_position,
+        ),
+    ]
+    for key, yours, theirs in env:
+        if yours is None and theirs is None:
+            continue
+        out.append(DiffLine("env", key, _fmt(yours), _fmt(theirs)))
+    return out
+
+
+def gather(
+    profile: Profile | None,
+    reference: Reference | None,
+    *,
+    log_path: Path | None = None,
+    live_url: str | None = None,
+    typed: Measured | None = None,
+    history_path: Path | None = None,
+) -> Gathered:
+    """Collect the inputs, run the rules, and build the diff rows."""
+    sources: list[str] = []
+    notes: list[str] = []
+    log = LaunchLog()
+    path = log_path or (latest_log(profile.name) if profile is not None else None)
+    if path is not None:
+        try:
+            log = LaunchLog.from_text(path.read_text(encoding="utf-8", errors="replace"), str(path))
+            sources.append(f"log {path.name} ({len(log.lines)} lines)")
+        except OSError as exc:
+            notes.append(f"cannot read the log {path}: {exc.strerror}")
+    else:
+        notes.append("no launch log yet: launch the profile once for the log findings")
+    bench = None
+    if profile is not None:
+        try:
+            with HistoryStore(history_path) as store:
+                entries = store.list(profile=profile.name, limit=1)
+                if entries:
+                    bench = store.get(entries[0].id).result
+                    sources.append(f"benchmark #{entries[0].id}")
+        except DynoError as exc:
+            notes.append(f"history unavailable: {exc}")
+    ctx = bench.context if bench is not None else {}
+    metrics: MetricsSnapshot | None = None
+    rates: MetricsRates | None = None
+    version = ctx.get("vllm_version")
+    if live_url:
+        try:
+            metrics, rates, live_version = read_live(live_url)
+            version = live_version or version
+            sources.append("live /metrics")
+        except (DynoError, httpx.HTTPError) as exc:
+            notes.append(f"live metrics unavailable: {exc}")
+    inp = DiagnosisInput(
+        profile=profile,
+        reference=reference,
+        environment=Environment(
+            image_digest=ctx.get("image_digest"),
+            vllm_version=version,
+            gpu_name=ctx.get("gpu"),
+            driver=ctx.get("driver"),
+        ),
+        log=log,
+        metrics=metrics,
+        rates=rates,
+        bench=bench,
+        measured=typed,
+    )
+    if typed is not None:
+        sources.append("typed TPS")
+    return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes))

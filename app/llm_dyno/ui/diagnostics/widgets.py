@@ -1,0 +1,222 @@
+"""The pieces of the Diagnostics view: the ranked findings tree, the roofline gauge, the diff table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QPushButton,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QWidget,
+)
+
+from llm_dyno.core.diagnose.evidence import Finding, Severity
+from llm_dyno.core.diagnose.roofline import Roofline
+from llm_dyno.ui import theme
+from llm_dyno.ui.diagnostics.gather import DiffLine
+
+FINDING_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def severity_color(severity: Severity) -> str:
+    """Red for high, amber for medium, accent for low, grey for info."""
+    c = theme.colors()
+    return {Severity.HIGH: c.red, Severity.MEDIUM: c.amber, Severity.LOW: c.accent}.get(severity, c.grey)
+
+
+class FindingsTree(QTreeWidget):
+    """Findings in rank order; each expands to its evidence, advice and applicable change."""
+
+    applyRequested = Signal(str)  # finding id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setColumnCount(3)
+        self.setHeaderLabels(["Finding", "Severity", "Impact"])
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setWordWrap(True)
+        self.setUniformRowHeights(False)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.findings: list[Finding] = []
+
+    def set_findings(self, findings: Sequence[Finding]) -> None:
+        """Show ranked findings (collapsed)."""
+        self.clear()
+        self.findings = list(findings)
+        c = theme.colors()
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for rank, f in enumerate(self.findings, 1):
+            top = QTreeWidgetItem([f"{rank}. {f.title}", f.severity.value, f.impact.describe()])
+            top.setData(0, FINDING_ROLE, f.id)
+            top.setFont(0, bold)
+            top.setForeground(1, QColor(severity_color(f.severity)))
+            top.setFont(1, bold)
+            top.setToolTip(0, f.title)
+            top.setToolTip(2, f.impact.basis or f.impact.describe())
+            self.addTopLevelItem(top)
+            evidence = QTreeWidgetItem(["Evidence"])
+            evidence.setForeground(0, QColor(c.muted))
+            top.addChild(evidence)
+            for e in f.evidence:
+                line = QTreeWidgetItem([e.describe()])
+                line.setToolTip(0, e.describe())
+                evidence.addChild(line)
+            advice = QTreeWidgetItem([f"→ {f.advice}"])
+            advice.setToolTip(0, f.advice)
+            top.addChild(advice)
+            if f.impact.basis:
+                basis = QTreeWidgetItem([f"Impact basis: {f.impact.basis}"])
+                basis.setForeground(0, QColor(c.muted))
+                basis.setToolTip(0, f.impact.basis)
+                top.addChild(basis)
+            if f.applicable:
+                change = QTreeWidgetItem(["Change: " + "; ".join(ch.describe() for ch in f.changes)])
+                top.addChild(change)
+                button = QPushButton("Apply to a copy")
+                button.setObjectName(f"apply:{f.id}")
+                button.setToolTip(
+                    "Create a copy of the profile with this change; the original stays as it is"
+                )
+                button.clicked.connect(lambda _c=False, fid=f.id: self.applyRequested.emit(fid))
+                self.setItemWidget(change, 2, button)
+                button.setStyleSheet("QPushButton { padding: 0px 10px; }")  # fits a tree row
+                button.setFixedHeight(20)
+                change.setSizeHint(0, QSize(-1, button.sizeHint().height() + 2))
+            for i in range(top.childCount()):
+                child = top.child(i)
+                child.setFirstColumnSpanned(child.text(0).startswith("Change: ") is False)
+                for j in range(child.childCount()):
+                    child.child(j).setFirstColumnSpanned(True)
+        for i in range(self.topLevelItemCount()):
+            self.topLevelItem(i).setExpanded(False)
+
+    def item_for(self, finding_id: str) -> QTreeWidgetItem | None:
+        """The top-level item of a finding."""
+        for i in range(self.topLevelItemCount()):
+            item = self.topLevelItem(i)
+            if item.data(0, FINDING_ROLE) == finding_id:
+                return item
+        return None
+
+    def expand_finding(self, finding_id: str) -> list[str]:
+        """Expand a finding (and its evidence); returns the texts now shown under it."""
+        item = self.item_for(finding_id)
+        if item is None:
+            return []
+        item.setExpanded(True)
+        texts: list[str] = []
+        for i in range(item.childCount()):
+            child = item.child(i)
+            child.setExpanded(True)
+            texts.append(child.text(0))
+            texts += [child.child(j).text(0) for j in range(child.childCount())]
+        return texts
+
+
+class RooflineGauge(QWidget):
+    """Achieved tokens/s as a share of the decode ceiling; the assumptions are in the tooltip."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.roofline: Roofline | None = None
+        self.reason = "Run a benchmark to compare with the ceiling."
+        self.setMinimumHeight(96)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_roofline(self, roofline: Roofline | None, reason: str = "") -> None:
+        """Show a ceiling (or why there is none)."""
+        self.roofline = roofline
+        self.reason = reason
+        tip = [
+            "Decode ceiling at batch size 1: memory bandwidth / weight bytes × mean acceptance length.",
+            "Assumes every pass reads all weights once; ignores KV cache, activations and the drafter.",
+            "Bandwidth is the datasheet peak; real kernels reach about 70–90 % of it.",
+        ]
+        if roofline is not None:
+            tip.insert(0, roofline.describe())
+        self.setToolTip("\n".join(tip))
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        c = theme.colors()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = self.roofline
+        share = r.achieved_share if r is not None else None
+        title = "Roofline: share of the decode ceiling"
+        if r is None:
+            detail = self.reason or "Not computable: needs the weights size from the log and a known GPU."
+        elif share is None:
+            detail = f"ceiling {r.ceiling_tps:.0f} tok/s; no measured tokens/s yet"
+        else:
+            detail = f"{r.achieved_tps:.1f} of {r.ceiling_tps:.0f} tok/s ceiling"
+        p.setPen(QColor(c.text))
+        f = QFont(self.font())
+        f.setBold(True)
+        p.setFont(f)
+        p.drawText(QRectF(0, 0, self.width(), 20), Qt.AlignmentFlag.AlignLeft, title)
+        p.setFont(self.font())
+        p.setPen(QColor(c.muted))
+        p.drawText(
+            QRectF(0, 56, self.width(), 40), Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, detail
+        )
+        bar = QRectF(0, 26, self.width() - 1, 24)
+        p.setPen(QColor(c.border))
+        p.setBrush(QColor(c.alt))
+        p.drawRoundedRect(bar, 6, 6)
+        if share is not None:
+            color = c.green if share >= 0.6 else c.amber if share >= 0.4 else c.red
+            fill = QRectF(bar.x(), bar.y(), bar.width() * min(share, 1.0), bar.height())
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(QColor(color))
+            p.drawRoundedRect(fill, 6, 6)
+            p.setPen(QColor(c.text))
+            p.drawText(bar, Qt.AlignmentFlag.AlignCenter, f"{share:.0%}")
+        else:
+            p.setPen(QColor(c.muted))
+            p.drawText(bar, Qt.AlignmentFlag.AlignCenter, "unknown")
+        p.end()
+
+
+class DiffTable(QTableWidget):
+    """Config and environment rows: yours against the reference's."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, 4, parent)
+        self.setHorizontalHeaderLabels(["Group", "Setting", "Yours", "Reference"])
+        self.verticalHeader().hide()
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)
+        h = self.horizontalHeader()
+        h.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        h.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+
+    def set_lines(self, lines: Sequence[DiffLine]) -> None:
+        """Fill the table; differing values are tinted."""
+        c = theme.colors()
+        self.setRowCount(0)
+        for line in lines:
+            row = self.rowCount()
+            self.insertRow(row)
+            for col, text in enumerate((line.group, line.key, line.yours, line.reference)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if col >= 2 and line.yours != line.reference and "—" not in (line.yours, line.reference):
+                    item.setBackground(QColor(c.changed))
+                self.setItem(row, col, item)

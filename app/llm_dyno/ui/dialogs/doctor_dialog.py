@@ -1,0 +1,134 @@
+"""Help → Check system…: the doctor's checks, each with its finding and the steps that fix it.
+
+The checks talk to Docker and NVML, so they run in a worker thread; the dialog shows "Checking…"
+until the report arrives. "Copy report" puts the plain-text report on the clipboard.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.doctor import CPU_DEMO_PROFILE, DoctorReport, Level, run_checks
+from llm_dyno.ui import theme
+
+
+def report_html(report: DoctorReport) -> str:
+    """The report as rich text for the dialog."""
+    c = theme.colors()
+    colour = {Level.OK: c.green, Level.WARNING: c.amber, Level.ERROR: c.red}
+    word = {Level.OK: "OK", Level.WARNING: "Warning", Level.ERROR: "Problem"}
+    parts = []
+    for check in report.checks:
+        parts.append(
+            f"<p style='margin-bottom:2px'><b style='color:{colour[check.level]}'>{word[check.level]}</b> "
+            f"&nbsp;<b>{escape(check.title)}</b><br>{escape(check.finding)}</p>"
+        )
+        if check.steps:
+            items = "".join(f"<li><code>{escape(s)}</code></li>" for s in check.steps)
+            parts.append(f"<ol style='margin-top:0'>{items}</ol>")
+    if report.recommend_cpu_demo:
+        parts.append(
+            f"<p><b>No NVIDIA GPU here.</b> Start with the <b>{CPU_DEMO_PROFILE}</b> profile: vLLM on the "
+            "CPU with a tiny model. Its speeds mean nothing, but every view works.</p>"
+        )
+    return "".join(parts)
+
+
+class _Worker(QObject):
+    done = Signal(object)  # DoctorReport
+
+
+class DoctorDialog(QDialog):
+    """Runs the checks when shown (and on Re-check)."""
+
+    def __init__(self, parent: QWidget | None = None, host: str | None = None, *, start: bool = True) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Check system")
+        self.resize(720, 520)
+        self.host = host
+        self.report: DoctorReport | None = None
+        layout = QVBoxLayout(self)
+        title = QLabel("Can this machine serve vLLM?")
+        title.setObjectName("sectionTitle")
+        layout.addWidget(title)
+        self.summary = QLabel("Checking…")
+        self.summary.setObjectName("sectionSubtitle")
+        layout.addWidget(self.summary)
+        self.view = QTextBrowser()
+        self.view.setOpenExternalLinks(False)
+        self.view.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        layout.addWidget(self.view, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.recheck = buttons.addButton("Check again", QDialogButtonBox.ButtonRole.ActionRole)
+        self.recheck.clicked.connect(self.start)
+        self.copy = buttons.addButton("Copy report", QDialogButtonBox.ButtonRole.ActionRole)
+        self.copy.clicked.connect(self._copy)
+        self.copy.setEnabled(False)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self._worker = _Worker(self)
+        self._worker.done.connect(self.show_report)
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Run the checks in a worker thread."""
+        self.recheck.setEnabled(False)
+        self.summary.setText("Checking Docker, the NVIDIA runtime, GPUs and vLLM…")
+        host, worker = self.host, self._worker
+
+        def job() -> None:
+            worker.done.emit(run_checks(host))
+
+        threading.Thread(target=job, name="doctor", daemon=True).start()
+
+    def show_report(self, report: DoctorReport) -> None:
+        """Show a finished report."""
+        self.report = report
+        self.recheck.setEnabled(True)
+        self.copy.setEnabled(True)
+        counts = {lv: sum(1 for c in report.checks if c.level is lv) for lv in Level}
+        self.summary.setText(
+            f"{counts[Level.OK]} ok · {counts[Level.WARNING]} warnings · {counts[Level.ERROR]} problems"
+        )
+        self.view.setHtml(report_html(report))
+
+    def _copy(self) -> None:
+        if self.report is not None:
+            QGuiApplication.clipboard().setText(self.report.render_text())
+
+
+def schedule_system_check(window: QWidget, after: Callable[[Any], None]) -> None:
+    """On the first run, show the system check once the first-run dialog (``after``) is done.
+
+    ``after(window)`` schedules the first-run dialog when it applies; the check waits until no modal
+    dialog is open, so that the two come one after the other, not on top of each other.
+    """
+    session = getattr(window, "session", None)
+    first = session is not None and session.store.is_first_run()
+    after(window)
+    if not first:
+        return
+
+    def show_when_free() -> None:
+        if QApplication.activeModalWidget() is not None:
+            QTimer.singleShot(300, show_when_free)
+            return
+        DoctorDialog(window).exec()
+
+    QTimer.singleShot(300, show_when_free)

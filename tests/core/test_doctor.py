@@ -1,0 +1,145 @@
+"""The first-run checks against the real local dockerd, and their error paths (no GPU here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from llm_dyno.core.doctor import (
+    CPU_DEMO_PROFILE,
+    Level,
+    check_gpus,
+    check_images,
+    check_nvidia_runtime,
+    check_vllm_executable,
+    nvidia_runtime_from_info,
+    run_checks,
+)
+from llm_dyno.core.runtime.base import FailureKind
+from llm_dyno.core.runtime.docker_errors import DockerError
+from llm_dyno.core.telemetry.nvml import NvmlUnavailable
+
+
+@pytest.mark.docker
+def test_local_docker_reachable_and_no_nvidia_runtime(docker_client: Any) -> None:
+    report = run_checks(None)
+    docker = report.get("docker")
+    assert docker.level is Level.OK, docker
+    assert "reachable" in docker.finding
+    runtime = report.get("nvidia-runtime")
+    if nvidia_runtime_from_info(docker_client.info()) is None:  # this machine: runc only
+        assert runtime.level is Level.WARNING
+        assert "no NVIDIA runtime" in runtime.finding
+        assert any("apt-get install -y nvidia-container-toolkit" in s for s in runtime.steps)
+        assert any("nvidia-ctk runtime configure --runtime=docker" in s for s in runtime.steps)
+    else:
+        assert runtime.level is Level.OK
+    images = report.get("images")
+    assert images.level in (Level.OK, Level.WARNING)
+    if images.level is Level.WARNING:
+        assert images.steps == ("docker pull vllm/vllm-openai:latest",)
+    json.dumps(report.to_dict())  # JSON-ready
+
+
+def test_no_nvml_says_so_and_recommends_cpu_demo() -> None:
+    # this machine has no NVIDIA driver: the real probe must say so (a fake keeps it deterministic elsewhere)
+    from llm_dyno.core.telemetry.nvml import nvml
+
+    reason = nvml().available()
+    if reason is None:
+        pytest.skip("this machine has a working NVML")
+    gpus = check_gpus()
+    assert gpus.level is Level.WARNING
+    assert "no NVIDIA GPU" in gpus.finding and reason in gpus.finding
+    assert any(CPU_DEMO_PROFILE in s for s in gpus.steps)
+    report = run_checks("unix:///nonexistent.sock")
+    assert report.recommend_cpu_demo
+    assert CPU_DEMO_PROFILE in report.render_text()
+
+
+def test_gpu_probe_fake() -> None:
+    def absent() -> list[str]:
+        raise NvmlUnavailable("NVIDIA driver not found (libnvidia-ml.so.1 missing)")
+
+    assert check_gpus(absent).level is Level.WARNING
+    ok = check_gpus(lambda: ["NVIDIA GeForce RTX 3090"])
+    assert ok.level is Level.OK and "RTX 3090" in ok.finding
+    report = run_checks("unix:///nonexistent.sock", gpu_probe=lambda: ["H200"])
+    assert not report.recommend_cpu_demo
+
+
+def test_unreachable_docker_host_is_an_error_with_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+    report = run_checks(None)
+    docker = report.get("docker")
+    assert docker.level is Level.ERROR
+    assert "nonexistent.sock" in docker.finding
+    assert any("systemctl start docker" in s for s in docker.steps)
+    assert report.level is Level.ERROR
+    # what depends on the engine is not checked, and says so
+    assert "not checked" in report.get("nvidia-runtime").finding
+    assert "not checked" in report.get("images").finding
+
+
+def test_socket_permission_is_classified() -> None:
+    def denied(host: str | None) -> Any:
+        raise DockerError(FailureKind.DOCKER_PERMISSION, "permission denied on the Docker socket")
+
+    report = run_checks(None, connect=denied, gpu_probe=lambda: [])
+    docker = report.get("docker")
+    assert docker.level is Level.ERROR
+    assert "permission denied" in docker.finding
+    assert docker.steps[0] == "sudo usermod -aG docker $USER"
+    assert "log out and in" in docker.steps[1]
+
+
+class _Image:
+    def __init__(self, *tags: str) -> None:
+        self.tags = list(tags)
+
+
+class _Client:
+    def __init__(self, info: dict[str, Any], images: list[_Image]) -> None:
+        self._info, self._images = info, images
+        self.images = self
+
+    def info(self) -> dict[str, Any]:
+        return self._info
+
+    def list(self) -> list[_Image]:
+        return self._images
+
+
+def test_nvidia_runtime_and_cdi_and_images_detected() -> None:
+    with_runtime = _Client({"Runtimes": {"runc": {}, "nvidia": {}}}, [])
+    assert check_nvidia_runtime(with_runtime).level is Level.OK
+    with_cdi = _Client(
+        {"Runtimes": {"runc": {}}, "DiscoveredDevices": [{"Source": "cdi", "ID": "nvidia.com/gpu=0"}]}, []
+    )
+    ok = check_nvidia_runtime(with_cdi)
+    assert ok.level is Level.OK and "CDI" in ok.finding
+    images = check_images(_Client({}, [_Image("vllm/vllm-openai:v0.11.0"), _Image("ubuntu:24.04")]))
+    assert images.level is Level.OK and images.finding == "vllm/vllm-openai:v0.11.0"
+
+
+def test_vllm_executable() -> None:
+    assert check_vllm_executable(lambda _n: "/opt/vllm/bin/vllm").level is Level.OK
+    missing = check_vllm_executable(lambda _n: None)
+    assert missing.level is Level.WARNING and any("pip install vllm" in s for s in missing.steps)
+
+
+def test_cli_doctor_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from llm_dyno.commands import doctor_cmds
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+    parser = argparse.ArgumentParser()
+    doctor_cmds.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["doctor", "--json"])
+    assert args.handler(args) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["level"] == "error"
+    assert [c["key"] for c in data["checks"]] == ["docker", "nvidia-runtime", "gpus", "images", "vllm-exe"]

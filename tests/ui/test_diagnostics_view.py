@@ -1,0 +1,86 @@
+"""The Diagnostics view on the founding scenario: the founding compose (real importer) as a stored
+profile, the founding post's recorded log lines as its latest launch log, the recipe as reference."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.importers import import_text
+from llm_dyno.core.profiles.store import ProfileStore, file_stem
+from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from llm_dyno.ui.session import ProfileSession
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE = REPO / "resources" / "references" / "founding-compose.yml"
+LOG = REPO / "tests" / "fixtures" / "diagnose" / "founding_launch.log"
+FOUND = ["image-differs-from-reference", "cuda-graphs-downgraded", "compile-cache-not-on-volume"]
+
+
+@pytest.fixture
+def view(qtbot, ui_home: Path) -> DiagnosticsView:  # type: ignore[no-untyped-def]
+    store = ProfileStore()
+    profile = import_text(COMPOSE.read_text(encoding="utf-8"), source=str(COMPOSE)).profile
+    store.save(profile)
+    logs = data_dir() / "logs"
+    logs.mkdir(parents=True)
+    shutil.copy(LOG, logs / f"{file_stem(profile.name)}-20260101-000000.log")
+    session = ProfileSession(store)
+    session.reload()
+    v = DiagnosticsView(session)
+    qtbot.addWidget(v)
+    v.narr_box.setValue(43.0)  # the post's own numbers, typed as a user would
+    v.code_box.setValue(54.0)
+    with qtbot.waitSignal(v.diagnosed, timeout=15000):
+        v.set_target(session.get(profile.name), None)
+    with qtbot.waitSignal(v.diagnosed, timeout=15000):
+        v.select_reference("recipe-3090-claimed")
+    return v
+
+
+def test_founding_findings_are_listed_in_rank_order(view: DiagnosticsView) -> None:
+    assert view.gathered is not None
+    ids = view.gathered.diagnosis.ids()
+    assert [i for i in ids if i in FOUND] == FOUND
+    shown = [view.findings.topLevelItem(i).text(0) for i in range(view.findings.topLevelItemCount())]
+    assert len(shown) == len(ids) and shown[0].startswith("1. ")
+    assert "founding_launch" in view.sources.text() or "log" in view.sources.text()
+
+
+def test_expanding_a_finding_shows_its_log_evidence_and_advice(view: DiagnosticsView) -> None:
+    item = view.findings.item_for("cuda-graphs-downgraded")
+    assert item is not None and not item.isExpanded()
+    texts = view.findings.expand_finding("cuda-graphs-downgraded")
+    assert item.isExpanded()
+    assert any(t.startswith("log:4:") and "FlashInferBackend" in t for t in texts), texts
+    assert any(t.startswith("→ ") for t in texts)
+
+
+def test_the_image_finding_shows_the_diff_row_and_the_diff_table_has_it(view: DiagnosticsView) -> None:
+    texts = view.findings.expand_finding("image-differs-from-reference")
+    assert any("sha256:9bba4628" in t for t in texts)
+    rows = [(view.diff.item(r, 1).text(), view.diff.item(r, 3).text()) for r in range(view.diff.rowCount())]
+    assert ("image", "vllm/vllm-openai:nightly-07351e0883470724dd5a7e9730ed10e01fc99d08") in rows
+
+
+def test_apply_to_a_copy_creates_the_fixed_profile_in_the_store(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
+    assert view.session is not None and view.profile is not None
+    original = view.profile
+    with qtbot.waitSignal(view.copyCreated) as created:
+        name = view.apply_to_copy("compile-cache-not-on-volume")
+    assert name is not None and created.args == [name]
+    copy = ProfileStore().get(name)
+    assert copy.docker is not None and "vllm-compile-cache:/root/.cache/vllm" in copy.docker.volumes
+    assert ProfileStore().get(original.name) == original  # the original is untouched
+
+
+def test_the_reference_choice_is_remembered_per_profile(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
+    profile = view.profile
+    with qtbot.waitSignal(view.diagnosed, timeout=15000):
+        view.set_target(None, None)
+    with qtbot.waitSignal(view.diagnosed, timeout=15000):
+        view.set_target(profile, None)
+    assert view.reference() is not None and view.reference().id == "recipe-3090-claimed"  # type: ignore[union-attr]
