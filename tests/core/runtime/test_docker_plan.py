@@ -15,7 +15,8 @@ from docker.types import DeviceRequest
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
-from llm_dyno.core.runtime.docker_spec import docker_run_argv, resolve_command, resolve_env
+from llm_dyno.core.runtime.docker_spec import docker_run_argv
+from llm_dyno.core.secrets import resolve_command, resolve_env
 
 PRE_START = (
     "set -e\npip install xxhash -q\npython3 /patches/patch_genesis_unified.py\n"

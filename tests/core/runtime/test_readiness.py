@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from llm_dyno.core.runtime.readiness import ReadinessProbe, resolve_reference
+from llm_dyno.core.runtime.readiness import ReadinessProbe
 from tests.support.vllm_env import free_port
 
 
@@ -30,12 +30,3 @@ def test_cancel_from_another_thread_returns_promptly() -> None:
     assert time.monotonic() - started < 1.0
 
 
-def test_resolve_reference() -> None:
-    env = {"HF_TOKEN": "abc", "EMPTY": ""}
-    assert resolve_reference("${HF_TOKEN}", env) == "abc"
-    assert resolve_reference("$HF_TOKEN", env) == "abc"
-    assert resolve_reference("${MISSING:-fallback}", env) == "fallback"
-    assert resolve_reference("${EMPTY:-fallback}", env) == "fallback"
-    assert resolve_reference("${MISSING}", env) is None
-    assert resolve_reference("plain", env) == "plain"
-    assert resolve_reference("keyring:llm-dyno/HF_TOKEN", env) is None

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import SECRET_FLAGS, engine_config, parse_args
-from llm_dyno.core.profiles.model import Profile, Runtime, is_reference, is_secret_name
+from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.secrets import is_reference
 
 SourceKind = Literal["compose", "docker-run", "vllm-serve", "profile"]
 

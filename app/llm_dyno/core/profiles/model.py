@@ -13,25 +13,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import SECRET_FLAGS, EngineConfig, engine_config, parse_args
 from llm_dyno.core.profiles.yamlio import dump, line_for, load_with_lines
+from llm_dyno.core.secrets import is_reference
 
 SCHEMA_VERSION = 1
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}$")
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
 _SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)", re.IGNORECASE)
-_REFERENCE_RE = re.compile(
-    r"^(\$\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*|keyring:[^\s]+)$"
-)
 
 
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a secret (token, key, password)."""
     return bool(_SECRET_NAME_RE.search(name))
-
-
-def is_reference(value: str) -> bool:
-    """Whether a value is a reference to a secret (``${HF_TOKEN}``, ``$HF_TOKEN`` or ``keyring:svc/user``)."""
-    return bool(_REFERENCE_RE.match(value.strip()))
 
 
 class Runtime(StrEnum):

@@ -74,6 +74,7 @@ class FailureKind(StrEnum):
     DOCKER_PERMISSION = "docker_permission"
     CONTAINER_NAME_TAKEN = "container_name_taken"
     EXECUTABLE_NOT_FOUND = "executable_not_found"
+    SECRET_MISSING = "secret_missing"  # noqa: S105 - a kind name: a keyring reference that cannot be read
     TIMEOUT = "timeout"
     EXITED = "exited"  # ended with no recognised cause
     UNKNOWN = "unknown"

@@ -40,11 +40,10 @@ from llm_dyno.core.runtime.docker_spec import (
     LABEL_PROFILE,
     DockerLaunchPlan,
     plan_container,
-    resolve_command,
-    resolve_env,
 )
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
+from llm_dyno.core.secrets import resolve_command, resolve_env
 
 if TYPE_CHECKING:
     from llm_dyno.core.telemetry.logformats import PhaseTracker

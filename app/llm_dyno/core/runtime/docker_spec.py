@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from docker.types import DeviceRequest
 
 from llm_dyno.core.errors import DynoError, at
-from llm_dyno.core.profiles.model import DockerSettings, Profile, is_reference
+from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 
 LABEL_MANAGED = "llm-dyno.managed"
@@ -256,43 +256,3 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
     return argv + entry[1:] + list(spec.get("command", []))
 
 
-def resolve_env(env: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Resolve ``${VAR}``, ``${VAR:-default}``, ``$VAR`` and ``keyring:svc/user`` references.
-
-    Plain values pass through. An unset variable with no default becomes "" (as with docker compose).
-    The result holds secrets: hand it to the engine, never log or store it.
-    """
-    from llm_dyno.core.runtime.readiness import resolve_reference  # the one reference syntax
-
-    source = dict(os.environ if environ is None else environ)
-    out: dict[str, str] = {}
-    for key, value in env.items():
-        if value.strip().startswith("keyring:"):
-            out[key] = _from_keyring(key, value.strip().removeprefix("keyring:"))
-        else:
-            out[key] = resolve_reference(value, source) or ""
-    return out
-
-
-def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The command with reference-only arguments (``--api-key ${VLLM_API_KEY}``) resolved."""
-    resolved = resolve_env({str(i): a for i, a in enumerate(argv) if is_reference(a)}, environ)
-    return [resolved.get(str(i), a) for i, a in enumerate(argv)]
-
-
-def _from_keyring(key: str, ref: str) -> str:
-    service, _, user = ref.rpartition("/")
-    try:
-        import keyring  # optional: only profiles that use keyring: references need it
-    except ImportError:
-        raise DynoError(
-            f"{key} refers to the keyring ({ref}) but the 'keyring' package is not installed",
-            hint=f"pip install keyring, or set {key} in the environment and use ${{{key}}}",
-        ) from None
-    secret = keyring.get_password(service or "llm-dyno", user)
-    if secret is None:
-        raise DynoError(
-            f"{key}: no secret stored in the keyring for service {service!r}, user {user!r}",
-            hint=f"store it with: keyring set {service or 'llm-dyno'} {user}",
-        )
-    return str(secret)

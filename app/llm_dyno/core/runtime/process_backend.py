@@ -35,7 +35,8 @@ from llm_dyno.core.runtime.base import (
     ServerStatus,
 )
 from llm_dyno.core.runtime.lines import LineSplitter
-from llm_dyno.core.runtime.readiness import ReadinessProbe, resolve_reference
+from llm_dyno.core.runtime.readiness import ReadinessProbe
+from llm_dyno.core.secrets import resolve_command, resolve_env, resolve_reference
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
@@ -312,18 +313,18 @@ class ProcessRuntime(Runtime):
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
-        """os.environ plus the plan's overrides, ``${VAR}`` references resolved (never written anywhere)."""
+        """os.environ plus the plan's overrides, references resolved (never written anywhere)."""
         env = dict(os.environ)
-        for key, value in plan.spec["env"].items():
-            resolved = resolve_reference(value, env)
-            if resolved is not None:
-                env[key] = resolved
+        env.update(resolve_env(plan.spec["env"], env))
         return env
 
     def launch(self, plan: LaunchPlan) -> ServerHandle:
         """Start ``vllm serve``; the returned handle follows loading, readiness and exit."""
-        env = self.resolved_env(plan)
-        argv = list(plan.spec["argv"])
+        try:
+            env = self.resolved_env(plan)
+            argv = resolve_command(list(plan.spec["argv"]), env)
+        except DynoError as exc:  # a keyring reference that cannot be read
+            return _FailedHandle(plan, FailureReason(FailureKind.SECRET_MISSING, exc.message, exc.hint or ""))
         exe = shutil.which(argv[0], path=env.get("PATH"))
         if exe is None:
             reason = FailureReason(

@@ -7,37 +7,11 @@ server loads. Polling is fast (every 50 ms by default) so that READY shows withi
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 from dataclasses import dataclass
 
 import httpx
-
-_REF = re.compile(
-    r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<default>[^}]*))?\}$|^\$(?P<bare>[A-Za-z_]\w*)$"
-)
-
-
-def resolve_reference(value: str, env: dict[str, str] | None = None) -> str | None:
-    """The value of ``${VAR}``, ``${VAR:-default}`` or ``$VAR`` from ``env`` (default: os.environ).
-
-    A plain value is returned as is; an unset variable without a default gives None. ``keyring:``
-    references are not resolved here (None).
-    """
-    source = os.environ if env is None else env
-    text = value.strip()
-    if text.startswith("keyring:"):
-        return None
-    m = _REF.match(text)
-    if not m:
-        return value
-    name = m.group("name") or m.group("bare")
-    found = source.get(name)
-    if found:
-        return found
-    return m.group("default")
 
 
 @dataclass(frozen=True)
