@@ -300,3 +300,26 @@ def test_live_server_moves_the_curves(qtbot, dash: Dashboard, server_url: str) -
     lo, hi = dash.plots.x_range()
     assert hi - lo == pytest.approx(60, rel=0.05) and hi >= t[-1] - 1
     assert "generation" in dash.readout_at(float(t[-3]))
+
+
+def test_server_view_shows_dashboard_when_ready(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.core.runtime.base import ServerState, ServerStatus
+    from llm_dyno.ui.views.server_view import ServerView
+
+    sv = ServerView()
+    qtbot.addWidget(sv)
+    sv.show()
+    url = f"http://127.0.0.1:{vllm_env.free_port()}"
+    sv.start("demo", url, "process")
+    sv.set_status("demo", ServerStatus(ServerState.LOADING_WEIGHTS, time.time(), "loading"), url, "process")
+    assert sv.current_dashboard() is None
+    sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")
+    dash = sv.current_dashboard()
+    assert dash is not None and dash.live and dash.url == url
+    assert [kind for _t, kind, _x in dash.events] == ["launch", "launch"]
+    sv.feed_log_lines("demo", ["(APIServer pid=1) WARNING 11-30 04:48:32 [x.py:1] KV cache is almost full"])
+    assert dash.events[-1][1:] == ("warning", "KV cache is almost full")
+    sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")
+    assert sv.current_dashboard() is dash  # same server: same dashboard, history kept
+    sv.show_idle("demo")
+    assert not dash.live and sv.current_dashboard() is None

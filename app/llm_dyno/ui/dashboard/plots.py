@@ -121,7 +121,7 @@ class PlotGrid(QWidget):
         w = pg.PlotWidget(background=self._bg, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
         w.setMinimumHeight(110)
         item = w.getPlotItem()
-        item.showGrid(x=False, y=False)
+        item.showGrid(x=False, y=False)  # alpha-blended grid lines cost more than the curves (benchmark)
         item.setMenuEnabled(False)
         item.hideButtons()
         item.setDownsampling(auto=True, mode="peak")
