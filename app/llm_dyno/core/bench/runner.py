@@ -230,8 +230,19 @@ class BenchRunner:
                 return after
 
 
+# When the tokens after the first arrive within this share of the wall time, the stream came in a
+# burst (the server produced it before sending, or a proxy buffered it): tokens / (wall - TTFT) then
+# divides by transport time, not decode time, and reads as tens of thousands of tokens/s.
+BURST_SHARE = 0.1
+
+
+def _is_burst(o: StreamOutcome) -> bool:
+    return o.ttft_s is not None and o.completion_tokens > 1 and (o.wall_s - o.ttft_s) < BURST_SHARE * o.wall_s
+
+
 def _decode_tps(o: StreamOutcome) -> float | None:
-    if o.ttft_s is None:
+    """The protocol's tokens / (wall - TTFT); None when it would not measure decoding (see BURST_SHARE)."""
+    if o.ttft_s is None or _is_burst(o):
         return None
     decode = o.wall_s - o.ttft_s
     return o.completion_tokens / decode if decode > 0 else None
@@ -251,6 +262,11 @@ def _warnings(o: StreamOutcome, prompt: SuitePrompt, gen_delta: int | None) -> l
         )
     if o.ttft_s is None:
         out.append("no visible text in the stream (only special tokens?): TTFT and decode TPS unknown")
+    if _is_burst(o):
+        out.append(
+            f"the stream arrived in a burst ({o.completion_tokens} tokens within "
+            f"{(o.wall_s - (o.ttft_s or 0)) * 1000:.0f} ms after the first): decode TPS not measured"
+        )
     if gen_delta is not None and gen_delta != o.completion_tokens:
         out.append(
             f"the server generated {gen_delta} tokens during this run but streamed {o.completion_tokens}: "
