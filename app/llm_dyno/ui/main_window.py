@@ -121,7 +121,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.servers = ServerController(self, self.bridge, self)
         self._connect_analysis_views()
         self.attach_action.triggered.connect(self.server_view.ask_attach)
-        self.server_view.attachedChanged.connect(lambda s: s is not None and self.show_view("dashboard"))
+        self.server_view.attachedChanged.connect(self._show_attached)
         self.session.changed.connect(self._refresh_from_session)
         self.session.reload()
         self._update_actions()
@@ -297,6 +297,10 @@ class MainWindow(ProfileCommands, QMainWindow):
         if not self.profile_list.select(name):
             self.profile_list.filter.clear()
             self.profile_list.select(name)
+
+    def _show_attached(self, server: object) -> None:
+        if server is not None:
+            self.show_view("dashboard")
 
     def show_view(self, key: str) -> None:
         """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics)."""

@@ -42,7 +42,7 @@ def _value(run: BenchRun, metric: str) -> float | None:
     return float(v) if isinstance(v, int | float) else None
 
 
-class SpreadChart(pg.PlotWidget):
+class SpreadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
     """Each prompt's runs as points (warm-ups hollow), with the measured runs' mean ± std as a band."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -108,7 +108,7 @@ class SpreadChart(pg.PlotWidget):
         item.enableAutoRange(axis="y")
 
 
-class SweepChart(pg.PlotWidget):
+class SweepChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
     """Throughput (left axis) and tokens per joule (right axis) against the cap, with the knee marked."""
 
     def __init__(self, parent: QWidget | None = None) -> None:

@@ -87,11 +87,11 @@ class ResultPanel(QWidget):
         row.addWidget(label)
         row.addStretch(1)
         row.addWidget(QLabel("Metric"))
-        self.metric = QComboBox()
+        self.metric_box = QComboBox()
         for key in ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j"):
-            self.metric.addItem(METRIC_LABELS[key], key)
-        self.metric.currentIndexChanged.connect(self._metric_changed)
-        row.addWidget(self.metric)
+            self.metric_box.addItem(METRIC_LABELS[key], key)
+        self.metric_box.currentIndexChanged.connect(self._metric_changed)
+        row.addWidget(self.metric_box)
         cl.addLayout(row)
         self.chart = SpreadChart()
         cl.addWidget(self.chart, 1)
@@ -115,14 +115,14 @@ class ResultPanel(QWidget):
         self._runs: list[BenchRun] = []
 
     def _metric_changed(self) -> None:
-        self.chart.set_runs(self._runs, self.metric.currentData())
+        self.chart.set_runs(self._runs, self.metric_box.currentData())
 
     def start(self, title: str) -> None:
         """A new run begins: clear everything."""
         self.title.setText(title)
         self._runs = []
         self.table.clear_runs()
-        self.chart.set_runs([], self.metric.currentData())
+        self.chart.set_runs([], self.metric_box.currentData())
         self.markdown.clear()
         self.copy_button.setEnabled(False)
 
@@ -130,7 +130,7 @@ class ResultPanel(QWidget):
         """A run finished."""
         self._runs.append(run)
         self.table.add_run(run)
-        self.chart.set_runs(self._runs, self.metric.currentData())
+        self.chart.set_runs(self._runs, self.metric_box.currentData())
 
     def set_markdown(self, text: str) -> None:
         """Show the Markdown line and enable Copy."""
@@ -144,7 +144,7 @@ class ResultPanel(QWidget):
         for run in result.all_runs():
             self._runs.append(run)
             self.table.add_run(run)
-        self.chart.set_runs(self._runs, self.metric.currentData())
+        self.chart.set_runs(self._runs, self.metric_box.currentData())
         self.set_markdown(markdown_line(result) if result.all_runs() else "")
 
     def copy_markdown(self) -> None:

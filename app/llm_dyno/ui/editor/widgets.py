@@ -257,7 +257,9 @@ class EnvTable(QWidget):
         self.table.setItem(r, 0, QTableWidgetItem(""))
         self.table.setItem(r, 1, QTableWidgetItem(""))
         self.table.blockSignals(False)
-        self.table.editItem(self.table.item(r, 0))
+        item = self.table.item(r, 0)
+        if item is not None:
+            self.table.editItem(item)
 
     def _remove(self) -> None:
         row = self.table.currentRow()

@@ -71,17 +71,17 @@ class EmptyState(QWidget):
                 lab.setObjectName("emptyBullet")
                 lab.setWordWrap(True)
                 layout.addWidget(lab)
-        self.actions = QHBoxLayout()
-        self.actions.addStretch(1)
+        self.action_row = QHBoxLayout()
+        self.action_row.addStretch(1)
         layout.addSpacing(6)
-        layout.addLayout(self.actions)
+        layout.addLayout(self.action_row)
 
     def add_action(self, text: str, primary: bool = False) -> QPushButton:
         """Add a button under the text; connect its ``clicked``."""
         button = QPushButton(text)
         if primary:
             button.setObjectName("primaryButton")
-        self.actions.insertWidget(self.actions.count(), button)
-        if self.actions.itemAt(self.actions.count() - 1).spacerItem() is None:
-            self.actions.addStretch(1)
+        self.action_row.insertWidget(self.action_row.count(), button)
+        if self.action_row.itemAt(self.action_row.count() - 1).spacerItem() is None:
+            self.action_row.addStretch(1)
         return button

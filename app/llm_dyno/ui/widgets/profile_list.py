@@ -56,9 +56,9 @@ class ProfileDelegate(QStyledItemDelegate):
         c = theme.colors()
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        rect = option.rect.adjusted(6, 2, -6, -2)  # type: ignore[attr-defined]
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
-        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)  # type: ignore[attr-defined]
+        rect = option.rect.adjusted(6, 2, -6, -2)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
         if selected:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(c.badgebg))
@@ -70,7 +70,7 @@ class ProfileDelegate(QStyledItemDelegate):
         lamp = str(index.data(LAMP_ROLE) or "stopped")
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(lamp_color(lamp)))
-        fm = option.fontMetrics  # type: ignore[attr-defined]
+        fm = option.fontMetrics
         cy = rect.top() + 11 + fm.height() // 2
         painter.drawEllipse(rect.left() + 10, cy - 5, 10, 10)
         text_left = rect.left() + 30
@@ -78,7 +78,7 @@ class ProfileDelegate(QStyledItemDelegate):
         name = str(index.data(NAME_ROLE) or "")
         if index.data(DIRTY_ROLE):
             name = "• " + name
-        bold = QFont(option.font)  # type: ignore[attr-defined]
+        bold = QFont(option.font)
         bold.setBold(True)
         painter.setFont(bold)
         painter.setPen(QColor(c.text))
@@ -88,7 +88,7 @@ class ProfileDelegate(QStyledItemDelegate):
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
             painter.fontMetrics().elidedText(name, Qt.TextElideMode.ElideRight, width),
         )
-        small = QFont(option.font)  # type: ignore[attr-defined]
+        small = QFont(option.font)
         small.setPointSizeF(max(7.5, small.pointSizeF() - 1))
         painter.setFont(small)
         painter.setPen(QColor(c.muted))
