@@ -1,4 +1,4 @@
-"""``llm-dyno bench``, ``llm-dyno history …`` and ``llm-dyno sweep``."""
+"""``llm-dyno bench``, ``llm-dyno history …``, ``llm-dyno sweep`` and ``llm-dyno ab``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
+from llm_dyno.core.bench.ceiling import attach_roofline_for, roofline_summary
 from llm_dyno.core.bench.report import markdown_line, to_csv
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
@@ -70,6 +71,16 @@ def register(sub: Any) -> None:
     s.add_argument("--suite", default="quick", help="suite name or file (default: quick)")
     s.set_defaults(handler=cmd_sweep)
 
+    ab = sub.add_parser(
+        "ab", help="spec-decode A/B: launch the profile without and with its speculative config, compare"
+    )
+    ab.add_argument("name", help="profile with a --speculative-config (it must not be running)")
+    ab.add_argument("--suite", default="community", help="suite name or file (default: community)")
+    ab.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
+    ab.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
+    ab.add_argument("--json", metavar="FILE", help="write both results and the verdicts as JSON")
+    ab.set_defaults(handler=cmd_ab)
+
 
 def _suite_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="community", help="suite name or file (default: community)")
@@ -130,12 +141,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"benchmarking {model} at {url} with suite {suite.name} ({suite.warmups} warm-ups, {suite.runs} runs)"
     )
     result = run_benchmark(url, model, suite, profile=profile, progress=_printer)
+    attach_roofline_for(result, profile)
     if args.json:
         Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
     if args.csv:
         Path(args.csv).write_text(to_csv(result), encoding="utf-8")
     if result.all_runs():
         print(markdown_line(result))
+        print(roofline_summary(result))
     if not args.no_save and result.all_runs():
         with HistoryStore() as history:
             rid = history.add(result)
@@ -270,3 +283,31 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"error: {sweep.error}", file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    """Launch the profile without, then with, its speculative config; print a verdict per prompt."""
+    import json
+
+    from llm_dyno.core.bench.ab import ab_to_dict, run_spec_ab, verdict_lines
+
+    profile = store().get(args.name)
+    suite = _suite(args)
+    print(
+        f"spec-decode A/B of {profile.name} with suite {suite.name} "
+        f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
+        flush=True,
+    )
+    ab = run_spec_ab(profile, suite, progress=_printer)
+    if args.json:
+        Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")
+    for label, result in (("without spec decoding", ab.without_spec), ("with spec decoding", ab.with_spec)):
+        if result.all_runs():
+            print(f"{label}: {markdown_line(result)}")
+            print(f"  {roofline_summary(result)}")
+    for line in verdict_lines(ab):
+        print(line)
+    errors = [r.error for r in (ab.without_spec, ab.with_spec) if r.error]
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if errors else 0

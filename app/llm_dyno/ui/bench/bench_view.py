@@ -23,12 +23,13 @@ from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
-from llm_dyno.core.bench.sweep import SweepResult
+from llm_dyno.core.bench.sweep import ABResult, SweepResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.profiles.model import PowerSettings, Profile
 from llm_dyno.core.telemetry.power import control_unavailable_reason, default_controller
+from llm_dyno.ui.bench.ab_panel import ABPanel
 from llm_dyno.ui.bench.compare_panel import ComparePanel
 from llm_dyno.ui.bench.history_panel import HistoryPanel
 from llm_dyno.ui.bench.result_panel import ResultPanel
@@ -120,6 +121,8 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.history, "History")
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.sweep, "Sweep")
+        self.ab = ABPanel()
+        self.tabs.addTab(self.ab, "Spec A/B")
         layout.addWidget(self.tabs, 1)
 
         self.worker.progress.connect(self._progress)
@@ -134,6 +137,9 @@ class BenchmarkView(QWidget):
         self.sweep.sweepRequested.connect(self.start_sweep)
         self.sweep.saveCapRequested.connect(self.save_cap)
         self.sweep.set_unavailable(control_unavailable_reason())
+        self.ab.abRequested.connect(lambda: self.start_ab())
+        self.ab.worker.finished.connect(self._ab_finished)
+        self.ab.worker.failed.connect(lambda _m: self._update_target())
 
         self.reload_suites()
         self.history.reload()
@@ -168,7 +174,7 @@ class BenchmarkView(QWidget):
         return None
 
     def _update_target(self) -> None:
-        busy = self.worker.running
+        busy = self.worker.running or self.ab.busy
         target = self.target()
         if target is not None:
             self.target_label.setText(f"Target: {target.describe()}")
@@ -182,6 +188,7 @@ class BenchmarkView(QWidget):
         self.cancel_button.setEnabled(busy)
         self.suite_combo.setEnabled(not busy)
         self.sweep.set_busy(busy or target is None or target.profile is None)
+        self.ab.set_profile(self.profile, running=self.server_url is not None, busy=busy)
 
     # ---- running -------------------------------------------------------------------------------
     def _suite(self, name: str | None) -> Suite | None:
@@ -195,7 +202,7 @@ class BenchmarkView(QWidget):
         """Run a suite (default: the picked one) against :meth:`target`; False when nothing started."""
         target = self.target()
         s = suite if isinstance(suite, Suite) else self._suite(suite)
-        if target is None or s is None or self.worker.running:
+        if target is None or s is None or self.worker.running or self.ab.busy:
             return False
         self._begin(s, f"{s.name} · {target.describe()}")
         self.worker.start(target, s)
@@ -232,6 +239,7 @@ class BenchmarkView(QWidget):
         self.last_result = result
         line = markdown_line(result) if result.all_runs() else ""
         self.result_panel.set_markdown(line)
+        self.result_panel.set_roofline(result)
         saved = ""
         if result.all_runs():
             try:
@@ -318,6 +326,29 @@ class BenchmarkView(QWidget):
         self.status.setText(f"Sweep {state}")
         self._update_target()
         self.benchmark_finished.emit(f"Power-cap sweep {state}")
+
+    # ---- spec-decode A/B ------------------------------------------------------------------------
+    def start_ab(self, suite: Suite | str | None = None) -> bool:
+        """Relaunch the selected profile without and with its speculative config, with the picked suite."""
+        s = suite if isinstance(suite, Suite) else self._suite(suite)
+        if self.profile is None or s is None or self.worker.running:
+            return False
+        self.tabs.setCurrentWidget(self.ab)
+        started = self.ab.start(self.profile, s)
+        self._update_target()
+        return started
+
+    def _ab_finished(self, ab: ABResult) -> None:
+        try:
+            with HistoryStore(self.history_path) as store:
+                for tag, result in (("spec-off", ab.without_spec), ("spec-on", ab.with_spec)):
+                    if result.all_runs():
+                        store.add(result, tags=("ab", tag))
+        except DynoError as exc:
+            self.errorMessage.emit(f"the A/B results could not be saved: {exc}")
+        self.history.reload()
+        self._update_target()
+        self.benchmark_finished.emit("Spec-decode A/B: " + "; ".join(ab.summary()))
 
     def save_cap(self, watts: float) -> None:
         """Write ``watts`` as the selected profile's power limit."""

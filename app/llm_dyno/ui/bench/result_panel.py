@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult, BenchRun
 from llm_dyno.ui import theme
@@ -112,6 +113,14 @@ class ResultPanel(QWidget):
         self.copy_button.clicked.connect(self.copy_markdown)
         md.addWidget(self.copy_button)
         layout.addLayout(md)
+        self.roofline = QLabel("")
+        self.roofline.setObjectName("fieldHint")
+        self.roofline.setWordWrap(True)
+        self.roofline.setToolTip(
+            "Mean decode tok/s against the physical ceiling: memory bandwidth / weights in VRAM "
+            "× mean acceptance length"
+        )
+        layout.addWidget(self.roofline)
         self._runs: list[BenchRun] = []
 
     def _metric_changed(self) -> None:
@@ -124,6 +133,7 @@ class ResultPanel(QWidget):
         self.table.clear_runs()
         self.chart.set_runs([], self.metric_box.currentData())
         self.markdown.clear()
+        self.roofline.clear()
         self.copy_button.setEnabled(False)
 
     def add_run(self, run: BenchRun) -> None:
@@ -146,6 +156,11 @@ class ResultPanel(QWidget):
             self.table.add_run(run)
         self.chart.set_runs(self._runs, self.metric_box.currentData())
         self.set_markdown(markdown_line(result) if result.all_runs() else "")
+        self.set_roofline(result)
+
+    def set_roofline(self, result: BenchResult) -> None:
+        """Show each prompt's share of the decode ceiling (or why it is unknown)."""
+        self.roofline.setText(roofline_summary(result) if result.all_runs() else "")
 
     def copy_markdown(self) -> None:
         """Put the Markdown line on the clipboard."""

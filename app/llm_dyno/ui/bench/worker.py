@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from llm_dyno.core.bench.ceiling import attach_roofline_for
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
@@ -63,7 +64,7 @@ class BenchWorker(QObject):
         self._thread.start()
 
     def _run_suite(self, target: BenchTarget, suite: Suite) -> BenchResult:
-        return run_benchmark(
+        result = run_benchmark(
             target.url,
             target.model,
             suite,
@@ -71,6 +72,8 @@ class BenchWorker(QObject):
             progress=self.progress.emit,
             cancel=self._cancel,
         )
+        attach_roofline_for(result, target.profile)  # the decode ceiling, when model size and GPU are known
+        return result
 
     def start(self, target: BenchTarget, suite: Suite) -> None:
         """Benchmark ``target`` with ``suite`` in a worker thread."""

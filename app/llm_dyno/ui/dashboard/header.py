@@ -15,6 +15,7 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("power", "Power / limit"),
     ("temp", "Temperature"),
     ("kv", "KV cache"),
+    ("roofline", "Roofline"),
 )
 
 
@@ -23,7 +24,7 @@ def _num(v: float | None, fmt: str) -> str:
 
 
 class HeaderStrip(QFrame):
-    """Six figures; ``set_values`` takes the latest value of each series by name."""
+    """The figures; ``set_values`` takes the latest value of each series by name."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,6 +53,14 @@ class HeaderStrip(QFrame):
             col.addWidget(val)
             row.addWidget(card, 1)
             self.values[key] = val
+
+    def set_roofline(self, text: str, tooltip: str) -> None:
+        """Show the achieved share of the decode ceiling (or "n/a" with what is missing)."""
+        label = self.values["roofline"]
+        if label.text() != text:
+            label.setText(text)
+        if label.toolTip() != tooltip:
+            label.setToolTip(tooltip)
 
     def text(self, key: str) -> str:
         """The shown text of a figure (for tests)."""

@@ -32,6 +32,7 @@ from llm_dyno.ui.dashboard.feed import (
 from llm_dyno.ui.dashboard.header import HeaderStrip
 from llm_dyno.ui.dashboard.plots import PlotGrid, position_curve
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
+from llm_dyno.ui.dashboard.roofline import RooflineInputs
 
 REDRAW_MS = 100
 WINDOWS: tuple[tuple[str, float | None], ...] = (
@@ -60,6 +61,7 @@ class Dashboard(QWidget):
         self.window_s: float | None = 300.0
         self._dirty = True
         self._gpu_seen = False
+        self.roofline = RooflineInputs()  # model size and GPU survive clear(): same server, new samples
 
         col = QVBoxLayout(self)
         col.setContentsMargins(16, 12, 16, 12)
@@ -79,6 +81,7 @@ class Dashboard(QWidget):
         col.addLayout(top)
         self.header = HeaderStrip()
         col.addWidget(self.header)
+        self._update_roofline()
 
         bar = QHBoxLayout()
         bar.setSpacing(6)
@@ -200,14 +203,35 @@ class Dashboard(QWidget):
             self.set_gpu_available(None)
         ts = wall_time(sample.taken_at) if t is None else t
         self.series.append_many(ts, gpu_values(sample.readings[0]))
+        self.roofline.feed_reading(sample.readings[0])
         self._dirty = True
 
     def feed_log_lines(self, lines: list[str]) -> None:
-        """Turn WARNING/ERROR log lines into event markers."""
+        """Turn WARNING/ERROR log lines into event markers; take the model size for the Roofline figure."""
+        self.set_log_lines(lines)
         for line in lines:
             w = parse_warning(line)
             if w is not None:
                 self.add_event(time.time(), "warning" if w.level == "WARNING" else "error", w.message)
+
+    def set_log_lines(self, lines: list[str]) -> None:
+        """Read the model size (``Model loading took X GiB``) from server log lines, e.g. the backlog."""
+        before = self.roofline.weights_bytes
+        self.roofline.feed_lines(lines)
+        if self.roofline.weights_bytes != before:
+            self._update_roofline()
+
+    def set_gpu_name(self, name: str | None) -> None:
+        """The GPU's name where NVML cannot see it (an attached remote server): for the Roofline figure."""
+        self.roofline.gpu_name = name or self.roofline.gpu_name
+        self._update_roofline()
+
+    def _latest(self, name: str) -> float | None:
+        x = self.series.series(name).latest() if name in self.series else None
+        return x[1] if x is not None else None
+
+    def _update_roofline(self) -> None:
+        self.header.set_roofline(*self.roofline.figure(self._latest("gen_tps"), self._latest("mean_acc_len")))
 
     def add_event(self, ts: float, kind: str, text: str) -> None:
         """Mark an event (``kind``: warning, error, launch, benchmark, …) at Unix time ``ts``."""
@@ -308,8 +332,10 @@ class Dashboard(QWidget):
                     self.plots.set_curve_data(name, *self._data(name))
             self.header.set_values({n: (x[1] if (x := self.series.series(n).latest()) else None)
                                     for n in self.series.names()})  # fmt: skip
+            self._update_roofline()
         if self.follow:
             self._follow()
+        self.plots.refresh()  # decimate what changed, once, for the final time range
 
     def _right_edge(self) -> float:
         last = self.latest_t()

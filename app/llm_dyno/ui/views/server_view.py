@@ -13,6 +13,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
+from llm_dyno.core.diagnose.roofline import weights_bytes_from_log
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
 from llm_dyno.core.telemetry.attach import AttachedServer
 from llm_dyno.ui.dashboard import Dashboard
@@ -80,6 +81,7 @@ class ServerView(QWidget):
         self._scroll = scroll
         self.profile: str | None = None
         self.attached: AttachedServer | None = None
+        self._model_bytes: dict[str, float] = {}  # per profile, from "Model loading took X GiB"
         self.dashboards: dict[str, Dashboard] = {}
         self._launched_at: dict[str, float] = {}
 
@@ -126,6 +128,7 @@ class ServerView(QWidget):
             dash = self._dashboard(key)
             if not dash.live:
                 dash.watch(url, profile)
+                dash.roofline.weights_bytes = self._model_bytes.get(profile, dash.roofline.weights_bytes)
                 if profile in self._launched_at:
                     dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
                 dash.add_event(time.time(), "launch", "ready")
@@ -154,6 +157,9 @@ class ServerView(QWidget):
 
     def feed_log_lines(self, profile: str, lines: list[str]) -> None:
         """New log lines of a profile's server: warnings become event markers on its dashboard."""
+        weights = weights_bytes_from_log(lines)  # the model size arrives before the dashboard exists
+        if weights is not None:
+            self._model_bytes[profile] = weights
         dash = self.dashboards.get(f"profile:{profile}")
         if dash is not None and dash.live:
             dash.feed_log_lines(lines)

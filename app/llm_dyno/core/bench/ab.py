@@ -1,0 +1,205 @@
+"""Spec-decode A/B end to end: launch the profile without, then with, its speculative config; benchmark each.
+
+One server at a time: :func:`profile_server` launches through a
+:class:`~llm_dyno.core.runtime.manager.ServerManager`, waits for READY and always stops the server
+on the way out (error, cancellation, Ctrl-C), so no server is left behind. :func:`run_spec_ab` drives
+:func:`~llm_dyno.core.bench.sweep.spec_ab` with two such factories and verdicts per prompt
+("net gain", "net loss", "within noise") from the measured wall TPS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from llm_dyno.core.bench.ceiling import attach_roofline, local_gpu
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.runner import EventKind, Progress, ProgressEvent
+from llm_dyno.core.bench.session import run_benchmark
+from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, Endpoint, spec_ab, without_spec_decode
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.base import ServerHandle, ServerState
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.secrets import resolve_reference
+
+DEFAULT_TIMEOUT_S = 900.0
+_SPEC_FLAGS = ("--speculative-config", "--speculative_config")
+
+
+class LaunchFailed(DynoError):
+    """A server of the A/B did not come up; ``reason`` holds the classified failure when there is one."""
+
+    def __init__(self, message: str, *, hint: str | None = None, reason: Any = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+class ABCancelled(DynoError):
+    """The A/B was cancelled (the server that was up has been stopped)."""
+
+
+def _stop(manager: ServerManager, handle: ServerHandle, timeout: float = 30.0) -> None:
+    with contextlib.suppress(DynoError):
+        handle.stop(timeout)
+    manager.forget(handle.profile_name)
+
+
+@contextlib.contextmanager
+def profile_server(
+    manager: ServerManager,
+    profile: Profile,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    *,
+    cancel: threading.Event | None = None,
+    on_handle: Callable[[ServerHandle], None] | None = None,
+) -> Iterator[Endpoint]:
+    """Launch ``profile``, wait until READY and yield its :class:`Endpoint`; stop it on exit, always.
+
+    Raises :class:`LaunchFailed` with the classified reason and its log excerpt when the server fails
+    (or is not ready within ``timeout_s``), :class:`ABCancelled` when ``cancel`` is set while waiting,
+    and ``LaunchBlocked`` (from the manager) when the port or GPU is taken.
+    """
+    handle = manager.launch(profile)
+    if on_handle is not None:
+        on_handle(handle)
+    try:
+        deadline = time.monotonic() + timeout_s
+        status = handle.status
+        while status.state is not ServerState.READY:
+            if not status.state.is_live:
+                reason = status.failure
+                if reason is None:
+                    raise LaunchFailed(f"'{profile.name}' ended before it was ready ({status.detail})")
+                excerpt = "\n".join(f"    {line}" for line in reason.excerpt[-12:])
+                raise LaunchFailed(
+                    f"'{profile.name}' failed to start: [{reason.kind.value}] {reason.summary}"
+                    + (f"\n{excerpt}" if excerpt else ""),
+                    hint=reason.hint or None,
+                    reason=reason,
+                )
+            if cancel is not None and cancel.is_set():
+                raise ABCancelled(f"cancelled while '{profile.name}' was starting")
+            if time.monotonic() >= deadline:
+                raise LaunchFailed(
+                    f"'{profile.name}' was not ready within {timeout_s:.0f} s "
+                    f"(last state: {status.state.value})",
+                    hint="see its log with `llm-dyno logs NAME`",
+                )
+            status = handle.wait_ready(0.25)
+        yield Endpoint(handle.plan.base_url, profile.served_model_name)
+    finally:
+        _stop(manager, handle)
+
+
+def has_spec_config(profile: Profile) -> bool:
+    """Whether the profile's flags carry a speculative config (either spelling, ``=`` form too)."""
+    return any(a in _SPEC_FLAGS or a.startswith(tuple(f"{f}=" for f in _SPEC_FLAGS)) for a in profile.args)
+
+
+def _api_key(profile: Profile) -> str | None:
+    ref = profile.engine().api_key
+    if not ref:
+        return None
+    try:
+        return resolve_reference(ref, dict(os.environ))
+    except DynoError:
+        return None
+
+
+def run_spec_ab(
+    profile: Profile,
+    suite: Suite,
+    manager: ServerManager | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ABResult:
+    """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate).
+
+    The two servers run one after the other (the same port and GPUs); each is stopped before the next
+    starts. Raises a DynoError for a profile without ``--speculative-config``, a launch that fails or
+    a cancellation; server trouble during a suite ends up in that side's ``result.error``.
+    """
+    if not has_spec_config(profile):
+        raise DynoError(
+            f"profile '{profile.name}' has no --speculative-config: there is nothing to compare",
+            hint='add e.g. --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
+        )
+    manager = manager or ServerManager()
+    cancel = cancel or threading.Event()
+    say = progress or (lambda _e: None)
+    baseline = without_spec_decode(profile)
+    current: dict[str, Any] = {}
+
+    def factory(which: Profile, label: str) -> Callable[[], contextlib.AbstractContextManager[Endpoint]]:
+        def make() -> contextlib.AbstractContextManager[Endpoint]:
+            if cancel.is_set():
+                raise ABCancelled("A/B cancelled")
+            say(ProgressEvent(EventKind.MESSAGE, message=f"launching '{which.name}' ({label})"))
+            current["profile"] = which
+            return profile_server(
+                manager, which, timeout_s, cancel=cancel, on_handle=lambda h: current.update(handle=h)
+            )
+
+        return make
+
+    def run_suite(endpoint: Endpoint) -> BenchResult:
+        which: Profile = current["profile"]
+        say(ProgressEvent(EventKind.MESSAGE, message=f"benchmarking '{which.name}' at {endpoint.url}"))
+        reading = local_gpu()
+        result = run_benchmark(
+            endpoint.url,
+            endpoint.model,
+            suite,
+            profile=which,
+            gpu=(lambda: reading) if reading is not None else None,
+            progress=say,
+            cancel=cancel,
+            api_key=_api_key(which),
+        )
+        handle: ServerHandle | None = current.get("handle")
+        lines = handle.logs.lines() if handle is not None else []
+        attach_roofline(result, lines, readings=(reading,) if reading is not None else ())
+        if result.cancelled:
+            raise ABCancelled("A/B cancelled")
+        return result
+
+    return spec_ab(factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite)
+
+
+def verdict_lines(ab: ABResult) -> list[str]:
+    """``narrative: net gain — without 40.1 tok/s, with 55.3 tok/s (+37.9 %)`` per prompt."""
+    out = []
+    for prompt, c in ab.verdicts:
+        base = f"{c.baseline_mean:.1f}" if c.baseline_mean is not None else "—"
+        cand = f"{c.candidate_mean:.1f}" if c.candidate_mean is not None else "—"
+        delta = f" ({c.delta_pct:+.1f} %)" if c.delta_pct is not None else ""
+        out.append(f"{prompt}: {_AB_WORDS[c.verdict]} — without {base} tok/s, with {cand} tok/s wall{delta}")
+    return out
+
+
+def verdict_word(ab: ABResult, prompt: str) -> str:
+    """The verdict of one prompt in words ("net gain", "net loss", "within noise", "unknown")."""
+    for name, c in ab.verdicts:
+        if name == prompt:
+            return _AB_WORDS[c.verdict]
+    return "unknown"
+
+
+def ab_to_dict(ab: ABResult) -> dict[str, Any]:
+    """JSON form: both results and a verdict per prompt."""
+    return {
+        "kind": "spec_decode_ab",
+        "verdicts": [
+            {"prompt": p, "verdict_text": _AB_WORDS[c.verdict], **c.to_dict()} for p, c in ab.verdicts
+        ],
+        "without_spec": ab.without_spec.to_dict(),
+        "with_spec": ab.with_spec.to_dict(),
+    }

@@ -1,0 +1,169 @@
+"""The physical decode ceiling attached to a benchmark result, and the share of it each prompt reached.
+
+The ceiling itself is :mod:`llm_dyno.core.diagnose.roofline`'s: memory bandwidth / weights in VRAM ×
+mean acceptance length. Here it is stored in the result's context (new, optional keys only, so old
+JSON still reads and old readers ignore it)::
+
+    "roofline": {"weights_bytes": …, "bandwidth_bytes_s": …, "bandwidth_source": "RTX 3090 datasheet",
+                 "prompts": {"narrative": {"mean_acceptance_length": 3.55, "ceiling_tps": 183.4,
+                                           "achieved_tps": 62.0, "share": 0.338}, …}}
+
+The achieved figure is the prompt's mean measured decode TPS (tokens after the first / time after it):
+the closest a single-stream benchmark gets to the per-pass speed the ceiling bounds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from llm_dyno.core.bench.result import BenchResult, PromptResult
+from llm_dyno.core.diagnose.roofline import Roofline, bandwidth_for, decode_ceiling, weights_bytes_from_log
+from llm_dyno.core.profiles.model import Profile, Runtime
+from llm_dyno.core.telemetry.nvml import GpuReading, nvml
+
+ROOFLINE_KEY = "roofline"
+_LOG_TAIL_BYTES = 4_000_000
+
+
+def missing_inputs(weights_bytes: float | None, bandwidth: tuple[float, str] | None) -> str | None:
+    """What keeps the ceiling from being computed, in words (None when both inputs are known)."""
+    missing = []
+    if weights_bytes is None:
+        missing.append("the model size (no 'Model loading took … GiB' line in the server's log)")
+    if bandwidth is None:
+        missing.append("the GPU's memory bandwidth (no NVIDIA GPU reading and no known GPU name)")
+    return "unknown: " + "; ".join(missing) if missing else None
+
+
+def prompt_roofline(
+    prompt: PromptResult, weights_bytes: float, bandwidth_bytes_s: float, bandwidth_source: str = "given"
+) -> Roofline:
+    """The ceiling for one prompt (its measured acceptance length) and its mean decode TPS against it."""
+    acc = prompt.acceptance
+    length = acc.mean_length if acc is not None and acc.mean_length is not None else 1.0
+    decode = prompt.summary("decode_tps")
+    return decode_ceiling(
+        weights_bytes=weights_bytes,
+        bandwidth_bytes_s=bandwidth_bytes_s,
+        mean_acceptance_length=length,
+        achieved_tps=decode.mean if decode is not None else None,
+        bandwidth_source=bandwidth_source,
+    )
+
+
+def attach_roofline(
+    result: BenchResult,
+    lines: Iterable[str],
+    *,
+    gpu_name: str | None = None,
+    readings: Sequence[GpuReading] = (),
+) -> dict[str, Any] | None:
+    """Compute the ceiling per prompt and store it in ``result.context["roofline"]``.
+
+    ``lines`` are the server's log lines (for the weights), ``gpu_name`` defaults to the context's GPU.
+    Returns the stored dict, or None (and stores nothing) when the weights or the bandwidth are unknown.
+    """
+    weights = weights_bytes_from_log(lines)
+    bandwidth = bandwidth_for(gpu_name or result.context.get("gpu"), readings)
+    if weights is None or bandwidth is None:
+        return None
+    prompts: dict[str, Any] = {}
+    for prompt in result.prompts:
+        r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1])
+        prompts[prompt.name] = {
+            "mean_acceptance_length": r.mean_acceptance_length,
+            "ceiling_tps": r.ceiling_tps,
+            "achieved_tps": r.achieved_tps,
+            "share": r.achieved_share,
+        }
+    data: dict[str, Any] = {
+        "weights_bytes": weights,
+        "bandwidth_bytes_s": bandwidth[0],
+        "bandwidth_source": bandwidth[1],
+        "prompts": prompts,
+    }
+    result.context[ROOFLINE_KEY] = data
+    return data
+
+
+def result_rooflines(result: BenchResult) -> dict[str, Roofline]:
+    """Per-prompt ceilings recomputed from a result's stored inputs (empty when none: old JSON)."""
+    data = result.context.get(ROOFLINE_KEY)
+    if not isinstance(data, dict):
+        return {}
+    try:
+        weights = float(data["weights_bytes"])
+        bandwidth = float(data["bandwidth_bytes_s"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+    if weights <= 0 or bandwidth <= 0:
+        return {}
+    source = str(data.get("bandwidth_source") or "stored")
+    return {p.name: prompt_roofline(p, weights, bandwidth, source) for p in result.prompts}
+
+
+def roofline_summary(result: BenchResult) -> str:
+    """One line for humans: ``narrative 62.0 of 183 tok/s ceiling (34 %) · …``, or why it is unknown."""
+    rooflines = result_rooflines(result)
+    if not rooflines:
+        return "Roofline: n/a (model size from the server log or GPU bandwidth unknown)"
+    parts = []
+    for name, r in rooflines.items():
+        share = r.achieved_share
+        achieved = f"{r.achieved_tps:.1f}" if r.achieved_tps is not None else "—"
+        pct = f" ({share:.0%})" if share is not None else ""
+        parts.append(f"{name} {achieved} of {r.ceiling_tps:.0f} tok/s{pct}")
+    first = next(iter(rooflines.values()))
+    return (
+        "Roofline (decode TPS of ceiling): "
+        + " · ".join(parts)
+        + f" — {first.bandwidth_bytes_s / 1e9:.0f} GB/s ({first.bandwidth_source}), "
+        f"{first.weights_bytes / 1024**3:.2f} GiB weights"
+    )
+
+
+def local_gpu(index: int = 0) -> GpuReading | None:
+    """One NVML reading of a local GPU, or None where NVML is unavailable."""
+    lib = nvml()
+    if lib.available() is not None:
+        return None
+    try:
+        return lib.read(index)
+    except Exception:  # any NVML trouble only means "no bandwidth reading"
+        return None
+
+
+def latest_log_lines(profile: Profile) -> list[str]:
+    """The latest log of a process-runtime profile's server (its tail), or [] when there is none."""
+    if profile.runtime is not Runtime.PROCESS:
+        return []
+    from llm_dyno.core.profiles.store import file_stem
+    from llm_dyno.core.runtime.process_backend import logs_dir
+
+    logs: list[Path] = []
+    with contextlib.suppress(OSError):
+        logs = sorted(logs_dir().glob(f"{file_stem(profile.name)}-*.log"), key=lambda p: p.stat().st_mtime)
+    if not logs:
+        return []
+    try:
+        with open(logs[-1], "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - _LOG_TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return []
+    return data.decode(errors="replace").replace("\r", "\n").splitlines()
+
+
+def attach_roofline_for(result: BenchResult, profile: Profile | None) -> dict[str, Any] | None:
+    """Attach the ceiling using the profile's latest server log and the local GPU (None when unknown)."""
+    if profile is None:
+        return None
+    reading = local_gpu()
+    readings = (reading,) if reading is not None else ()
+    gpu_name = result.context.get("gpu") or (reading.name if reading is not None else None)
+    return attach_roofline(result, latest_log_lines(profile), gpu_name=gpu_name, readings=readings)

