@@ -67,7 +67,9 @@ def test_runs_records_and_metric_deltas() -> None:
     assert (
         run.acceptance is not None and run.acceptance.drafts == 6 and run.acceptance.per_position == (1, 1, 1)
     )
-    assert run.wall_tps == 24 / run.wall_s and run.finish_reason == "length" and not run.warnings
+    assert run.wall_tps == 24 / run.wall_s and run.finish_reason == "length"
+    # a replayed stream arrives all at once, so it may read as a burst; nothing else may be flagged
+    assert [w for w in run.warnings if "arrived in a burst" not in w] == []
     kinds = [e.kind for e in events]
     assert kinds.count(EventKind.RUN_STARTED) == 6 and kinds.count(EventKind.RUN_FINISHED) == 6
     acc = result.prompts[0].acceptance
