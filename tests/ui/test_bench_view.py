@@ -4,14 +4,8 @@ sweep and Markdown parts over recorded results (tests/fixtures/bench, see its RE
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from PySide6.QtGui import QGuiApplication
 
@@ -144,43 +138,9 @@ TINY_SUITE = suite_from_yaml(
 )
 
 
-@pytest.fixture(scope="module")
-def server(vllm_exe: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("bench-view-live")
-    port = vllm_env.free_port()
-    argv = [str(vllm_exe), "serve", str(tiny_model), "--served-model-name", "tiny", "--port", str(port),
-            "--host", "127.0.0.1", *vllm_env.FAST_ARGS]  # fmt: skip
-    log = (folder / "server.log").open("wb")
-    proc = subprocess.Popen(
-        argv, stdout=log, stderr=subprocess.STDOUT, env=os.environ | vllm_env.server_env(folder),
-        start_new_session=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 150
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"vllm serve exited {proc.returncode}:\n{(folder / 'server.log').read_text()[-3000:]}"
-                )
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            pytest.fail("vllm serve did not become ready in 150 s")
-        yield url
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
+@pytest.fixture
+def server(spec_server: vllm_env.Served) -> str:
+    return spec_server.url
 
 
 @pytest.mark.vllm

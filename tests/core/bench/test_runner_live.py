@@ -8,15 +8,12 @@ Temperature 0: on CPU, spec decoding at temperature > 0 reads uninitialised temp
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from llm_dyno.core.bench.client import BenchClient
@@ -42,58 +39,11 @@ SUITE = suite_from_yaml(
 def server(
     vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    # its own server, not the shared one: the last test kills it mid-suite
     folder = tmp_path_factory.mktemp("bench-live")
-    port = vllm_env.free_port()
-    spec = json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": 3})
-    argv = [
-        str(vllm_exe),
-        "serve",
-        str(tiny_model),
-        "--served-model-name",
-        "tiny",
-        "--port",
-        str(port),
-        "--host",
-        "127.0.0.1",
-        *vllm_env.FAST_ARGS,
-        "--speculative-config",
-        spec,
-    ]
-    log = (folder / "server.log").open("wb")
-    proc = subprocess.Popen(
-        argv,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=os.environ | vllm_env.server_env(folder),
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 150
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(
-                f"vllm serve exited {proc.returncode}:\n{(folder / 'server.log').read_text()[-3000:]}"
-            )
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    else:
-        proc.kill()
-        pytest.fail("vllm serve did not become ready in 150 s")
-    try:
-        yield url, proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
+    spec = vllm_env.draft_spec(draft_model, 3)
+    with vllm_env.serve(vllm_exe, tiny_model, folder, "--speculative-config", spec) as served:
+        yield served.url, served.proc
 
 
 def test_tokens_and_acceptance_add_up_exactly(server: tuple[str, subprocess.Popen[bytes]]) -> None:
