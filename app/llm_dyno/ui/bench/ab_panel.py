@@ -7,9 +7,7 @@ error or cancel. The profile must not be running (its port would be taken).
 
 from __future__ import annotations
 
-import threading
-
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -30,41 +28,19 @@ from llm_dyno.core.bench.sweep import ABResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.ui.bench.worker import JobWorker
 
 COLUMNS = ("Prompt", "Without (wall tok/s)", "With (wall tok/s)", "Δ", "Verdict")
 
 
-class ABWorker(QObject):
+class ABWorker(JobWorker):
     """Runs one A/B at a time in a thread; emits ``progress``, then ``finished`` or ``failed``."""
 
     progress = Signal(object)  # ProgressEvent
     finished = Signal(object)  # ABResult
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        """Whether an A/B is in progress."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def cancel(self) -> None:
-        """Stop soon; the server that is up is stopped by the core."""
-        self._cancel.set()
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Join the worker thread (tests, shutdown)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def start(self, profile: Profile, suite: Suite, manager: ServerManager | None = None) -> None:
         """Run the A/B of ``profile`` with ``suite`` in a worker thread."""
-        if self.running:
-            raise RuntimeError("an A/B is already running")
-        self._cancel = threading.Event()
 
         def job() -> None:
             try:
@@ -77,8 +53,7 @@ class ABWorker(QObject):
                 return
             self.finished.emit(ab)
 
-        self._thread = threading.Thread(target=job, name="bench-ab", daemon=True)
-        self._thread.start()
+        self._start(job, "bench-ab")
 
 
 def _fmt(v: float | None, spec: str = "{:.1f}") -> str:

@@ -33,13 +33,9 @@ class BenchTarget:
         return f"{who}{self.model} at {self.url}"
 
 
-class BenchWorker(QObject):
-    """Runs one suite (or sweep) at a time: ``progress`` per event, then ``finished`` / ``sweepFinished``."""
+class JobWorker(QObject):
+    """One job at a time in a daemon thread, with a cancel event the core checks; subclasses emit."""
 
-    progress = Signal(object)  # ProgressEvent
-    message = Signal(str)
-    finished = Signal(object)  # BenchResult
-    sweepFinished = Signal(object)  # SweepResult
     failed = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -53,15 +49,29 @@ class BenchWorker(QObject):
         return self._thread is not None and self._thread.is_alive()
 
     def cancel(self) -> None:
-        """Ask the job to stop (between chunks and runs); a cancelled result still arrives."""
+        """Ask the job to stop (the core checks between chunks and runs, and stops what it started)."""
         self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Join the worker thread (tests, shutdown)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def _start(self, job: Callable[[], None], name: str) -> None:
         if self.running:
-            raise RuntimeError("a benchmark is already running")
+            raise RuntimeError(f"a {name} job is already running")
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=job, name=name, daemon=True)
         self._thread.start()
+
+
+class BenchWorker(JobWorker):
+    """Runs one suite (or sweep) at a time: ``progress`` per event, then ``finished`` / ``sweepFinished``."""
+
+    progress = Signal(object)  # ProgressEvent
+    message = Signal(str)
+    finished = Signal(object)  # BenchResult
+    sweepFinished = Signal(object)  # SweepResult
 
     def _run_suite(self, target: BenchTarget, suite: Suite) -> BenchResult:
         result = run_benchmark(
