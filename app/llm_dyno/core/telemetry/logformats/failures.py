@@ -90,7 +90,9 @@ _RULES: list[_Rule] = [
     ),
     _Rule(
         FailureKind.CUDA_OOM,
-        re.compile(r"(?:CUDA out of memory|OutOfMemoryError)(?:.*?Tried to allocate (?P<size>[\d.]+ \w+))?"),
+        re.compile(
+            r"(?:CUDA out of memory|OutOfMemoryError)(?:.*?Tried to allocate (?P<size>\d+(?:\.\d+)? \w+))?"
+        ),
         lambda m: (
             "CUDA out of memory" + (f" (tried to allocate {m.group('size')})" if m.group("size") else "")
         ),

@@ -74,13 +74,13 @@ def _groups(_msg: str, m: re.Match[str]) -> dict[str, float | str]:
 _EVENT_PATTERNS: list[tuple[EventKind, re.Pattern[str], _PatternFn]] = [
     (EventKind.MODEL_LOADING_STARTED, re.compile(r"Starting to load model"), _groups),
     (EventKind.WEIGHTS_PROGRESS, re.compile(r"Loading (?:\w+ )?checkpoint shards:"), _tqdm_values),
-    (EventKind.WEIGHTS_LOADED, re.compile(r"Loading weights took (?P<seconds>[\d.]+) ?s"), _groups),
+    (EventKind.WEIGHTS_LOADED, re.compile(r"Loading weights took (?P<seconds>\d+(?:\.\d+)?) ?s"), _groups),
     (EventKind.DRAFTER_LOADING, re.compile(r"Loading drafter model"), _groups),
     (
         EventKind.MODEL_LOADED,
         re.compile(
-            r"(?:Model loading|Loading model weights) took (?P<gib>[\d.]+) ?(?P<unit>GiB|GB)"
-            r"(?: memory)?(?: and (?P<seconds>[\d.]+) ?s)?"
+            r"(?:Model loading|Loading model weights) took (?P<gib>\d+(?:\.\d+)?) ?(?P<unit>GiB|GB)"
+            r"(?: memory)?(?: and (?P<seconds>\d+(?:\.\d+)?) ?s)?"
         ),
         _groups,
     ),
@@ -91,13 +91,16 @@ _EVENT_PATTERNS: list[tuple[EventKind, re.Pattern[str], _PatternFn]] = [
     ),
     (
         EventKind.COMPILE_FINISHED,
-        re.compile(r"torch\.compile (?:takes|took) (?P<seconds>[\d.]+) ?s in total"),
+        re.compile(r"torch\.compile (?:takes|took) (?P<seconds>\d+(?:\.\d+)?) ?s in total"),
         _groups,
     ),
     (EventKind.GRAPHS_PROGRESS, re.compile(r"Capturing CUDA graphs?\b"), _tqdm_values),
     (
         EventKind.GRAPHS_CAPTURED,
-        re.compile(r"Graph capturing finished in (?P<seconds>[\d.]+) ?secs?(?:, took (?P<gib>[\d.]+) GiB)?"),
+        re.compile(
+            r"Graph capturing finished in (?P<seconds>\d+(?:\.\d+)?) ?secs?"
+            r"(?:, took (?P<gib>\d+(?:\.\d+)?) GiB)?"
+        ),
         _groups,
     ),
     (
@@ -108,14 +111,24 @@ _EVENT_PATTERNS: list[tuple[EventKind, re.Pattern[str], _PatternFn]] = [
         ),
         _groups,
     ),
-    (EventKind.KV_CACHE_MEMORY, re.compile(r"Available KV cache memory: (?P<gib>[\d.]+) ?GiB"), _groups),
+    (
+        EventKind.KV_CACHE_MEMORY,
+        re.compile(r"Available KV cache memory: (?P<gib>\d+(?:\.\d+)?) ?GiB"),
+        _groups,
+    ),
     (EventKind.KV_CACHE_SIZE, re.compile(r"(?:GPU|CPU)? ?KV cache size: (?P<tokens>[\d,]+) tokens"), _groups),
     (
         EventKind.MAX_CONCURRENCY,
-        re.compile(r"Maximum concurrency for (?P<tokens>[\d,]+) tokens per request: (?P<factor>[\d.]+)x"),
+        re.compile(
+            r"Maximum concurrency for (?P<tokens>[\d,]+) tokens per request: (?P<factor>\d+(?:\.\d+)?)x"
+        ),
         _groups,
     ),
-    (EventKind.ENGINE_INITIALIZED, re.compile(r"init engine \(.*?\) took (?P<seconds>[\d.]+) ?s"), _groups),
+    (
+        EventKind.ENGINE_INITIALIZED,
+        re.compile(r"init engine \(.*?\) took (?P<seconds>\d+(?:\.\d+)?) ?s"),
+        _groups,
+    ),
     (
         EventKind.SERVER_STARTING,
         re.compile(r"Starting vLLM (?:API )?server(?: \d+)? on (?P<url>\S+)"),

@@ -21,7 +21,9 @@ _KV_PAIR = re.compile(
 )
 _SPEC_HEAD = re.compile(r"^(?:SpecDecoding|Speculative) metrics:\s*")
 _ENGINE_HEAD = re.compile(r"^(?:Engine (?P<engine>\d+)|(?P<count>\d+) Engines Aggregated):\s*")
-_PER_POS_RATES = re.compile(r"Per-position acceptance rate:\s*(?P<rates>[\d.]+(?:\s*,\s*[\d.]+)*)")
+_PER_POS_RATES = re.compile(
+    r"Per-position acceptance rate:\s*(?P<rates>\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?)*)"
+)
 
 
 def _pairs(text: str) -> dict[str, float]:
