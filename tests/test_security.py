@@ -188,7 +188,10 @@ def test_malformed_number_in_a_phase_line_is_not_a_crash() -> None:
     """Found by the 10,000-case fuzz: a duration with two decimal points used to reach a float format."""
     from llm_dyno.core.telemetry.logformats import PhaseTracker, parse_event
 
-    bad = "(EngineCore pid=167) INFO 05-03 18:38:59 [default_loader.py:384] Loading weights took 0.0001.70 seconds"
+    bad = (
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [default_loader.py:384] "
+        "Loading weights took 0.0001.70 seconds"
+    )
     assert PhaseTracker().feed(bad) is None and parse_event(bad) is None
     good = bad.replace("0.0001.70", "15.12")
     event = parse_event(good)
