@@ -5,7 +5,7 @@ Every input must either parse or raise the module's documented user error:
 - ``core.profiles.importers.import_text``  → ``ImportFormatError`` (any ``DynoError`` is accepted)
 - ``core.telemetry.metrics.parse_metrics`` → ``MetricsError``
 - ``core.telemetry.logformats`` (classify_failure, PhaseTracker, parse_*) → never raises
-- ``core.bench.sse.SSEParser`` (feed in arbitrary chunks, close) → never raises
+- ``core.bench.sse.SSEDataParser`` (feed in arbitrary chunks, close) → never raises
 
 Inputs are random text plus mutations (deletions, insertions, replacements, truncation, re-chunking) of
 the recorded real fixtures in ``tests/fixtures``, so that deep paths of each parser are reached.
@@ -35,7 +35,7 @@ if str(REPO / "app") not in sys.path:
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from llm_dyno.core.bench.sse import SSEParser  # noqa: E402
+from llm_dyno.core.bench.sse import SSEDataParser  # noqa: E402
 from llm_dyno.core.errors import DynoError  # noqa: E402
 from llm_dyno.core.profiles.importers import import_text  # noqa: E402
 from llm_dyno.core.telemetry import logformats  # noqa: E402
@@ -169,7 +169,7 @@ def check_logs(text: str) -> None:
 def check_sse(data: tuple[bytes, list[int]]) -> None:
     """Feed the stream cut at arbitrary byte offsets (inside UTF-8 characters, between CR and LF)."""
     raw, cuts = data
-    parser = SSEParser()
+    parser = SSEDataParser()
     start = 0
     for cut in sorted({c % (len(raw) + 1) for c in cuts}):
         parser.feed(raw[start:cut])

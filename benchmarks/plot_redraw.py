@@ -4,9 +4,13 @@ Builds the real :class:`~llm_dyno.ui.dashboard.Dashboard` offscreen, fills each 
 points (1 h at 4 Hz), shows the "1 h" window (every point in view: the worst case) and, for
 ``--seconds``, appends one new sample to every series per frame so that every 100 ms redraw re-sets
 the data of every curve and scrolls the time axis. Reports the CPU used by the whole process
-(``time.process_time`` delta / wall time) as % of one core. Usage::
+(``time.process_time`` delta / wall time) as % of one core, and the load average around the run
+(on a busy machine, compare only runs interleaved in one session). Usage::
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/plot_redraw.py [--seconds 20] [--window "1 h"]
+
+To compare with another version of the dashboard, alternate runs with ``PYTHONPATH=OTHER/app``
+(a copy of the tree; the installed package is the one on the path first).
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ def main() -> None:
     prof = cProfile.Profile() if args.profile else None
     if prof is not None:
         prof.enable()
+    load_before = os.getloadavg()
     c0, w0 = time.process_time(), time.perf_counter()
     feeder.start()
     end = w0 + args.seconds
@@ -118,6 +123,7 @@ def main() -> None:
         "data_redraws": counter["frames"], "redraws_per_s": round(counter["frames"] / wall, 2),
         "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "cpu_pct_of_one_core": round(100 * cpu / wall, 1),
         "target_pct": 10.0, "points_drawn_max": drawn,
+        "load_avg_1min_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
     }  # fmt: skip
     print(json.dumps(result, indent=2))
 

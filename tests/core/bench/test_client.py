@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
+from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError, _plain_content
 from tests.core.bench.replay import fixture, sse_transport
 
 BODY = {"model": "tiny", "messages": [], "stream": True}
@@ -92,3 +92,44 @@ def test_cancel_closes_the_stream() -> None:
     cancel.set()
     with client(fixture("chat_length.sse")) as c, pytest.raises(StreamCancelled):
         c.stream("/v1/chat/completions", BODY, cancel)
+
+
+@pytest.mark.parametrize(
+    "text_chunk",
+    [
+        '{"choices":[{"index":0,"delta":{"content":"héllo"},"logprobs":null,"finish_reason":null}]}',
+        '{"choices":[{"index":0,"delta":{"content":"h\\u00e9llo"},"logprobs":null,"finish_reason":null}]}',
+        '{"choices":[{"index":0,"delta":{"content":"héllo"},"finish_reason":null}]}',  # not vLLM's layout
+        '{"choices": [{"index": 0, "delta": {"content": "h\\u00e9llo"}, "finish_reason": null}]}',
+        '{"choices":[{"index":0,"delta":{"content":"h\\"llo"},"finish_reason":null}]}',  # an escape
+    ],
+)
+def test_plain_text_chunks_read_without_decoding_count_like_decoded_ones(text_chunk: str) -> None:
+    body = (
+        'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n'
+        + f"data: {text_chunk}\n\n" * 3
+        + 'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"length"}]}\n\n'
+        'data: {"choices":[],"usage":{"completion_tokens":3,"prompt_tokens":1}}\n\ndata: [DONE]\n\n'
+    ).encode()
+    with client(body) as c:
+        out = c.stream("/v1/chat/completions", BODY)
+    assert out.content_chars == 15 and out.chunks == 6 and out.finish_reason == "length"
+    assert out.ttft_s is not None and out.latency is not None and out.latency.count == 2
+
+
+def test_error_event_after_text_chunks() -> None:
+    body = (
+        'data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n' * 3
+        + 'data: {"error":{"message":"engine died"}}\n\n'
+    ).encode()
+    with client(body) as c, pytest.raises(StreamError, match="engine died"):
+        c.stream("/v1/chat/completions", BODY)
+
+
+def test_recorded_text_chunks_take_the_fast_path() -> None:
+    # the pattern must fit what vLLM really sends, or the client silently loses its speed
+    events = [line[6:] for line in fixture("chat_length.sse").split(b"\n") if line.startswith(b"data: {")]
+    texts = [_plain_content(e) for e in events]
+    assert texts[1:8] == ["ant", "antantantant", "antantantant", "ant$", "$$$$", "$$$$", "$$$$"]
+    assert texts[0] is None  # the role chunk: its choices are not last
+    assert texts[-2] is None and texts[-1] is None  # the finish reason and the usage are decoded

@@ -7,8 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm_dyno.core.bench.sse import SSEEvent, SSEParser
+from llm_dyno.core.bench.sse import SSEDataParser
 from tests.core.bench.replay import fixture
+from tests.support.sse_reference import SSEEvent, SSEParser
 
 RECORDED = ["chat_length.sse", "chat_special_tokens_only.sse", "completions_length.sse", "chat_no_usage.sse"]
 
@@ -67,3 +68,39 @@ def test_final_event_without_blank_line_is_delivered_on_close() -> None:
 
 def test_truncated_last_line_is_dropped() -> None:
     assert parse_all(b'data: {"a": 1}\n\ndata: {"choi', []) == [SSEEvent('{"a": 1}')]
+
+
+# ---- the client's bytes parser gives the same data as the reference parser ----------------------
+def data_all(data: bytes, cuts: list[int]) -> list[bytes]:
+    parser = SSEDataParser()
+    out: list[bytes] = []
+    last = 0
+    for cut in sorted(set(cuts)):
+        out += parser.feed(data[last:cut])
+        last = cut
+    out += parser.feed(data[last:])
+    return out + parser.close()
+
+
+EDGE_CASES = [
+    b'data: {"a": 1}\r\n\r\ndata: {"b": 2}\r\rdata: [DONE]\r\n\r\n',
+    b": keep-alive\n\nevent: error\ndata:line1\ndata: line2\nid: 3\n\ndata\n\n",
+    'data: {"c": "é😀"}\n\n'.encode(),
+    b"data: [DONE]\n",
+    b"data: [DONE]\r",
+    b'data: {"a": 1}\n\ndata: {"choi',
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.sampled_from([fixture(n) for n in RECORDED] + EDGE_CASES),
+    cuts=st.lists(st.integers(min_value=0, max_value=3000), max_size=40),
+)
+def test_bytes_parser_matches_the_reference_parser(data: bytes, cuts: list[int]) -> None:
+    assert data_all(data, cuts) == [e.data.encode() for e in parse_all(data, [])]
+
+
+def test_bytes_parser_every_single_byte_split() -> None:
+    for data in [fixture("chat_length.sse"), *EDGE_CASES]:
+        assert data_all(data, list(range(len(data)))) == [e.data.encode() for e in parse_all(data, [])]

@@ -1,14 +1,21 @@
 """The benchmark's HTTP client: one httpx client with keep-alive, streamed completions, timings.
 
-Timing follows the community's bench.sh: the clock starts just before the request is sent, TTFT is
-the first chunk that carries content or reasoning text, wall time ends with the stream. Tokens come
-from the final ``usage`` object, never from chunk counts (one chunk carries several tokens with
-speculative decoding).
+Timing follows the community's bench.sh: the clock starts just before the request is sent (after
+httpx has built it), TTFT is the first chunk that carries content or reasoning text, wall time ends
+when ``[DONE]`` arrives. Tokens come from the final ``usage`` object, never from chunk counts (one
+chunk carries several tokens with speculative decoding).
+
+The client must not cost throughput (benchmarks/client_overhead.py holds it to 0.99 of a bare stdlib
+client), so the per-chunk path is lean: raw body bytes (no decoder layer), a bytes SSE parser, and the
+common chunk of a stream (one choice, ``"finish_reason":null``, plain text) is read by one compiled
+pattern; any other chunk, or any doubt, goes through ``json.loads``. This matters because a stream
+often arrives in bursts: the wall time then ends when the client has worked through the burst.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -16,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from llm_dyno.core.bench.sse import SSEParser
+from llm_dyno.core.bench.sse import SSEDataParser
 from llm_dyno.core.errors import DynoError
 
 
@@ -147,13 +154,17 @@ class BenchClient:
 
     def stream(self, path: str, body: dict[str, Any], cancel: threading.Event | None = None) -> StreamOutcome:
         """POST ``body`` to ``path`` with streaming, read it to the end and time it."""
-        t0 = time.monotonic()
         try:
-            with self._client.stream("POST", path, json=body) as response:
+            request = self._client.build_request("POST", path, json=body)
+            t0 = time.monotonic()  # like a bare client: building the request is not the server's time
+            response = self._client.send(request, stream=True)
+            try:
                 if response.status_code >= 400:
                     detail = _error_detail(response.read())
                     raise StreamError(f"server answered HTTP {response.status_code}: {detail}", kind="http")
                 return _consume(response, t0, cancel)
+            finally:
+                response.close()
         except httpx.HTTPError as exc:
             raise StreamError(
                 f"connection to {self.base_url} lost: {type(exc).__name__}: {exc}", kind="connection"
@@ -183,6 +194,32 @@ def _error_message(data: Any) -> str | None:
     return None
 
 
+# The common chunk, in vLLM's compact JSON: one choice, plain text, no finish reason yet, the choices
+# last. One compiled pattern reads it; anything else (other servers' spacing or field order, several
+# choices, reasoning, usage, errors) is decoded in full, so the fast path never changes a result.
+_PLAIN = re.compile(
+    rb'"choices":\[\{"index":0,"delta":\{(?:"role":"assistant",)?"content":"((?:[^"\\]|\\.)*)"\},'
+    rb'"logprobs":null,"finish_reason":null(?:,"\w+":null)*\}\]\}'
+)
+
+
+def _plain_content(data: bytes) -> str | None:
+    """The text of a common chunk (see above), ``""`` for an empty one; None: decode it in full."""
+    at = data.find(b'"choices":[{')
+    m = _PLAIN.match(data, at) if at != -1 else None
+    if m is None or m.end() != len(data):
+        return None
+    # the pattern covers the rest of the object; usage or an error could only sit before it
+    if data.find(b'"usage"', 0, at) != -1 or data.find(b'"error"', 0, at) != -1:
+        return None
+    text = m.group(1)
+    try:
+        # an escape (e.g. "\t", "\u00e9") needs the JSON string rules; plain UTF-8 does not
+        return str(json.loads(b'"' + text + b'"')) if b"\\" in text else text.decode()
+    except ValueError:
+        return None
+
+
 class _Reader:
     """Accumulates one stream's measurements as events arrive."""
 
@@ -198,8 +235,15 @@ class _Reader:
         self.reasoning = 0
         self.done = False
 
-    def event(self, data: str, now: float) -> None:
-        if data.strip() == "[DONE]":
+    def event(self, data: bytes, now: float) -> None:
+        text = _plain_content(data)
+        if text is not None:
+            self.chunks += 1
+            if text:
+                self.content += len(text)
+                self._text_at(now)
+            return
+        if data == b"[DONE]" or data.strip() == b"[DONE]":
             self.done = True
             return
         try:
@@ -230,32 +274,38 @@ class _Reader:
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])
         if had_text:
-            if self.first is None:
-                self.first = now
-            elif self.last_text is not None:
-                self.gaps.append(now - self.last_text)
-            self.last_text = now
+            self._text_at(now)
+
+    def _text_at(self, now: float) -> None:
+        if self.first is None:
+            self.first = now
+        elif self.last_text is not None:
+            self.gaps.append(now - self.last_text)
+        self.last_text = now
 
 
 def _consume(response: httpx.Response, t0: float, cancel: threading.Event | None) -> StreamOutcome:
-    parser = SSEParser()
+    parser = SSEDataParser()
     reader = _Reader(t0)
     end: float | None = None
-    for raw in response.iter_bytes():
+    # Raw bytes skip httpx's decoder and re-chunking layers; only a compressed body needs them.
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    chunks = response.iter_raw() if encoding == "identity" else response.iter_bytes()
+    for raw in chunks:
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
             response.close()
             raise StreamCancelled("benchmark cancelled")
         if reader.done:
             continue  # drain the chunked terminator so the connection goes back to the pool
-        for ev in parser.feed(raw):
-            reader.event(ev.data, now)
+        for data in parser.feed(raw):
+            reader.event(data, now)
         if reader.done:
             end = now
     if end is None:
         end = time.monotonic()
-    for ev in parser.close():
-        reader.event(ev.data, end)
+    for data in parser.close():
+        reader.event(data, end)
     if reader.usage is None:
         if not reader.done:
             raise StreamError(

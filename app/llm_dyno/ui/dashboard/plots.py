@@ -1,15 +1,21 @@
 """The dashboard's plots: one PlotWidget per quantity, X-linked on a wall-clock DateAxisItem.
 
-Curves are redrawn by :meth:`PlotGrid.set_curve_data` from the dashboard's timer, never per sample;
-each curve uses peak downsampling and clip-to-view, so 14,400 points cost what the pixels cost.
-Legends sit in the plot titles (coloured names) so they never cover data.
+Curves get new data from the dashboard's timer (:meth:`PlotGrid.set_curve_data`), never per sample.
+We decimate each curve ourselves (:func:`decimate`): only the visible time range, reduced to the
+minimum and maximum of each pixel column, cached per data version and pixel grid, and handed to a
+bare ``PlotCurveItem`` with the finite check skipped. Y ranges are set from those minima and maxima
+instead of pyqtgraph's auto-range, which re-scans every curve on every frame. So 14,400 points cost
+what the pixels cost (benchmarks/plot_redraw.py). Legends sit in the plot titles (coloured names)
+so they never cover data.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
@@ -85,6 +91,103 @@ def default_plots() -> list[PlotSpec]:
     ]  # fmt: skip
 
 
+FloatArray = npt.NDArray[np.float64]
+_EMPTY: FloatArray = np.empty(0)
+
+
+def decimate(t: FloatArray, v: FloatArray, lo: float, hi: float, dx: float) -> tuple[FloatArray, FloatArray]:
+    """The part of ``t, v`` (sorted by ``t``) that shows in ``lo``–``hi``, at most two points per
+    ``dx``-wide column: each column's minimum and maximum, so that no spike is lost.
+
+    Columns sit on a fixed grid (multiples of ``dx``), not on ``lo``: while the view scrolls by whole
+    pixels, each column keeps its points and the curve does not shimmer. One sample beyond each edge
+    is kept so that the line runs to the border. A column of only NaN stays NaN (a gap).
+    """
+    i0 = max(int(np.searchsorted(t, lo, "left")) - 1, 0)
+    i1 = min(int(np.searchsorted(t, hi, "right")) + 1, len(t))
+    ts, vs = t[i0:i1], v[i0:i1]
+    if dx <= 0 or len(ts) <= 2 * (hi - lo) / dx + 4:
+        return ts, vs  # already about as sparse as the pixels: nothing to gain
+    # Where each column starts, by binary search of the column edges (a few hundred) rather than a
+    # pass over every sample; empty columns give repeated starts, which reduceat must not see.
+    first = math.floor(ts[0] / dx)
+    edges = np.arange(first + 1, math.floor(ts[-1] / dx) + 1) * dx
+    starts = np.searchsorted(ts, edges, "left")
+    starts = np.concatenate(([0], starts[np.flatnonzero(np.diff(starts, prepend=0))]))
+    # fmin/fmax ignore NaN unless the whole column is NaN; then the column stays a gap
+    lo_v = np.fmin.reduceat(vs, starts)
+    hi_v = np.fmax.reduceat(vs, starts)
+    x = np.repeat(ts[starts], 2)
+    y = np.empty(2 * len(starts))
+    y[0::2], y[1::2] = lo_v, hi_v
+    return x, y
+
+
+def visible_bounds(t: FloatArray, v: FloatArray, lo: float, hi: float) -> tuple[float, float] | None:
+    """The minimum and maximum of the finite values with ``lo <= t <= hi`` (None: there are none)."""
+    part = v[int(np.searchsorted(t, lo, "left")) : int(np.searchsorted(t, hi, "right"))]
+    if not len(part):
+        return None
+    mn = float(np.fmin.reduce(part, initial=math.inf))
+    mx = float(np.fmax.reduce(part, initial=-math.inf))
+    return (mn, mx) if math.isfinite(mn) and math.isfinite(mx) else None
+
+
+_Ticks = list[tuple[float, list[float]]]  # (spacing, tick times) per tick level
+
+
+class TimeAxis(pg.DateAxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
+    """A wall-clock axis that works out its ticks once per zoom level, not once per frame.
+
+    pyqtgraph's DateAxisItem measures the example text of every zoom level and steps through the
+    calendar at each paint; while the dashboard scrolls, the zoom stays the same and the ticks only
+    slide. So the ticks of three window widths around the view are kept and filtered to the view,
+    and the tick strings are remembered.
+    """
+
+    zoomLevel: object  # set by DateAxisItem.tickValues, read by its tickStrings
+    minSpacing: float
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        # (span and size it was made for, first and last time covered, zoom level, min spacing, ticks)
+        self._ticks: tuple[tuple[float, float], float, float, object, float, _Ticks] | None = None
+        self._strings: dict[tuple[float, float], str] = {}
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> _Ticks:
+        span = maxVal - minVal
+        key = (float(f"{span:.6g}"), float(size))
+        c = self._ticks
+        if c is None or c[0] != key or minVal < c[1] or maxVal > c[2]:
+            lo, hi = minVal - span, maxVal + span
+            values = super().tickValues(lo, hi, 3 * size)  # same density, so the same zoom level
+            c = self._ticks = (key, lo, hi, self.zoomLevel, self.minSpacing, values)
+        self.zoomLevel, self.minSpacing = c[3], c[4]  # tickStrings reads them
+        return [(spacing, [v for v in vs if minVal <= v <= maxVal]) for spacing, vs in c[5]]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        out = []
+        for v in values:
+            text = self._strings.get((v, spacing))
+            if text is None:
+                if len(self._strings) > 2000:  # bounded: a long scroll leaves old ticks behind
+                    self._strings.clear()
+                text = self._strings[(v, spacing)] = super().tickStrings([v], scale, spacing)[0]
+            out.append(text)
+        return out
+
+
+@dataclass
+class _CurveData:
+    """The full data of one curve and what of it is on screen."""
+
+    t: FloatArray
+    v: FloatArray
+    version: int = 0
+    shown: tuple[int, float, float, float] | None = None  # (version, dx, first column, last column)
+    bounds: tuple[float, float] | None = None  # visible min and max, for the y range
+
+
 def position_curve(i: int) -> CurveSpec:
     """The per-position acceptance curve of draft position ``i`` (1-based)."""
     color = POSITION_COLORS[(i - 1) % len(POSITION_COLORS)]
@@ -104,7 +207,9 @@ class PlotGrid(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(6)
         self.widgets: dict[str, pg.PlotWidget] = {}
-        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.curves: dict[str, pg.PlotCurveItem] = {}
+        self._data: dict[str, _CurveData] = {}
+        self._y_ranges: dict[str, tuple[float, float, float]] = {}
         self.curve_specs: dict[str, CurveSpec] = {}
         self.curve_plot: dict[str, str] = {}
         self.cursors: dict[str, pg.InfiniteLine] = {}
@@ -118,29 +223,35 @@ class PlotGrid(QWidget):
 
     # ---- construction --------------------------------------------------------------------------
     def _add_plot(self, spec: PlotSpec) -> None:
-        w = pg.PlotWidget(background=self._bg, axisItems={"bottom": pg.DateAxisItem(orientation="bottom")})
+        w = pg.PlotWidget(background=self._bg, axisItems={"bottom": TimeAxis(orientation="bottom")})
         w.setMinimumHeight(110)
         item = w.getPlotItem()
         item.showGrid(x=False, y=False)  # alpha-blended grid lines cost more than the curves (benchmark)
         item.setMenuEnabled(False)
         item.hideButtons()
-        item.setDownsampling(auto=True, mode="peak")
-        item.setClipToView(True)
         for side in ("left", "bottom"):
             axis = item.getAxis(side)
             axis.setTextPen(self._fg)
             axis.setPen(QColor(self._fg))
+        for side in ("left", "bottom", "top", "right"):
+            # No axis has a label, so no SI prefix ever shows; working it out re-renders the (hidden)
+            # label's HTML at every range change, even on the hidden top and right axes.
+            item.getAxis(side).enableAutoSIPrefix(False)
         item.getAxis("left").setWidth(44)
         vb = item.getViewBox()
         vb.setMouseEnabled(x=True, y=False)
-        vb.enableAutoRange(axis="y", enable=True)
-        vb.setAutoVisible(y=True)
+        # Ranges are set by us (set_x_range, _refresh_plot): pyqtgraph's auto-range would scan every
+        # point of every curve again at each frame.
+        vb.disableAutoRange()
         if spec.y_min is not None:
             vb.setLimits(yMin=spec.y_min - 1e-9)
         if self.master is None:
             self.master = item
         else:
             item.setXLink(self.master)
+        # each plot follows its own range: a linked plot gets the new range after the master does
+        vb.sigXRangeChanged.connect(lambda *_, key=spec.key: self._refresh_plot(key))
+        vb.sigResized.connect(lambda *_, key=spec.key: self._refresh_plot(key))
         vb.sigRangeChangedManually.connect(lambda *_: self.rangeChangedByUser.emit())
         pen = pg.mkPen(self._fg, width=1, style=Qt.PenStyle.DotLine)
         cursor = pg.InfiniteLine(angle=90, movable=False, pen=pen)
@@ -155,17 +266,21 @@ class PlotGrid(QWidget):
             self.add_curve(spec.key, curve)
         self._update_title(spec.key)
 
-    def add_curve(self, plot: str, spec: CurveSpec) -> pg.PlotDataItem:
+    def add_curve(self, plot: str, spec: CurveSpec) -> pg.PlotCurveItem:
         """Add a curve to a plot (e.g. a per-position line once the server reports positions)."""
         if spec.series in self.curves:
             return self.curves[spec.series]
         style = Qt.PenStyle.DashLine if spec.dashed else Qt.PenStyle.SolidLine
-        item = pg.PlotDataItem(pen=pg.mkPen(spec.color, width=spec.width, style=style), connect="finite")
-        # the PlotItem hands its downsampling / clip settings to items it adds (see _add_plot)
+        # A bare curve item: the data it gets is already decimated (see refresh), so PlotDataItem's
+        # downsampling and clipping layer would only add work; NaN gaps are handled by
+        # connect="finite" itself, so the separate finite check can go.
+        item = pg.PlotCurveItem(
+            pen=pg.mkPen(spec.color, width=spec.width, style=style),
+            connect="finite", skipFiniteCheck=True, antialias=False,
+        )  # fmt: skip
         self.widgets[plot].getPlotItem().addItem(item)
-        # peak keeps each bucket's min and max, so one bucket per pixel loses no spike (default: 5)
-        item.opts["autoDownsampleFactor"] = 1.0
         self.curves[spec.series] = item
+        self._data[spec.series] = _CurveData(_EMPTY, _EMPTY)
         self.curve_specs[spec.series] = spec
         self.curve_plot[spec.series] = plot
         self._update_title(plot)
@@ -190,6 +305,7 @@ class PlotGrid(QWidget):
             if spec.gpu:
                 self.widgets[key].setVisible(visible)
         self._label_bottom_plots()
+        self.refresh()  # hidden plots are not kept up to date
 
     def _label_bottom_plots(self) -> None:
         # The plots share one time axis: only the lowest plot of each column shows its labels, which
@@ -208,17 +324,69 @@ class PlotGrid(QWidget):
         shown = set(self.visible_plots())
         return [s for s, p in self.curve_plot.items() if p in shown]
 
-    def set_curve_data(self, series: str, t: np.ndarray, v: np.ndarray) -> None:
-        """Replace one curve's data (arrays are the caller's; not copied)."""
-        self.curves[series].setData(t, v, connect="finite")
+    def set_curve_data(self, series: str, t: FloatArray, v: FloatArray) -> None:
+        """Replace one curve's data (arrays are the caller's; not copied; ``t`` sorted).
 
-    def curve_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:
+        The screen catches up at the next :meth:`refresh` (or range change), so that a redraw that
+        sets many curves and then scrolls decimates each curve once.
+        """
+        d = self._data[series]
+        d.t, d.v, d.version = t, v, d.version + 1
+
+    def curve_data(self, series: str) -> tuple[FloatArray, FloatArray]:
         """The full data of a curve (as last set)."""
-        item = self.curves[series]
-        t, v = item.xData, item.yData
-        if t is None or v is None:
-            return np.empty(0), np.empty(0)
-        return t, v
+        d = self._data[series]
+        return d.t, d.v
+
+    def refresh(self) -> None:
+        """Bring every visible plot up to date with its data, time range and width.
+
+        Cheap when nothing changed: a curve is decimated again only when its data, the pixel width
+        of a column or the columns in view changed, and a range is only set when it moved.
+        """
+        for key in self.widgets:
+            self._refresh_plot(key)
+
+    def _refresh_plot(self, plot: str) -> None:
+        w = self.widgets.get(plot)
+        if w is None or w.isHidden():
+            return  # not built yet (signals during construction) or hidden: not worth drawing
+        vb = w.getPlotItem().getViewBox()
+        lo, hi = (float(x) for x in vb.viewRange()[0])
+        width = vb.width()
+        # a column per pixel; rounded so that float noise in the range does not miss the cache
+        dx = float(f"{(hi - lo) / width:.6g}") if width > 0 and hi > lo else 0.0
+        c0, c1 = (math.floor(lo / dx), math.floor(hi / dx)) if dx else (lo, hi)
+        y_lo, y_hi = math.inf, -math.inf
+        for series, p in self.curve_plot.items():
+            if p != plot:
+                continue
+            d = self._data[series]
+            key = (d.version, dx, c0, c1)
+            if d.shown != key:
+                # one column of slack each side: scrolling less than a column keeps this result
+                x, y = (
+                    decimate(d.t, d.v, (c0 - 1) * dx, (c1 + 2) * dx, dx)
+                    if dx
+                    else decimate(d.t, d.v, lo, hi, dx)
+                )
+                self.curves[series].setData(x, y)
+                d.shown, d.bounds = key, visible_bounds(d.t, d.v, lo, hi)
+            if d.bounds is not None:
+                y_lo, y_hi = min(y_lo, d.bounds[0]), max(y_hi, d.bounds[1])
+        height = vb.height()  # the padding depends on it
+        if y_lo <= y_hi and self._y_ranges.get(plot) != (y_lo, y_hi, height):
+            self._y_ranges[plot] = (y_lo, y_hi, height)
+            # What pyqtgraph's auto-range did, so the plots look as before: widen by the pens' half
+            # width in pixels, then the default padding (which setYRange adds).
+            if height > 0:
+                pen_px = max(self.curves[n].pixelPadding() for n, p in self.curve_plot.items() if p == plot)
+                pad = pen_px * (y_hi - y_lo) / height
+                y_lo, y_hi = y_lo - pad, y_hi + pad
+            vb.setYRange(y_lo, y_hi)
+        # pyqtgraph applies a new range to the view's transform only when it paints, and that moves
+        # every item again, which asks for a second paint of the whole plot: apply it now instead.
+        vb.updateMatrix()
 
     def set_x_range(self, t0: float, t1: float) -> None:
         """Show ``t0``–``t1`` on every plot (they are linked)."""
@@ -280,6 +448,8 @@ class PlotGrid(QWidget):
 
     def clear_data(self) -> None:
         """Empty every curve and marker."""
-        for item in self.curves.values():
+        for series, item in self.curves.items():
+            self._data[series] = _CurveData(_EMPTY, _EMPTY)
             item.setData([], [])
+        self._y_ranges.clear()
         self.drop_markers_before(float("inf"))
