@@ -7,6 +7,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QFrame, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from llm_dyno.core.runtime.base import FailureReason
+from llm_dyno.ui import theme
 
 
 class FailurePanel(QFrame):
@@ -50,6 +51,8 @@ class FailurePanel(QFrame):
             self.hide()
             return
         self.kind.setText(reason.kind.value.replace("_", " "))
+        c = theme.colors()  # a failure: the badge in the card's red, not the informational blue
+        self.kind.setStyleSheet(f"background: {c.removed}; color: {c.red};")
         self.summary.setText(reason.summary)
         self.hint.setText(f"→ {reason.hint}" if reason.hint else "")
         self.hint.setVisible(bool(reason.hint))
