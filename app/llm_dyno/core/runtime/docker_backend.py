@@ -248,6 +248,14 @@ class DockerServerHandle(ServerHandle):
         reason = _classify(self.logs.lines(last=_TAIL_LINES), self._exit_code)
         self._keep_log_and_remove()
         self._fail(reason)
+        self._close_client()  # the handle is over: release the engine connection now, not at GC
+
+    def _close_client(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(docker.errors.DockerException, OSError):
+                client.close()
 
     def _keep_log_and_remove(self) -> None:
         """Save the container's full log under data_dir()/logs, then remove the container."""
@@ -303,8 +311,7 @@ class DockerServerHandle(ServerHandle):
             if thread is not threading.current_thread():
                 thread.join(timeout=10)
         self._status_to(ServerState.STOPPED, f"stopped (exit code {self._exit_code})")
-        if self._client is not None:
-            self._client.close()
+        self._close_client()
         return self.status
 
 
