@@ -114,7 +114,7 @@ class ResultPanel(QWidget):
         md.addWidget(self.copy_button)
         layout.addLayout(md)
         self.roofline = QLabel("")
-        self.roofline.setObjectName("fieldHint")
+        self.roofline.setObjectName("sectionSubtitle")  # muted: "n/a" is not an error
         self.roofline.setWordWrap(True)
         self.roofline.setToolTip(
             "Mean decode tok/s against the physical ceiling: memory bandwidth / weights in VRAM "
