@@ -215,7 +215,8 @@ def scrape(client: httpx.Client, base_url: str, api_key: str | None = None) -> M
         raise MetricsError(f"{url}: 401 Unauthorized", hint="pass the server's API key (--api-key-env VAR)")
     if response.status_code != 200:
         raise MetricsError(f"{url}: HTTP {response.status_code}")
-    return parse_metrics(response.text, taken_at)
+    # Prometheus text is UTF-8 by definition: decode it directly, no charset sniffing
+    return parse_metrics(response.content.decode("utf-8", "replace"), taken_at)
 
 
 @dataclass(frozen=True)
