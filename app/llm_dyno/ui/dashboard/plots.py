@@ -14,14 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from llm_dyno.ui import theme
+from llm_dyno.ui.dashboard.drawing import EMPTY, FloatArray, TimeAxis, decimate, visible_bounds
 
 BLUE, ORANGE, GREEN, PURPLE, RED, TEAL, GREY = (
     "#2563eb", "#f59e0b", "#16a34a", "#9333ea", "#dc2626", "#0d9488", "#8b93a1",
@@ -89,92 +88,6 @@ def default_plots() -> list[PlotSpec]:
             CurveSpec("sm_clock_max_mhz", "max", "MHz", GREY, dashed=True, fmt="{:.0f}"),
         ), gpu=True),
     ]  # fmt: skip
-
-
-FloatArray = npt.NDArray[np.float64]
-_EMPTY: FloatArray = np.empty(0)
-
-
-def decimate(t: FloatArray, v: FloatArray, lo: float, hi: float, dx: float) -> tuple[FloatArray, FloatArray]:
-    """The part of ``t, v`` (sorted by ``t``) that shows in ``lo``–``hi``, at most two points per
-    ``dx``-wide column: each column's minimum and maximum, so that no spike is lost.
-
-    Columns sit on a fixed grid (multiples of ``dx``), not on ``lo``: while the view scrolls by whole
-    pixels, each column keeps its points and the curve does not shimmer. One sample beyond each edge
-    is kept so that the line runs to the border. A column of only NaN stays NaN (a gap).
-    """
-    i0 = max(int(np.searchsorted(t, lo, "left")) - 1, 0)
-    i1 = min(int(np.searchsorted(t, hi, "right")) + 1, len(t))
-    ts, vs = t[i0:i1], v[i0:i1]
-    if dx <= 0 or len(ts) <= 2 * (hi - lo) / dx + 4:
-        return ts, vs  # already about as sparse as the pixels: nothing to gain
-    # Where each column starts, by binary search of the column edges (a few hundred) rather than a
-    # pass over every sample; empty columns give repeated starts, which reduceat must not see.
-    first = math.floor(ts[0] / dx)
-    edges = np.arange(first + 1, math.floor(ts[-1] / dx) + 1) * dx
-    starts = np.searchsorted(ts, edges, "left")
-    starts = np.concatenate(([0], starts[np.flatnonzero(np.diff(starts, prepend=0))]))
-    # fmin/fmax ignore NaN unless the whole column is NaN; then the column stays a gap
-    lo_v = np.fmin.reduceat(vs, starts)
-    hi_v = np.fmax.reduceat(vs, starts)
-    x = np.repeat(ts[starts], 2)
-    y = np.empty(2 * len(starts))
-    y[0::2], y[1::2] = lo_v, hi_v
-    return x, y
-
-
-def visible_bounds(t: FloatArray, v: FloatArray, lo: float, hi: float) -> tuple[float, float] | None:
-    """The minimum and maximum of the finite values with ``lo <= t <= hi`` (None: there are none)."""
-    part = v[int(np.searchsorted(t, lo, "left")) : int(np.searchsorted(t, hi, "right"))]
-    if not len(part):
-        return None
-    mn = float(np.fmin.reduce(part, initial=math.inf))
-    mx = float(np.fmax.reduce(part, initial=-math.inf))
-    return (mn, mx) if math.isfinite(mn) and math.isfinite(mx) else None
-
-
-_Ticks = list[tuple[float, list[float]]]  # (spacing, tick times) per tick level
-
-
-class TimeAxis(pg.DateAxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
-    """A wall-clock axis that works out its ticks once per zoom level, not once per frame.
-
-    pyqtgraph's DateAxisItem measures the example text of every zoom level and steps through the
-    calendar at each paint; while the dashboard scrolls, the zoom stays the same and the ticks only
-    slide. So the ticks of three window widths around the view are kept and filtered to the view,
-    and the tick strings are remembered.
-    """
-
-    zoomLevel: object  # set by DateAxisItem.tickValues, read by its tickStrings
-    minSpacing: float
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        # (span and size it was made for, first and last time covered, zoom level, min spacing, ticks)
-        self._ticks: tuple[tuple[float, float], float, float, object, float, _Ticks] | None = None
-        self._strings: dict[tuple[float, float], str] = {}
-
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> _Ticks:
-        span = maxVal - minVal
-        key = (float(f"{span:.6g}"), float(size))
-        c = self._ticks
-        if c is None or c[0] != key or minVal < c[1] or maxVal > c[2]:
-            lo, hi = minVal - span, maxVal + span
-            values = super().tickValues(lo, hi, 3 * size)  # same density, so the same zoom level
-            c = self._ticks = (key, lo, hi, self.zoomLevel, self.minSpacing, values)
-        self.zoomLevel, self.minSpacing = c[3], c[4]  # tickStrings reads them
-        return [(spacing, [v for v in vs if minVal <= v <= maxVal]) for spacing, vs in c[5]]
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        out = []
-        for v in values:
-            text = self._strings.get((v, spacing))
-            if text is None:
-                if len(self._strings) > 2000:  # bounded: a long scroll leaves old ticks behind
-                    self._strings.clear()
-                text = self._strings[(v, spacing)] = super().tickStrings([v], scale, spacing)[0]
-            out.append(text)
-        return out
 
 
 @dataclass
@@ -280,7 +193,7 @@ class PlotGrid(QWidget):
         )  # fmt: skip
         self.widgets[plot].getPlotItem().addItem(item)
         self.curves[spec.series] = item
-        self._data[spec.series] = _CurveData(_EMPTY, _EMPTY)
+        self._data[spec.series] = _CurveData(EMPTY, EMPTY)
         self.curve_specs[spec.series] = spec
         self.curve_plot[spec.series] = plot
         self._update_title(plot)
@@ -449,7 +362,7 @@ class PlotGrid(QWidget):
     def clear_data(self) -> None:
         """Empty every curve and marker."""
         for series, item in self.curves.items():
-            self._data[series] = _CurveData(_EMPTY, _EMPTY)
+            self._data[series] = _CurveData(EMPTY, EMPTY)
             item.setData([], [])
         self._y_ranges.clear()
         self.drop_markers_before(float("inf"))
