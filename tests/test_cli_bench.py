@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from llm_dyno.commands import bench_cmds
+from llm_dyno.cli import run as run_cli
 from tests.core.bench.replay import ReplayServer, fixture
 
 
 def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command")
-    bench_cmds.register(sub)
-    args = parser.parse_args(argv)
-    return int(args.handler(args))
+    """The real entry point, as `llm-dyno ARGV` runs it (user errors become exit code 2)."""
+    return run_cli(argv)
 
 
 @pytest.fixture

@@ -1,8 +1,7 @@
-"""``llm-dyno diagnose`` and ``llm-dyno reference`` through their argparse registration."""
+"""``llm-dyno diagnose`` and ``llm-dyno reference`` through the real CLI entry point."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -10,17 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.commands import diagnose_cmds
+from llm_dyno.cli import run as run_cli
 from llm_dyno.core.profiles.store import ProfileStore
 from tests.core.diagnose.helpers import FIXTURES, founding_profile
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command")
-    diagnose_cmds.register(sub)
-    args = parser.parse_args(argv)
-    return int(args.handler(args))
+    """The real entry point, as `llm-dyno ARGV` runs it (user errors become exit code 2)."""
+    return run_cli(argv)
 
 
 @pytest.fixture
