@@ -11,8 +11,9 @@ from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import find_reference, load_references
-from llm_dyno.core.diagnose.sources import latest_log, read_live, reference_from_profile
+from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.runtime.logfiles import latest_log
 
 
 def register(sub: Any) -> None:

@@ -11,10 +11,9 @@ from typing import Any
 
 from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.store import file_stem
 from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.runtime.process_backend import logs_dir
 
 
 def register(sub: Any) -> None:
@@ -158,11 +157,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _latest_log(name: str) -> Path | None:
-    logs = sorted(logs_dir().glob(f"{file_stem(name)}-*.log"), key=lambda p: p.stat().st_mtime)
-    return logs[-1] if logs else None
-
-
 def cmd_logs(args: argparse.Namespace) -> int:
     """``llm-dyno logs NAME [--follow]``."""
     manager = _adopted()
@@ -176,7 +170,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
             handle.wait_done()
             unsubscribe()
         return 0
-    path = path or _latest_log(args.name)
+    path = path or latest_log(args.name)
     if path is None or not path.exists():
         raise DynoError(f"no log for '{args.name}'", hint="launch it first: `llm-dyno launch NAME`")
     out = sys.stdout.buffer

@@ -14,9 +14,7 @@ the closest a single-stream benchmark gets to the per-pass speed the ceiling bou
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
@@ -140,16 +138,13 @@ def latest_log_lines(profile: Profile) -> list[str]:
     """The latest log of a process-runtime profile's server (its tail), or [] when there is none."""
     if profile.runtime is not Runtime.PROCESS:
         return []
-    from llm_dyno.core.profiles.store import file_stem
-    from llm_dyno.core.runtime.process_backend import logs_dir
+    from llm_dyno.core.runtime.logfiles import latest_log
 
-    logs: list[Path] = []
-    with contextlib.suppress(OSError):
-        logs = sorted(logs_dir().glob(f"{file_stem(profile.name)}-*.log"), key=lambda p: p.stat().st_mtime)
-    if not logs:
+    path = latest_log(profile.name)
+    if path is None:
         return []
     try:
-        with open(logs[-1], "rb") as fh:
+        with open(path, "rb") as fh:
             fh.seek(0, 2)
             size = fh.tell()
             fh.seek(max(0, size - _LOG_TAIL_BYTES))

@@ -4,25 +4,12 @@ a live server's metrics and version. Shared by the CLI and the window."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import httpx
 
 from llm_dyno.core.diagnose.references import Reference
-from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.profiles.store import file_stem
 from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot, compute_rates, scrape
-
-
-def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
-    """The newest log the runtime saved for a profile under ``data_dir()/logs`` (either backend's naming)."""
-    folder = folder or data_dir() / "logs"
-    if not folder.is_dir():
-        return None
-    prefix = file_stem(profile_name) + "-"
-    logs = [p for p in folder.glob("*.log") if p.name.lower().startswith(prefix)]
-    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
 
 
 def reference_from_profile(profile: Profile) -> Reference | None:

@@ -9,7 +9,6 @@ carries the ``llm-dyno.managed=1`` label; :meth:`adopt` finds those and never to
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -21,7 +20,6 @@ import docker.errors
 import docker.utils
 from docker.models.containers import Container
 
-from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
@@ -42,6 +40,7 @@ from llm_dyno.core.runtime.docker_spec import (
     plan_container,
 )
 from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
@@ -58,11 +57,6 @@ def _classify(lines: list[str], exit_code: int | None) -> FailureReason:
     from llm_dyno.core.telemetry.logformats import classify_failure
 
     return classify_failure(lines, exit_code)
-
-
-def _log_path(profile: str, container_id: str) -> Path:
-    stem = re.sub(r"[^A-Za-z0-9_.+-]+", "-", profile).strip("-") or "server"
-    return data_dir() / "logs" / f"{stem}-{container_id[:12]}.log"
 
 
 class DockerServerHandle(ServerHandle):
@@ -267,7 +261,7 @@ class DockerServerHandle(ServerHandle):
         if container.attrs.get("HostConfig", {}).get("RestartPolicy", {}).get("Name") not in (None, "", "no"):
             return  # docker restarts it: leave it to docker
         with contextlib.suppress(docker.errors.DockerException, OSError):
-            path = _log_path(self.profile_name, str(container.id))
+            path = log_path(self.profile_name, str(container.id)[:12])
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(container.logs(stdout=True, stderr=True))
             self.log_file = path

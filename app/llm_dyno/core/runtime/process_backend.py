@@ -25,6 +25,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.runtime import logfiles
 from llm_dyno.core.runtime.base import (
     FailureKind,
     FailureReason,
@@ -47,11 +48,6 @@ _ADOPT_READ_BYTES = 2_000_000  # replay at most this much of an adopted server's
 def servers_dir() -> Path:
     """Folder of the state files of running process-backend servers."""
     return data_dir() / "servers"
-
-
-def logs_dir() -> Path:
-    """Folder of server log files."""
-    return data_dir() / "logs"
 
 
 def _proc_start_ticks(pid: int) -> int | None:
@@ -336,7 +332,7 @@ class ProcessRuntime(Runtime):
             return _FailedHandle(plan, reason)
         argv[0] = exe
         stem = file_stem(plan.profile.name)
-        log_path = logs_dir() / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        log_path = logfiles.log_path(plan.profile.name, time.strftime("%Y%m%d-%H%M%S"))
         log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
         with open(log_path, "ab") as log:

@@ -17,12 +17,13 @@ from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import Reference, load_references
-from llm_dyno.core.diagnose.sources import latest_log, read_live, reference_from_profile
+from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
 
 
