@@ -12,12 +12,20 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.secrets import resolve_reference
+
+
+def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
+    """The key clients must send to this profile's server: its ``--api-key`` reference resolved
+    (None when it has none). Holds a secret: never log or store it."""
+    ref = profile.engine().api_key
+    return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 
 class ServerState(StrEnum):

@@ -30,6 +30,7 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     ServerState,
     ServerStatus,
+    client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_spec import (
@@ -115,7 +116,7 @@ class DockerServerHandle(ServerHandle):
             if "environment" in spec:
                 spec["environment"] = resolve_env(spec["environment"])
             spec["command"] = resolve_command(list(spec["command"]))
-            self._api_key = resolve_command([self.plan.profile.engine().api_key or ""])[0] or None
+            self._api_key = client_api_key(self.plan.profile)
             self._ensure_image(str(spec["image"]))
             if self._stopping.is_set():
                 return
@@ -342,7 +343,7 @@ class DockerRuntime(Runtime):
             for container in client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"}):
                 plan = self._plan_for(container, host)
                 handle = DockerServerHandle(plan, host=host)
-                handle._api_key = resolve_command([plan.profile.engine().api_key or ""])[0] or None
+                handle._api_key = client_api_key(plan.profile)
                 # A client of its own: stop() closes it, which must not cut the others' log streams.
                 handle._client = errs.connect(host)
                 handle.container = handle._client.containers.get(container.id)

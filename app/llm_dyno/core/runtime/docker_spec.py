@@ -254,5 +254,3 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
     argv.append(str(spec["image"]))
     # `docker run --entrypoint` takes one word; the rest of the entrypoint goes before the command.
     return argv + entry[1:] + list(spec.get("command", []))
-
-

@@ -34,10 +34,11 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     ServerState,
     ServerStatus,
+    client_api_key,
 )
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
-from llm_dyno.core.secrets import resolve_command, resolve_env, resolve_reference
+from llm_dyno.core.secrets import resolve_command, resolve_env
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
@@ -345,7 +346,6 @@ class ProcessRuntime(Runtime):
                 cwd=plan.spec.get("cwd"),
                 start_new_session=True,
             )
-        api_key = plan.profile.engine().api_key
         handle = ProcessHandle(
             plan,
             pid=popen.pid,
@@ -353,7 +353,7 @@ class ProcessRuntime(Runtime):
             state_path=servers_dir() / f"{stem}.json",
             started_at=started,
             popen=popen,
-            api_key=resolve_reference(api_key, env) if api_key else None,
+            api_key=client_api_key(plan.profile, env),
             start_ticks=_proc_start_ticks(popen.pid),
         )
         state = {
@@ -409,7 +409,6 @@ class ProcessRuntime(Runtime):
         plan = self.plan(profile)
         if state.get("url") and state["url"] != plan.base_url:
             plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), plan.gpus, plan.spec)
-        api_key = profile.engine().api_key
         log_path = Path(state["log_path"])
         handle = ProcessHandle(
             plan,
@@ -417,7 +416,7 @@ class ProcessRuntime(Runtime):
             log_path=log_path,
             state_path=path,
             started_at=float(state.get("started_at", time.time())),
-            api_key=resolve_reference(api_key) if api_key else None,
+            api_key=client_api_key(profile),
             start_ticks=ticks,
         )
         try:
