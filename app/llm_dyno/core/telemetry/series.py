@@ -124,8 +124,8 @@ class TimeSeries:
             rows = self._fine.ordered()
         t, v = rows[0], rows[1]
         if seconds is not None and len(t):
-            keep = t >= t[-1] - seconds
-            t, v = t[keep], v[keep]
+            start = int(np.searchsorted(t, t[-1] - seconds, "left"))  # t is sorted: no mask needed
+            t, v = t[start:], v[start:]
         return t, v
 
     def decimated(self, seconds: float | None = None) -> Decimated:

@@ -1,5 +1,6 @@
 """What keeps the dashboard cheap to redraw: per-pixel-column decimation of a curve, the visible
-range of a series, and a time axis that works out its ticks once per zoom level."""
+range of a series, and a time axis that works out its ticks once per zoom level (a live view keeps
+its columns up to date instead: see live_curve.py)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,29 @@ class TimeAxis(pg.DateAxisItem):  # type: ignore[misc]  # pyqtgraph is untyped
         # (span and size it was made for, first and last time covered, zoom level, min spacing, ticks)
         self._ticks: tuple[tuple[float, float], float, float, object, float, _Ticks] | None = None
         self._strings: dict[tuple[float, float], str] = {}
+        self._drawn: tuple[float, float] | None = None  # the range the current drawing shows
+
+    def setRange(self, mn: float, mx: float) -> None:
+        """Take the view's new range; while it only scrolls by less than half a pixel from where
+        the ticks were drawn, keep the drawing (nothing on screen would move) instead of laying out
+        and painting the axis again at every frame of a live view."""
+        # getattr: pyqtgraph's __init__ calls this before ours has run
+        drawn, width = getattr(self, "_drawn", None), float(self.width())
+        span = mx - mn
+        if (
+            drawn is not None
+            and self.picture is not None
+            and width > 0
+            and math.isclose(span, drawn[1] - drawn[0], rel_tol=1e-9)
+            and abs(mn - drawn[0]) < 0.5 * span / width
+        ):
+            self.range = [mn, mx]
+            return
+        super().setRange(mn, mx)
+
+    def generateDrawSpecs(self, p: object) -> object:
+        self._drawn = (float(self.range[0]), float(self.range[1]))  # what the drawing is made for
+        return super().generateDrawSpecs(p)
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> _Ticks:
         span = maxVal - minVal

@@ -1,30 +1,33 @@
-"""The dashboard's plots: one PlotWidget per quantity, X-linked on a wall-clock DateAxisItem.
+"""The dashboard's plots: one PlotWidget per quantity, sharing one wall-clock time range.
 
 Curves get new data from the dashboard's timer (:meth:`PlotGrid.set_curve_data`), never per sample.
-We decimate each curve ourselves (:func:`decimate`): only the visible time range, reduced to the
-minimum and maximum of each pixel column, cached per data version and pixel grid, and handed to a
-bare ``PlotCurveItem`` with the finite check skipped. Y ranges are set from those minima and maxima
-instead of pyqtgraph's auto-range, which re-scans every curve on every frame. So 14,400 points cost
-what the pixels cost (benchmarks/plot_redraw.py). Legends sit in the plot titles (coloured names)
-so they never cover data.
+Each curve is reduced to the minimum and maximum of each pixel column: a live view that follows
+the clock keeps those columns up to date as samples arrive and repaints only the newest column's
+pixels (live_curve.py); any other view decimates the visible range in one go (drawing.py). Y
+ranges are set from those minima and maxima instead of pyqtgraph's auto-range, which re-scans every
+curve on every frame, and a scroll of less than half a pixel is not applied. So an hour of samples
+costs what the pixels cost (benchmarks/plot_redraw.py). Legends sit in the plot titles (coloured
+names) so they never cover data.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
 from llm_dyno.ui import theme
 from llm_dyno.ui.dashboard.drawing import EMPTY, FloatArray, TimeAxis, decimate, visible_bounds
+from llm_dyno.ui.dashboard.live_curve import Columns, Curve
 
 BLUE, ORANGE, GREEN, PURPLE, RED, TEAL, GREY = (
     "#2563eb", "#f59e0b", "#16a34a", "#9333ea", "#dc2626", "#0d9488", "#8b93a1",
 )  # fmt: skip
+_TICK_LENGTH = 5  # pixels, pointing away from the plot (pyqtgraph's default -5 points into it)
 POSITION_COLORS = ("#60a5fa", "#a78bfa", "#f472b6", "#34d399", "#fbbf24", "#94a3b8")
 EVENT_COLORS = {"warning": "#d97706", "error": RED, "launch": GREEN, "benchmark": PURPLE}
 
@@ -97,8 +100,10 @@ class _CurveData:
     t: FloatArray
     v: FloatArray
     version: int = 0
+    appended: bool = False  # the new data is the old with samples added at the end (a live view)
     shown: tuple[int, float, float, float] | None = None  # (version, dx, first column, last column)
     bounds: tuple[float, float] | None = None  # visible min and max, for the y range
+    columns: Columns = field(default_factory=Columns)  # kept up to date while data is appended
 
 
 def position_curve(i: int) -> CurveSpec:
@@ -120,9 +125,10 @@ class PlotGrid(QWidget):
         self.grid.setContentsMargins(0, 0, 0, 0)
         self.grid.setSpacing(6)
         self.widgets: dict[str, pg.PlotWidget] = {}
-        self.curves: dict[str, pg.PlotCurveItem] = {}
+        self.curves: dict[str, Curve] = {}
         self._data: dict[str, _CurveData] = {}
         self._y_ranges: dict[str, tuple[float, float, float]] = {}
+        self._matrices: dict[str, tuple[float, ...]] = {}  # the view each plot's transform is for
         self.curve_specs: dict[str, CurveSpec] = {}
         self.curve_plot: dict[str, str] = {}
         self.cursors: dict[str, pg.InfiniteLine] = {}
@@ -150,7 +156,14 @@ class PlotGrid(QWidget):
             # No axis has a label, so no SI prefix ever shows; working it out re-renders the (hidden)
             # label's HTML at every range change, even on the hidden top and right axes.
             item.getAxis(side).enableAutoSIPrefix(False)
-        item.getAxis("left").setWidth(44)
+        left = item.getAxis("left")
+        left.setWidth(44)
+        # ticks point out of the plot, so the axis does not overlap the curves and is not painted
+        # again whenever they are
+        left.setStyle(tickLength=_TICK_LENGTH)
+        # kept as a pixmap: the curves' repaints overlap it, and a blit is far cheaper than
+        # replaying its drawing in Python each frame (it is drawn again when its range changes)
+        left.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         vb = item.getViewBox()
         vb.setMouseEnabled(x=True, y=False)
         # Ranges are set by us (set_x_range, _refresh_plot): pyqtgraph's auto-range would scan every
@@ -160,12 +173,12 @@ class PlotGrid(QWidget):
             vb.setLimits(yMin=spec.y_min - 1e-9)
         if self.master is None:
             self.master = item
-        else:
-            item.setXLink(self.master)
-        # each plot follows its own range: a linked plot gets the new range after the master does
+        # The plots share one time range, set on each by set_x_range (and copied from a plot the
+        # user drags or zooms): pyqtgraph's X links would map every change through each linked
+        # view's screen geometry again, which costs more than a redraw of its curves.
         vb.sigXRangeChanged.connect(lambda *_, key=spec.key: self._refresh_plot(key))
         vb.sigResized.connect(lambda *_, key=spec.key: self._refresh_plot(key))
-        vb.sigRangeChangedManually.connect(lambda *_: self.rangeChangedByUser.emit())
+        vb.sigRangeChangedManually.connect(lambda *_, key=spec.key: self._changed_by_user(key))
         pen = pg.mkPen(self._fg, width=1, style=Qt.PenStyle.DotLine)
         cursor = pg.InfiniteLine(angle=90, movable=False, pen=pen)
         cursor.setZValue(20)
@@ -179,18 +192,14 @@ class PlotGrid(QWidget):
             self.add_curve(spec.key, curve)
         self._update_title(spec.key)
 
-    def add_curve(self, plot: str, spec: CurveSpec) -> pg.PlotCurveItem:
+    def add_curve(self, plot: str, spec: CurveSpec) -> Curve:
         """Add a curve to a plot (e.g. a per-position line once the server reports positions)."""
         if spec.series in self.curves:
             return self.curves[spec.series]
         style = Qt.PenStyle.DashLine if spec.dashed else Qt.PenStyle.SolidLine
-        # A bare curve item: the data it gets is already decimated (see refresh), so PlotDataItem's
-        # downsampling and clipping layer would only add work; NaN gaps are handled by
-        # connect="finite" itself, so the separate finite check can go.
-        item = pg.PlotCurveItem(
-            pen=pg.mkPen(spec.color, width=spec.width, style=style),
-            connect="finite", skipFiniteCheck=True, antialias=False,
-        )  # fmt: skip
+        # A bare curve item: the data it gets is already decimated and its bounds known (see
+        # refresh), so pyqtgraph's data items would only copy, check and scan it again.
+        item = Curve(pg.mkPen(spec.color, width=spec.width, style=style))
         self.widgets[plot].getPlotItem().addItem(item)
         self.curves[spec.series] = item
         self._data[spec.series] = _CurveData(EMPTY, EMPTY)
@@ -221,12 +230,22 @@ class PlotGrid(QWidget):
         self.refresh()  # hidden plots are not kept up to date
 
     def _label_bottom_plots(self) -> None:
-        # The plots share one time axis: only the lowest plot of each column shows its labels, which
-        # saves height and the cost of laying out ticks on every plot at each redraw.
+        # The plots share one time axis: only the lowest plot of each column shows it (labels and
+        # ticks); the others keep just the axis line. Such a line is unlinked from the view, so it is
+        # never laid out again while the view scrolls (ticks on eight axes cost more than the curves).
         shown = [s for s in self.specs.values() if not self.widgets[s.key].isHidden()]
         lowest = {col: max(s.row for s in shown if s.col == col) for col in {s.col for s in shown}}
         for s in shown:
-            self.widgets[s.key].getPlotItem().getAxis("bottom").setStyle(showValues=s.row == lowest[s.col])
+            item = self.widgets[s.key].getPlotItem()
+            axis, labelled = item.getAxis("bottom"), s.row == lowest[s.col]
+            if labelled and axis.linkedView() is None:
+                axis.linkToView(item.getViewBox())
+            elif not labelled and axis.linkedView() is not None:
+                axis.unlinkFromView()
+            axis.setStyle(showValues=labelled, tickLength=_TICK_LENGTH if labelled else 0)
+            # kept as a pixmap, drawn again only when it changes: a bare line never does, and the
+            # time axis only once the view has scrolled by half a pixel (TimeAxis.setRange)
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def visible_plots(self) -> list[str]:
         """Keys of the plots shown."""
@@ -237,14 +256,17 @@ class PlotGrid(QWidget):
         shown = set(self.visible_plots())
         return [s for s, p in self.curve_plot.items() if p in shown]
 
-    def set_curve_data(self, series: str, t: FloatArray, v: FloatArray) -> None:
+    def set_curve_data(self, series: str, t: FloatArray, v: FloatArray, *, appended: bool = False) -> None:
         """Replace one curve's data (arrays are the caller's; not copied; ``t`` sorted).
 
-        The screen catches up at the next :meth:`refresh` (or range change), so that a redraw that
-        sets many curves and then scrolls decimates each curve once.
+        ``appended`` says that the data is what was set before with samples added at the end (and
+        maybe some dropped at the start), as in a live view that follows a window: the drawing then
+        works out only the columns at the ends again. The screen catches up at the next
+        :meth:`refresh` (or range change), so that a redraw that sets many curves and then scrolls
+        decimates each curve once.
         """
         d = self._data[series]
-        d.t, d.v, d.version = t, v, d.version + 1
+        d.t, d.v, d.version, d.appended = t, v, d.version + 1, appended
 
     def curve_data(self, series: str) -> tuple[FloatArray, FloatArray]:
         """The full data of a curve (as last set)."""
@@ -270,6 +292,8 @@ class PlotGrid(QWidget):
         # a column per pixel; rounded so that float noise in the range does not miss the cache
         dx = float(f"{(hi - lo) / width:.6g}") if width > 0 and hi > lo else 0.0
         c0, c1 = (math.floor(lo / dx), math.floor(hi / dx)) if dx else (lo, hi)
+        (y0, y1), height = vb.viewRange()[1], vb.height()
+        pixel = (dx, (y1 - y0) / height if height > 0 else 0.0)  # data units per pixel
         y_lo, y_hi = math.inf, -math.inf
         for series, p in self.curve_plot.items():
             if p != plot:
@@ -277,17 +301,23 @@ class PlotGrid(QWidget):
             d = self._data[series]
             key = (d.version, dx, c0, c1)
             if d.shown != key:
-                # one column of slack each side: scrolling less than a column keeps this result
-                x, y = (
-                    decimate(d.t, d.v, (c0 - 1) * dx, (c1 + 2) * dx, dx)
-                    if dx
-                    else decimate(d.t, d.v, lo, hi, dx)
-                )
-                self.curves[series].setData(x, y)
-                d.shown, d.bounds = key, visible_bounds(d.t, d.v, lo, hi)
+                if d.appended and dx:
+                    change = d.columns.update(d.t, d.v, dx, math.floor(lo / dx))
+                    self.curves[series].set_columns(d.columns, change, pixel)
+                    d.bounds = d.columns.bounds(lo, hi)
+                else:
+                    d.columns = Columns()  # the next append starts from whole columns
+                    # one column of slack each side: scrolling less than a column keeps this result
+                    x, y = (
+                        decimate(d.t, d.v, (c0 - 1) * dx, (c1 + 2) * dx, dx)
+                        if dx
+                        else decimate(d.t, d.v, lo, hi, dx)
+                    )
+                    self.curves[series].set_points(x, y, pixel)
+                    d.bounds = visible_bounds(d.t, d.v, lo, hi)
+                d.shown = key
             if d.bounds is not None:
                 y_lo, y_hi = min(y_lo, d.bounds[0]), max(y_hi, d.bounds[1])
-        height = vb.height()  # the padding depends on it
         if y_lo <= y_hi and self._y_ranges.get(plot) != (y_lo, y_hi, height):
             self._y_ranges[plot] = (y_lo, y_hi, height)
             # What pyqtgraph's auto-range did, so the plots look as before: widen by the pens' half
@@ -299,12 +329,34 @@ class PlotGrid(QWidget):
             vb.setYRange(y_lo, y_hi)
         # pyqtgraph applies a new range to the view's transform only when it paints, and that moves
         # every item again, which asks for a second paint of the whole plot: apply it now instead.
-        vb.updateMatrix()
+        view = (*(float(x) for x in vb.viewRange()[1]), lo, hi, width, height)
+        if self._matrices.get(plot) != view:
+            self._matrices[plot] = view
+            vb.updateMatrix()
 
-    def set_x_range(self, t0: float, t1: float) -> None:
-        """Show ``t0``–``t1`` on every plot (they are linked)."""
-        if self.master is not None and t1 > t0:
-            self.master.setXRange(t0, t1, padding=0)
+    def set_x_range(self, t0: float, t1: float, *, skip: str | None = None, snap: bool = False) -> None:
+        """Show ``t0``–``t1`` on every plot (but ``skip``). With ``snap`` a plot that would scroll by
+        less than half a pixel, at the same zoom, is left as it is: nothing on screen would move,
+        and a live view following the clock would otherwise lay out every plot again each frame."""
+        if t1 <= t0:
+            return
+        for key, w in self.widgets.items():
+            if key == skip:
+                continue
+            vb = w.getPlotItem().getViewBox()
+            if snap:
+                lo, hi = vb.viewRange()[0]
+                width = vb.width()
+                span = t1 - t0
+                same_zoom = math.isclose(hi - lo, span, rel_tol=1e-9)
+                if width > 0 and same_zoom and abs(t0 - lo) < 0.5 * span / width:
+                    continue
+            vb.setXRange(t0, t1, padding=0)
+
+    def _changed_by_user(self, plot: str) -> None:
+        lo, hi = self.widgets[plot].getPlotItem().getViewBox().viewRange()[0]
+        self.set_x_range(float(lo), float(hi), skip=plot)
+        self.rangeChangedByUser.emit()
 
     def x_range(self) -> tuple[float, float]:
         """The visible time range."""
@@ -363,6 +415,6 @@ class PlotGrid(QWidget):
         """Empty every curve and marker."""
         for series, item in self.curves.items():
             self._data[series] = _CurveData(EMPTY, EMPTY)
-            item.setData([], [])
+            item.set_points(EMPTY, EMPTY, (0.0, 0.0))
         self._y_ranges.clear()
         self.drop_markers_before(float("inf"))

@@ -329,7 +329,9 @@ class Dashboard(QWidget):
             self._data_at = time.monotonic()
             for name in self.plots.visible_series():
                 if name in self.series:
-                    self.plots.set_curve_data(name, *self._data(name))
+                    # following a window, the data only grows at the end (see _data)
+                    appended = self.follow and self.window_s is not None
+                    self.plots.set_curve_data(name, *self._data(name), appended=appended)
             self.header.set_values({n: (x[1] if (x := self.series.series(n).latest()) else None)
                                     for n in self.series.names()})  # fmt: skip
             self._update_roofline()
@@ -352,7 +354,7 @@ class Dashboard(QWidget):
                         default=right - 60)  # fmt: skip
             self.plots.set_x_range(first, max(right, first + 10))
         else:
-            self.plots.set_x_range(right - self.window_s, right)
+            self.plots.set_x_range(right - self.window_s, right, snap=True)
 
     # ---- crosshair -----------------------------------------------------------------------------
     def _cursor_moved(self, ts: float) -> None:
