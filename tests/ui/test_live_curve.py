@@ -33,18 +33,29 @@ def stream(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return t, v
 
 
-def as_table(cols: Columns) -> list[tuple[int, float, float, float]]:
-    rows = list(zip(cols.k.tolist(), cols.x.tolist(), cols.lo.tolist(), cols.hi.tolist(), strict=True))
+Row = tuple[int, float, float, float]
+
+
+def same_value(p: float, q: float) -> bool:
+    return p == q or (math.isnan(p) and math.isnan(q))
+
+
+def same_rows(a: list[Row], b: list[Row]) -> bool:
+    return len(a) == len(b) and all(
+        x[0] == y[0] and x[1] == y[1] and same_value(x[2], y[2]) and same_value(x[3], y[3])
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def table(k: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[Row]:
+    return list(zip(k.tolist(), x.tolist(), lo.tolist(), hi.tolist(), strict=True))
+
+
+def as_table(cols: Columns) -> list[Row]:
+    rows = table(cols.k, cols.x, cols.lo, cols.hi)
     if cols.tail is not None:
         rows.append(cols.tail)
     return rows
-
-
-def same_rows(a: list[tuple[int, float, float, float]], b: list[tuple[int, float, float, float]]) -> bool:
-    return len(a) == len(b) and all(
-        x[0] == y[0] and x[1] == y[1] and all(p == q or (math.isnan(p) and math.isnan(q)) for p, q in zip(x[2:], y[2:], strict=True))
-        for x, y in zip(a, b, strict=True)
-    )
 
 
 @pytest.mark.parametrize("dx", [0.3, 1.0, 3.25])
@@ -61,7 +72,7 @@ def test_incremental_columns_equal_columns_from_scratch(seed: int, dx: float) ->
         changes.append(cols.update(t[start:end], v[start:end], dx, first_col))
         k, x, lo, hi = columns(t[start:end], v[start:end], dx)
         keep = k >= max(first_col - 1, math.floor(t[start] / dx))
-        want = list(zip(k[keep].tolist(), x[keep].tolist(), lo[keep].tolist(), hi[keep].tolist(), strict=True))
+        want = table(k[keep], x[keep], lo[keep], hi[keep])
         got = as_table(cols)
         # the oldest column may still show samples that left the buffer (see live_curve's notes):
         # every other column, and its number, must be exactly what a fresh pass gives
@@ -142,9 +153,9 @@ def test_live_frames_draw_what_a_fresh_decimation_draws(qtbot, dash: Dashboard) 
         cols = dash.plots._data["gen_tps"].columns
         k, x, lo, hi = columns(t, v, cols.dx)
         keep = k >= cols.k[0]
-        want = list(zip(k[keep].tolist(), x[keep].tolist(), lo[keep].tolist(), hi[keep].tolist(), strict=True))
+        want = table(k[keep], x[keep], lo[keep], hi[keep])
         assert same_rows(as_table(cols)[1:], want[1:])
-        drawn_x, drawn_y = curve.getData()
+        _drawn_x, drawn_y = curve.getData()
         assert np.nanmax(drawn_y) == max(r[3] for r in as_table(cols))
         n_changed += curve.boundingRect() != rect0
         rect0 = QRectF(curve.boundingRect())

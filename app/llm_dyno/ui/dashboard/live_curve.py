@@ -151,9 +151,7 @@ def _pairs(x: FloatArray, lo: FloatArray, hi: FloatArray) -> tuple[FloatArray, F
 def _lines(points: list[tuple[float, float]]) -> list[QLineF]:
     """Lines between consecutive finite points (a NaN point breaks the line)."""
     return [
-        QLineF(a[0], a[1], b[0], b[1])
-        for a, b in itertools.pairwise(points)
-        if a[1] == a[1] and b[1] == b[1]
+        QLineF(a[0], a[1], b[0], b[1]) for a, b in itertools.pairwise(points) if a[1] == a[1] and b[1] == b[1]
     ]
 
 
