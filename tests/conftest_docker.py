@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from llm_dyno.core.profiles.model import DockerSettings, Profile
-from tests.support.images import TINY_IMAGE, ensure_test_images, host_mounts
+from tests.support.images import SMI_IMAGE, TEST_LABEL, TINY_IMAGE, ensure_test_images, host_mounts
 
 RUN_ID = uuid.uuid4().hex[:8]
 
@@ -56,6 +56,32 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
         return f"llm-dyno-t-{RUN_ID}-{test}-{stem}"
 
     return make
+
+
+@pytest.fixture
+def smi_container(
+    docker_client: Any, test_images: None, unique_name: Callable[[str], str]
+) -> Iterator[Callable[..., str]]:
+    """``smi_container("x", FAKE_SMI_GPUS="idle,load")`` → the name of a running container whose
+    nvidia-smi replays recorded H200 output (``PATH="/nonexistent"``: one without nvidia-smi)."""
+    made: list[Any] = []
+
+    def make(stem: str = "gpu", **env: str) -> str:
+        name = unique_name(stem)
+        container = docker_client.containers.run(
+            SMI_IMAGE,
+            name=name,
+            detach=True,
+            environment=env,
+            volumes=list(host_mounts(with_vllm=False)),
+            labels={TEST_LABEL: "1"},
+        )
+        made.append(container)
+        return name
+
+    yield make
+    for container in made:
+        container.remove(force=True)
 
 
 def free_port() -> int:

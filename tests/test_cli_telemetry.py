@@ -91,8 +91,9 @@ def test_watch_url_json_with_api_key_and_remembers(
     assert set(auth) == {"Bearer s3cret"}
     saved = json.loads((tmp_path / "data" / "attached.json").read_text())
     assert saved["servers"] == [
-        {"url": url, "container": None, "gpu_index": None, "api_key_env": "MY_KEY", "name": None}
-    ]
+        {"url": url, "container": None, "gpu_index": None, "api_key_env": "MY_KEY", "name": None,
+         "gpu_via_container": False}
+    ]  # fmt: skip
     assert "s3cret" not in (tmp_path / "data" / "attached.json").read_text()
 
 

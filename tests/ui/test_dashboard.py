@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
+from llm_dyno.core.telemetry.gpu_source import GpuSource
 from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.ui.dashboard import Dashboard
@@ -135,7 +136,7 @@ def test_csv_export_of_visible_window(dash: Dashboard, tmp_path: Path) -> None:
 def test_no_gpu_state_and_power_control_disabled(dash: Dashboard) -> None:
     reason = nvml().available()
     assert reason
-    dash.watch(f"http://127.0.0.1:{vllm_env.free_port()}", "nothing there", gpu_index=0)
+    dash.watch(f"http://127.0.0.1:{vllm_env.free_port()}", "nothing there", gpus=GpuSource.local((0,)))
     assert (
         "No NVIDIA GPU visible: GPU plots hidden" in dash.gpu_notice.text()
         and reason in dash.gpu_notice.text()
@@ -246,7 +247,7 @@ def _load(url: str, stop: threading.Event) -> None:
 
 @pytest.mark.vllm
 def test_live_server_moves_the_curves(qtbot, dash: Dashboard, server_url: str) -> None:  # type: ignore[no-untyped-def]
-    dash.watch(server_url, "tiny (vllm-cpu)", gpu_index=0, metrics_interval_s=0.5)
+    dash.watch(server_url, "tiny (vllm-cpu)", gpus=GpuSource.local((0,)), metrics_interval_s=0.5)
     dash.set_window("1 min")
     stop = threading.Event()
     loader = threading.Thread(target=_load, args=(server_url, stop), daemon=True)

@@ -116,6 +116,7 @@ def _watch(args: argparse.Namespace) -> int:
                 api_key_env=key_env,
                 container=previous.container if previous else None,
                 gpu_index=previous.gpu_index if previous else None,
+                gpu_via_container=previous.gpu_via_container if previous else False,
             )
         )
     else:

@@ -101,7 +101,8 @@ class ServerController(QObject):
         if status is None or handle is None:
             self.w.server_view.show_idle(name, can_launch=name is not None)
         else:
-            self.w.server_view.set_status(name or "", status, handle.plan.base_url, handle.plan.runtime)
+            plan = handle.plan
+            self.w.server_view.set_status(name or "", status, plan.base_url, plan.runtime, plan)
         self.update_actions()
 
     def update_actions(self) -> None:
@@ -175,7 +176,7 @@ class ServerController(QObject):
         if name == self.selected:
             handle = self.bridge.handle(name)
             url, runtime = (handle.plan.base_url, handle.plan.runtime) if handle else ("", None)
-            self.w.server_view.set_status(name, status, url, runtime)
+            self.w.server_view.set_status(name, status, url, runtime, handle.plan if handle else None)
         if status.state is ServerState.READY:
             handle = self.bridge.handle(name)
             where = f" at {handle.plan.base_url}" if handle else ""

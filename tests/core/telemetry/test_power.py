@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.telemetry.nvml import Nvml
 from llm_dyno.core.telemetry.power import (
     PowerLimitError,
@@ -19,6 +20,7 @@ from llm_dyno.core.telemetry.power import (
     remembered_limits,
     restore_power_limit,
     set_power_limit,
+    set_power_limits,
 )
 from tests.core.telemetry.nvml_replay import ReplayNvml, load_recording
 
@@ -90,6 +92,38 @@ def test_root_path_sets_and_restore_puts_back_first_limit() -> None:
     assert restore_power_limit(0, session=s).current_w == 700.0
     assert remembered_limits() == {}
     assert lib.set_calls == [(0, 400_000), (0, 330_000), (0, 700_000)]
+
+
+class TwoH200(ReplayNvml):
+    """Two GPUs of the recorded H200 (same constraints), each with its own limit; run as root."""
+
+    def __init__(self) -> None:
+        super().__init__(load_recording("raw_idle"), set_error=0)
+        self.limits = {"handle0": self.limit_mw, "handle1": self.limit_mw}
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 2
+
+    def nvmlDeviceGetPowerManagementLimit(self, h: str) -> int:
+        return int(self.limits[h])
+
+    def nvmlDeviceSetPowerManagementLimit(self, h: str, limit_mw: int) -> None:
+        self.set_calls.append((int(h[-1]), limit_mw))
+        self.limits[h] = limit_mw
+
+
+def test_tensor_parallel_gpus_get_the_same_limit() -> None:
+    lib = TwoH200()
+    after = set_power_limits((0, 1), 330, session=Nvml(lib))
+    assert [(x.gpu, x.current_w) for x in after] == [(0, 330.0), (1, 330.0)]
+    assert lib.set_calls == [(0, 330_000), (1, 330_000)]
+    assert set(remembered_limits()) == {"0", "1"}  # each GPU's limit before, for a reset
+    with pytest.raises(PowerLimitError, match="allowed range 200–700 W"):
+        set_power_limits((0, 1), 150, session=Nvml(lib))
+    assert len(lib.set_calls) == 2  # checked on every GPU before any is changed
+    with pytest.raises(DynoError, match="no GPU 2: this machine has 2"):
+        set_power_limits((0, 2), 400, session=Nvml(lib))
+    assert len(lib.set_calls) == 2
 
 
 def test_helper_command_shape() -> None:

@@ -216,6 +216,27 @@ def _remote_hostname(host: str | None) -> str | None:
     return None if name in (None, "localhost", "127.0.0.1", "::1") else name
 
 
+def remote_engine_host(host: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The machine a Docker host setting points at when it is not this one, else None.
+
+    ``host`` is a profile's ``docker.host``: a URL, or the name of a docker context (its endpoint is
+    looked up). None follows the engine ``docker.from_env()`` picks: DOCKER_HOST, else DOCKER_CONTEXT
+    or the current docker context. Sockets (``unix://``, ``npipe://``) and ``tcp://`` / ``ssh://`` to
+    localhost are this machine; so is a context that cannot be found (connecting would fail anyway).
+    """
+    env = os.environ if environ is None else environ
+    url = host or env.get("DOCKER_HOST") or None
+    if url is None or not is_url_host(url):
+        from docker.context import ContextAPI  # reads ~/.docker (or DOCKER_CONFIG); talks to no engine
+
+        try:
+            ctx = ContextAPI.get_context(url or env.get("DOCKER_CONTEXT") or None)
+        except Exception:  # a broken context file: the launch reports it; GPUs are read locally meanwhile
+            ctx = None
+        url = ctx.Host if ctx is not None else None
+    return _remote_hostname(url)
+
+
 def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[str]:
     """The ``docker run`` argv that creates the same container as ``containers.create(**spec)``."""
     argv = ["docker"]

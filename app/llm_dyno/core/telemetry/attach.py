@@ -17,13 +17,18 @@ from llm_dyno.core.paths import data_dir
 
 @dataclass(frozen=True)
 class AttachedServer:
-    """A server to watch: its base URL, and optionally its container, GPU and API-key variable."""
+    """A server to watch: its base URL, and optionally its container, GPU and API-key variable.
+
+    ``gpu_via_container``: read the GPU with nvidia-smi in ``container`` even when this machine's
+    NVML works (the server runs on another machine); without NVML the container is used anyway.
+    """
 
     url: str
     container: str | None = None
     gpu_index: int | None = None
     api_key_env: str | None = None
     name: str | None = None
+    gpu_via_container: bool = False
 
     @property
     def label(self) -> str:

@@ -335,6 +335,11 @@ class GpuSampler(PeriodicSampler[GpuSample]):
             self._read_once, sink, interval_s=interval_s, name="gpu-sampler", max_samples=max_samples
         )
 
+    @property
+    def gpus(self) -> tuple[int, ...] | None:
+        """The GPU indices read at each tick (None: every GPU)."""
+        return self._gpus
+
     def _read_once(self) -> GpuSample:
         try:
             indices = self._gpus if self._gpus is not None else tuple(range(self._nvml.device_count()))

@@ -168,6 +168,19 @@ def set_power_limit(
     return read_power_limit(gpu, s)
 
 
+def set_power_limits(
+    gpus: tuple[int, ...], watts: float, *, session: Nvml | None = None, runner: Runner = _default_runner
+) -> tuple[PowerLimit, ...]:
+    """Give each of ``gpus`` the same limit (tensor-parallel GPUs run in lock step) and read them back.
+
+    Every GPU's range is checked before any is changed, so a value that one GPU refuses changes none.
+    """
+    s = session or nvml()
+    for gpu in gpus:
+        read_power_limit(gpu, s).check(watts)
+    return tuple(set_power_limit(gpu, watts, session=s, runner=runner) for gpu in gpus)
+
+
 def restore_power_limit(
     gpu: int, *, session: Nvml | None = None, runner: Runner = _default_runner
 ) -> PowerLimit:

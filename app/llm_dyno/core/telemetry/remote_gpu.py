@@ -3,17 +3,23 @@
 NVML sees only local GPUs, so for a profile on another host the app runs ``nvidia-smi --query-gpu``
 through ``docker exec`` and parses the CSV into the same :class:`GpuReading` as local NVML readings.
 ``[N/A]`` and ``[Not Supported]`` become None. nvidia-smi has no energy counter or bus width, so
-those stay None.
+those stay None. :class:`ContainerGpuSampler` does this periodically and emits the same
+:class:`~llm_dyno.core.telemetry.nvml.GpuSample` records as the local NVML sampler.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import docker.errors
+
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.telemetry.nvml import GpuReading
+from llm_dyno.core.runtime.docker_errors import connect
+from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
+from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
 QUERY_FIELDS: tuple[str, ...] = (
     "index", "name", "uuid", "driver_version",
@@ -136,3 +142,83 @@ def read_remote_gpus(exec_run: ExecRun, *, container: str = "container") -> tupl
             hint="does the container have GPU access (--gpus / device_requests) and nvidia-smi?",
         )
     return parse_smi_csv(text)
+
+
+class ContainerGpuSampler(PeriodicSampler[GpuSample]):
+    """Read a container's GPUs with ``nvidia-smi`` through ``docker exec`` every ``interval_s`` seconds.
+
+    For a server on another machine, where this machine's NVML sees nothing. ``host`` is the
+    container's engine as in a profile's ``docker.host`` (None: DOCKER_HOST / the active context).
+    ``gpus`` are indices as nvidia-smi numbers them *inside* the container (0.. for the GPUs it was
+    given); None keeps every GPU it shows. Failures (engine unreachable, container gone or stopped,
+    no nvidia-smi) come as samples whose ``error`` names the container, never as exceptions; the
+    connection is made again at the next tick.
+    """
+
+    def __init__(
+        self,
+        sink: Callable[[GpuSample], None],
+        *,
+        container: str,
+        host: str | None = None,
+        gpus: tuple[int, ...] | None = None,
+        interval_s: float = 1.0,
+        max_samples: int | None = None,
+    ) -> None:
+        self.container = container
+        self.host = host
+        self._gpus = gpus
+        self._client: Any = None
+        self._container: Any = None
+        super().__init__(
+            self._read_once, sink, interval_s=interval_s, name="container-gpu", max_samples=max_samples
+        )
+
+    @property
+    def gpus(self) -> tuple[int, ...] | None:
+        """The container's GPU indices kept at each tick (None: every GPU it shows)."""
+        return self._gpus
+
+    def _where(self) -> str:
+        return f"container {self.container}" + (f" on {self.host}" if self.host else "")
+
+    def _read_once(self) -> GpuSample:
+        try:
+            if self._container is None:
+                self._client = self._client or connect(self.host)
+                self._container = self._client.containers.get(self.container)
+            readings = read_remote_gpus(self._container.exec_run, container=self._where())
+        except DynoError as exc:  # unreachable engine, nvidia-smi failed or unreadable
+            self._forget(drop_client=not isinstance(exc, RemoteGpuError))
+            return GpuSample(time.monotonic(), (), error=exc.message)
+        except docker.errors.NotFound:
+            self._forget(drop_client=False)
+            return GpuSample(time.monotonic(), (), error=f"no {self._where()}: is the server running?")
+        except Exception as exc:  # e.g. APIError 409 (container stopped), a broken connection
+            self._forget(drop_client=True)
+            return GpuSample(time.monotonic(), (), error=f"cannot read the GPUs of {self._where()}: {exc}")
+        if self._gpus is not None:
+            shown = {r.index for r in readings}
+            missing = [i for i in self._gpus if i not in shown]
+            if missing:
+                listing = ", ".join(str(i) for i in sorted(shown)) or "none"
+                return GpuSample(
+                    time.monotonic(),
+                    (),
+                    error=f"{self._where()} shows GPU {listing}, not GPU {', '.join(map(str, missing))}",
+                )
+            readings = tuple(r for r in readings if r.index in self._gpus)
+        return GpuSample(time.monotonic(), readings)
+
+    def _forget(self, *, drop_client: bool) -> None:
+        self._container = None
+        if drop_client and self._client is not None:
+            client, self._client = self._client, None
+            with contextlib.suppress(Exception):  # closing a broken connection may fail again
+                client.close()
+
+    def stop(self, timeout_s: float | None = 10.0) -> None:
+        """Stop sampling and close the Docker connection once the thread has ended."""
+        super().stop(timeout_s)
+        if not self.running:
+            self._forget(drop_client=True)

@@ -4,19 +4,26 @@ The core samplers call their sinks from the sampling thread; the sinks here only
 Qt queues each sample to the GUI thread, where :func:`metrics_values` / :func:`gpu_values` turn it
 into named numbers for the :class:`~llm_dyno.core.telemetry.series.SeriesSet`. Sample times are
 ``time.monotonic()``; the plots use wall-clock seconds (DateAxisItem), hence ``wall_time``.
+
+GPUs are read through NVML on this machine, or with nvidia-smi in the server's container when it runs
+on another machine (see :mod:`llm_dyno.core.telemetry.gpu_source`); both give the same samples.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, Signal
 
+from llm_dyno.core.telemetry.gpu_source import GpuSource
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, GpuSampler
+from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler
 
 METRICS_INTERVAL_S = 1.0
 GPU_INTERVAL_S = 0.5
+CONTAINER_GPU_INTERVAL_S = 1.0  # each reading is a `docker exec` (over the network for a remote host)
 
 
 def wall_time(monotonic_t: float) -> float:
@@ -47,19 +54,41 @@ def metrics_values(sample: MetricsSample) -> dict[str, float | None]:
     return out
 
 
-def gpu_values(reading: GpuReading) -> dict[str, float | None]:
-    """The plotted numbers of one GPU reading."""
-    mem = None
-    if reading.mem_used_bytes is not None and reading.mem_total_bytes:
-        mem = 100.0 * reading.mem_used_bytes / reading.mem_total_bytes
+def _total(values: Sequence[float | None]) -> float | None:
+    # a sum missing one GPU's share would read as a real, too low total: none at all instead
+    return None if not values or any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def _known(values: Sequence[float | int | None]) -> list[float]:
+    return [float(v) for v in values if v is not None]
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    known = _known(values)
+    return sum(known) / len(known) if known else None
+
+
+def _max(values: Sequence[float | int | None]) -> float | None:
+    return max(_known(values), default=None)
+
+
+def gpu_values(readings: Sequence[GpuReading]) -> dict[str, float | None]:
+    """The plotted numbers of the watched GPUs, one value per series however many GPUs there are.
+
+    Several GPUs (tensor parallel) are one server: power and its limit are summed (what the server
+    draws, against what it may), utilisation and SM clocks averaged, the temperature is the hottest
+    GPU's, memory use is over all of them. With one GPU these are its own readings.
+    """
+    used = _total([r.mem_used_bytes for r in readings])
+    total = _total([r.mem_total_bytes for r in readings])
     return {
-        "power_w": reading.power_w,
-        "power_limit_w": reading.enforced_limit_w or reading.power_limit_w,
-        "util_pct": reading.util_gpu_pct,
-        "temp_c": reading.temperature_c,
-        "sm_clock_mhz": None if reading.sm_clock_mhz is None else float(reading.sm_clock_mhz),
-        "sm_clock_max_mhz": None if reading.max_sm_clock_mhz is None else float(reading.max_sm_clock_mhz),
-        "mem_used_pct": mem,
+        "power_w": _total([r.power_w for r in readings]),
+        "power_limit_w": _total([r.enforced_limit_w or r.power_limit_w for r in readings]),
+        "util_pct": _mean([r.util_gpu_pct for r in readings]),
+        "temp_c": _max([r.temperature_c for r in readings]),
+        "sm_clock_mhz": _mean([r.sm_clock_mhz for r in readings]),
+        "sm_clock_max_mhz": _mean([r.max_sm_clock_mhz for r in readings]),
+        "mem_used_pct": None if used is None or not total else 100.0 * used / total,
     }
 
 
@@ -72,30 +101,47 @@ class TelemetryFeed(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._metrics: MetricsSampler | None = None
-        self._gpu: GpuSampler | None = None
+        self._gpu: GpuSampler | ContainerGpuSampler | None = None
 
     @property
     def running(self) -> bool:
         """Whether a sampler is running."""
         return any(s is not None and s.running for s in (self._metrics, self._gpu))
 
+    @property
+    def gpu_sampler(self) -> GpuSampler | ContainerGpuSampler | None:
+        """The GPU sampler in use (None when no GPU is watched)."""
+        return self._gpu
+
     def start(
         self,
         base_url: str,
         *,
         api_key: str | None = None,
-        gpu_index: int | None = 0,
+        gpus: GpuSource | None = None,
         metrics_interval_s: float = METRICS_INTERVAL_S,
-        gpu_interval_s: float = GPU_INTERVAL_S,
+        gpu_interval_s: float | None = None,
     ) -> None:
-        """Watch ``base_url`` (and GPU ``gpu_index`` when not None); stops what ran before."""
+        """Watch ``base_url`` and the GPUs of ``gpus`` (when not None); stops what ran before.
+
+        ``gpu_interval_s`` None: :data:`GPU_INTERVAL_S` for NVML, :data:`CONTAINER_GPU_INTERVAL_S`
+        for readings through a container.
+        """
         self.stop()
         self._metrics = MetricsSampler(
             base_url, self.metricsSampled.emit, interval_s=metrics_interval_s, api_key=api_key
         )
         self._metrics.start()
-        if gpu_index is not None:
-            self._gpu = GpuSampler(self.gpuSampled.emit, interval_s=gpu_interval_s, gpus=(gpu_index,))
+        if gpus is not None and gpus.container is not None:
+            self._gpu = ContainerGpuSampler(
+                self.gpuSampled.emit, container=gpus.container, host=gpus.docker_host, gpus=gpus.gpus,
+                interval_s=gpu_interval_s or CONTAINER_GPU_INTERVAL_S,
+            )  # fmt: skip
+        elif gpus is not None:
+            self._gpu = GpuSampler(
+                self.gpuSampled.emit, interval_s=gpu_interval_s or GPU_INTERVAL_S, gpus=gpus.gpus
+            )
+        if self._gpu is not None:
             self._gpu.start()
 
     def stop(self) -> None:

@@ -33,6 +33,7 @@ class HeaderStrip(QFrame):
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(8)
         self.values: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
         c = theme.colors()
         for key, caption in FIGURES:
             card = QFrame()
@@ -53,6 +54,7 @@ class HeaderStrip(QFrame):
             col.addWidget(val)
             row.addWidget(card, 1)
             self.values[key] = val
+            self.captions[key] = cap
 
     def set_roofline(self, text: str, tooltip: str) -> None:
         """Show the achieved share of the decode ceiling (or "n/a" with what is missing)."""
@@ -61,6 +63,24 @@ class HeaderStrip(QFrame):
             label.setText(text)
         if label.toolTip() != tooltip:
             label.setToolTip(tooltip)
+
+    def set_gpu_scope(self, label: str | None, count: int = 1) -> None:
+        """Name the watched GPUs on the GPU figures (``label`` e.g. ``GPU 1+2``; None: no GPU).
+
+        With several GPUs the tooltips say how they are combined (the plots use the same numbers).
+        """
+        captions = dict(FIGURES)
+        several = count > 1
+        tips = {
+            "power": f"{label}: power and power limit summed over the {count} GPUs (the plots also "
+            "average utilisation and SM clock, and show the hottest GPU's temperature)" if several else "",
+            "temp": f"{label}: the hottest of the {count} GPUs" if several else "",
+        }
+        for key, tip in tips.items():
+            text = f"{captions[key]} · {label}" if label else captions[key]
+            self.captions[key].setText(text)
+            for widget in (self.captions[key], self.values[key]):
+                widget.setToolTip(tip)
 
     def text(self, key: str) -> str:
         """The shown text of a figure (for tests)."""

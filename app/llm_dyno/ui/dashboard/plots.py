@@ -134,6 +134,7 @@ class PlotGrid(QWidget):
         self.cursors: dict[str, pg.InfiniteLine] = {}
         self.markers: list[tuple[float, str, str, list[pg.InfiniteLine]]] = []
         self.master: pg.PlotItem | None = None
+        self._gpu_label = ""  # which GPUs the GPU plots show, e.g. "GPU 1+2"
         c = theme.colors()
         self._fg, self._bg = c.muted, c.base
         for spec in self.specs.values():
@@ -217,7 +218,8 @@ class PlotGrid(QWidget):
             f'<span style="color:{self._fg}"> {c.label}</span>'
             for c in specs
         )
-        title = f'<span style="color:{theme.colors().text}; font-weight:600">{spec.title}</span>'
+        text = f"{spec.title} · {self._gpu_label}" if spec.gpu and self._gpu_label else spec.title
+        title = f'<span style="color:{theme.colors().text}; font-weight:600">{text}</span>'
         self.widgets[plot].getPlotItem().setTitle(f"{title}&nbsp;&nbsp;&nbsp;{legend}", size="9pt")
 
     # ---- state ---------------------------------------------------------------------------------
@@ -228,6 +230,13 @@ class PlotGrid(QWidget):
                 self.widgets[key].setVisible(visible)
         self._label_bottom_plots()
         self.refresh()  # hidden plots are not kept up to date
+
+    def set_gpu_label(self, label: str) -> None:
+        """Name the GPUs the GPU plots show in their titles ("" for none)."""
+        self._gpu_label = label
+        for key, spec in self.specs.items():
+            if spec.gpu:
+                self._update_title(key)
 
     def _label_bottom_plots(self) -> None:
         # The plots share one time axis: only the lowest plot of each column shows it (labels and

@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from llm_dyno.core.telemetry.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.telemetry.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
@@ -61,6 +62,7 @@ class Dashboard(QWidget):
         self.window_s: float | None = 300.0
         self._dirty = True
         self._gpu_seen = False
+        self.gpu_source: GpuSource | None = None  # what watch() reads
         self.roofline = RooflineInputs()  # model size and GPU survive clear(): same server, new samples
 
         col = QVBoxLayout(self)
@@ -138,23 +140,29 @@ class Dashboard(QWidget):
         url: str,
         title: str,
         *,
-        gpu_index: int | None = 0,
+        gpus: GpuSource | None = None,
+        no_gpu_reason: str = NO_GPU_INDEX_REASON,
         api_key: str | None = None,
         metrics_interval_s: float = METRICS_INTERVAL_S,
     ) -> None:
-        """Start sampling ``url`` (and GPU ``gpu_index``) into fresh series."""
+        """Start sampling ``url`` and the GPUs of ``gpus`` (None: none, saying ``no_gpu_reason``)."""
         if self.live and url == self.url:
             return
         self.clear()
-        self.url, self.live = url, True
+        self.url, self.live, self.gpu_source = url, True, gpus
         self.title.setText(title)
         self.state.setText(url)
-        reason = nvml().available() if gpu_index is not None else "no GPU index given"
+        reason = no_gpu_reason if gpus is None else None if gpus.through_container else nvml().available()
         self.set_gpu_available(reason)
-        gpu = gpu_index if reason is None else None
-        self.feed.start(url, api_key=api_key, gpu_index=gpu, metrics_interval_s=metrics_interval_s)
-        if reason is None and gpu_index is not None:
-            self.power.refresh(gpu_index)
+        self.header.set_gpu_scope(gpus.label if gpus else None, len(gpus.server_gpus) if gpus else 0)
+        self.plots.set_gpu_label(gpus.label if gpus else "")
+        self.feed.start(url, api_key=api_key, gpus=gpus if reason is None else None,
+                        metrics_interval_s=metrics_interval_s)  # fmt: skip
+        if gpus is not None and reason is None:
+            if gpus.through_container:
+                self.power.set_unavailable(f"GPUs read from {gpus.where}: set limits on their machine")
+            else:
+                self.power.refresh(gpus.server_gpus)
 
     def stop_watching(self) -> None:
         """Stop the samplers; the data stays on screen."""
@@ -202,7 +210,7 @@ class Dashboard(QWidget):
             self._gpu_seen = True
             self.set_gpu_available(None)
         ts = wall_time(sample.taken_at) if t is None else t
-        self.series.append_many(ts, gpu_values(sample.readings[0]))
+        self.series.append_many(ts, gpu_values(sample.readings))
         self.roofline.feed_reading(sample.readings[0])
         self._dirty = True
 

@@ -11,6 +11,7 @@ import re
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -73,6 +74,16 @@ class AttachDialog(QDialog):
         self.gpu.setSpecialValueText("none (no GPU plots)")
         self.gpu.setValue(0)
         form.addRow("GPU index", self.gpu)
+        self.via_container = QCheckBox("GPU via the container")
+        self.via_container.setToolTip(
+            "Read the GPU with nvidia-smi inside the container (docker exec on the engine of "
+            "DOCKER_HOST / the active docker context), for a server on another machine. Used anyway "
+            "when this machine has no NVIDIA driver. The GPU index is then the container's own (0 for "
+            "a container given one GPU)."
+        )
+        self.via_container.setEnabled(False)
+        self.container.textChanged.connect(lambda text: self.via_container.setEnabled(bool(text.strip())))
+        form.addRow("", self.via_container)
         self.key_env = QLineEdit()
         self.key_env.setPlaceholderText("optional, e.g. VLLM_API_KEY (the variable's name, not the key)")
         form.addRow("API-key variable", self.key_env)
@@ -96,6 +107,7 @@ class AttachDialog(QDialog):
             self.name.setText(s.name or "")
             self.container.setText(s.container or "")
             self.gpu.setValue(-1 if s.gpu_index is None else s.gpu_index)
+            self.via_container.setChecked(s.gpu_via_container)
             self.key_env.setText(s.api_key_env or "")
 
     def problem(self) -> str | None:
@@ -118,6 +130,7 @@ class AttachDialog(QDialog):
             gpu_index=None if self.gpu.value() < 0 else self.gpu.value(),
             api_key_env=self.key_env.text().strip() or None,
             name=self.name.text().strip() or None,
+            gpu_via_container=self.via_container.isChecked() and bool(self.container.text().strip()),
         )
 
     def accept(self) -> None:

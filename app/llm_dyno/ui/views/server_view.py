@@ -14,8 +14,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
 from llm_dyno.core.diagnose.roofline import weights_bytes_from_log
-from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
 from llm_dyno.core.telemetry.attach import AttachedServer
+from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
+from llm_dyno.core.telemetry.nvml import nvml
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from llm_dyno.ui.views.failure_panel import FailurePanel
@@ -107,9 +109,14 @@ class ServerView(QWidget):
         self.stack.setCurrentWidget(self._scroll)
 
     def set_status(
-        self, profile: str, status: ServerStatus, url: str = "", runtime: str | None = None
+        self,
+        profile: str,
+        status: ServerStatus,
+        url: str = "",
+        runtime: str | None = None,
+        plan: LaunchPlan | None = None,
     ) -> None:
-        """Show the status of ``profile``'s server."""
+        """Show the status of ``profile``'s server (``plan``: what runs, for the GPUs to watch)."""
         self.profile = profile
         if runtime:
             self.launch_panel.set_runtime(runtime)
@@ -127,7 +134,8 @@ class ServerView(QWidget):
         if status.state is ServerState.READY and url:
             dash = self._dashboard(key)
             if not dash.live:
-                dash.watch(url, profile)
+                gpus = plan_gpu_source(plan) if plan is not None else None
+                dash.watch(url, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan")
                 dash.roofline.weights_bytes = self._model_bytes.get(profile, dash.roofline.weights_bytes)
                 if profile in self._launched_at:
                     dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
@@ -170,7 +178,8 @@ class ServerView(QWidget):
             key = os.environ.get(server.api_key_env) if server.api_key_env else None
             where = f" · container {server.container}" if server.container else ""
             title = f"Attached: {server.label}{where}"
-            dash.watch(server.url, title, gpu_index=server.gpu_index, api_key=key)
+            gpus = attached_gpu_source(server, nvml_reason=nvml().available() if server.container else None)
+            dash.watch(server.url, title, gpus=gpus, api_key=key)
             dash.detach_button.show()
             dash.detachRequested.connect(lambda: self.watch_attached(None))
         return dash
