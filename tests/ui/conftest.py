@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.core.profiles.store import ProfileStore
+from llm_dyno.ui.dashboard import Dashboard
 
 
 @pytest.fixture
@@ -48,3 +49,14 @@ def window(qtbot, store: ProfileStore) -> Iterator:  # type: ignore[no-untyped-d
     w.show()
     yield w
     w.editor.set_profile(None)  # nothing unsaved: close without asking
+
+
+@pytest.fixture
+def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
+    """A shown dashboard, its samplers stopped afterwards."""
+    d = Dashboard()
+    qtbot.addWidget(d)
+    d.resize(1100, 760)
+    d.show()
+    yield d
+    d.stop_watching()

@@ -45,16 +45,6 @@ def latest(dash: Dashboard, name: str) -> float | None:
 
 
 @pytest.fixture
-def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
-    d = Dashboard()
-    qtbot.addWidget(d)
-    d.resize(1100, 760)
-    d.show()
-    yield d
-    d.stop_watching()
-
-
-@pytest.fixture
 def view(qtbot) -> Iterator[ServerView]:  # type: ignore[no-untyped-def]
     sv = ServerView()
     qtbot.addWidget(sv)

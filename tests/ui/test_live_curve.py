@@ -8,7 +8,6 @@ which the incremental path is checked on random data with gaps, at several colum
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -114,16 +113,6 @@ def test_bounds_cover_the_view_and_the_newest_column() -> None:
     assert cols.bounds(T0 + 2, T0 + 5.5) == (8.0, 23.0)  # columns 2..5 hold samples 8..23
     assert cols.bounds(T0 + 8, T0 + 20) == (32.0, 500.0)  # the newest column counts too
     assert cols.bounds(T0 + 100, T0 + 200) is None
-
-
-@pytest.fixture
-def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
-    d = Dashboard()
-    qtbot.addWidget(d)
-    d.resize(1100, 760)
-    d.show()
-    yield d
-    d.stop_watching()
 
 
 def live(d: Dashboard, seconds: float, hz: float = 4.0) -> float:

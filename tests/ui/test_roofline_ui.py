@@ -7,10 +7,7 @@ readings (3201 MHz × 6016 bit → 4814.3 GB/s) and a real GPU start-up log ("Mo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from llm_dyno.core.bench.ceiling import attach_roofline
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
@@ -24,16 +21,6 @@ RECORDED_GPU = FIXTURES / "nvml" / "gpu_sampler.jsonl"
 GPU_LOG = FIXTURES / "logs" / "ref_gpu_startup_mtp.log"
 PASSES_PER_S = 4814.304e9 / (23.43 * 1024**3)  # 191.364
 END = 1_800_000_000.0
-
-
-@pytest.fixture
-def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
-    d = Dashboard()
-    qtbot.addWidget(d)
-    d.resize(1100, 760)
-    d.show()
-    yield d
-    d.stop_watching()
 
 
 def latest(d: Dashboard, name: str) -> float | None:

@@ -158,7 +158,7 @@ class PlotGrid(QWidget):
             # label's HTML at every range change, even on the hidden top and right axes.
             item.getAxis(side).enableAutoSIPrefix(False)
         left = item.getAxis("left")
-        left.setWidth(44)
+        left.setWidth(50)  # room for "0.015" beside ticks that point outwards
         # ticks point out of the plot, so the axis does not overlap the curves and is not painted
         # again whenever they are
         left.setStyle(tickLength=_TICK_LENGTH)
@@ -230,6 +230,13 @@ class PlotGrid(QWidget):
                 self.widgets[key].setVisible(visible)
         self._label_bottom_plots()
         self.refresh()  # hidden plots are not kept up to date
+
+    def show_only(self, keys: list[str]) -> None:
+        """Show just the plots ``keys`` (e.g. a smaller dashboard), laying the time axis out again."""
+        for key, w in self.widgets.items():
+            w.setVisible(key in keys)
+        self._label_bottom_plots()
+        self.refresh()
 
     def set_gpu_label(self, label: str) -> None:
         """Name the GPUs the GPU plots show in their titles ("" for none)."""
