@@ -19,6 +19,7 @@ from llm_dyno.commands import (
     server_cmds,
     telemetry_cmds,
 )
+from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
 
 COMMAND_MODULES = [profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds]
@@ -50,6 +51,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         from llm_dyno.ui.app import run_app  # Qt only when the window is wanted
 
         return run_app(screenshot=args.screenshot, view=args.view, size=args.size)
+    try:  # the app's settings hold for its commands too: default Docker host, data folder
+        core_settings.apply(core_settings.load())
+    except DynoError as exc:
+        print(f"warning: {exc} (settings ignored)", file=sys.stderr)
     try:
         return int(args.handler(args))
     except DynoError as exc:

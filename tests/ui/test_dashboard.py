@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -37,16 +36,6 @@ def sample(gen: float, kv: float = 0.25, acc: float | None = 0.5) -> MetricsSamp
         mean_acceptance_length=None if acc is None else 1 + 3 * acc, per_position=(0.7, 0.5, 0.3),
     )  # fmt: skip
     return MetricsSample(0.0, "http://x/metrics", snap, rates)
-
-
-@pytest.fixture
-def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
-    d = Dashboard()
-    qtbot.addWidget(d)
-    d.resize(1100, 760)
-    d.show()
-    yield d
-    d.stop_watching()
 
 
 def feed(d: Dashboard, seconds: int, start: float = T0) -> None:
@@ -292,3 +281,15 @@ def test_server_view_shows_dashboard_when_ready(qtbot) -> None:  # type: ignore[
     assert sv.current_dashboard() is dash  # same server: same dashboard, history kept
     sv.show_idle("demo")
     assert not dash.live and sv.current_dashboard() is None
+
+
+def test_sampling_interval_follows_the_setting(dash: Dashboard, ui_home: Path) -> None:
+    from llm_dyno.core.settings import Settings, save
+
+    save(Settings(sample_interval_s=2.5))
+    dash.watch("http://127.0.0.1:9", "nothing there")  # port 9: refused at once; the sampler keeps trying
+    sampler = dash.feed.metrics_sampler
+    assert sampler is not None and sampler.interval_s == 2.5
+    dash.stop_watching()
+    dash.watch("http://127.0.0.1:9/v1", "again", metrics_interval_s=0.5)  # an explicit interval wins
+    assert dash.feed.metrics_sampler is not None and dash.feed.metrics_sampler.interval_s == 0.5

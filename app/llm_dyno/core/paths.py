@@ -9,6 +9,7 @@ import platformdirs
 
 APP_NAME = "llm-dyno"
 HOME_ENV = "LLM_DYNO_HOME"
+DATA_ENV = "LLM_DYNO_DATA"  # the data folder alone (the app's "Data folder" setting sets it)
 
 
 def _home_override() -> Path | None:
@@ -23,7 +24,11 @@ def config_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """The user data root (history, logs, suites). ``LLM_DYNO_HOME`` overrides it."""
+    """The user data root (history, logs, suites). ``LLM_DYNO_DATA`` overrides it, else
+    ``LLM_DYNO_HOME``."""
+    data = os.environ.get(DATA_ENV)
+    if data:
+        return Path(data).expanduser()
     home = _home_override()
     return home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME))
 

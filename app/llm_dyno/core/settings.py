@@ -6,6 +6,7 @@ a malformed one raises :class:`SettingsError` with the file, line and field, so 
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -135,3 +136,35 @@ def save(settings: Settings, path: Path | None = None) -> Path:
     except OSError as exc:
         raise SettingsError(f"cannot write settings: {exc}", where=Location(str(path))) from None
     return path
+
+
+# The environment variables apply() changed, with the value each had before (None: unset), so that
+# clearing a setting gives the user's own DOCKER_HOST / DOCKER_CONTEXT / data folder back.
+_applied: dict[str, str | None] = {}
+
+
+def apply(settings: Settings) -> None:
+    """Make the settings the process's defaults, where the rest of the app (and docker-py, and the
+    ``docker`` CLI of a plan's description) reads them: the Docker host of profiles that name none
+    (a URL becomes DOCKER_HOST, a context name DOCKER_CONTEXT) and the data folder
+    (:data:`paths.DATA_ENV`). A setting left empty changes nothing, and one cleared since the last
+    call gives back what the environment said before."""
+    wanted: dict[str, str | None] = {}
+    if settings.docker_host:
+        url = "://" in settings.docker_host
+        wanted["DOCKER_HOST"] = settings.docker_host if url else None
+        wanted["DOCKER_CONTEXT"] = None if url else settings.docker_host
+    if settings.data_dir:
+        wanted[paths.DATA_ENV] = str(Path(settings.data_dir).expanduser())
+    for key in [k for k in _applied if k not in wanted]:
+        _set_env(key, _applied.pop(key))
+    for key, value in wanted.items():
+        _applied.setdefault(key, os.environ.get(key))
+        _set_env(key, value)
+
+
+def _set_env(key: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(key, None)
+    else:
+        os.environ[key] = value

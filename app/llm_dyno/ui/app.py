@@ -47,10 +47,12 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("org.llmdyno.LLMDyno")  # the .desktop file id: notifications and the dock use it
     app.setWindowIcon(app_icon())
+    from llm_dyno.core import settings as core_settings
     from llm_dyno.ui.dialogs.settings_dialog import apply_theme, load_settings
 
     app_settings = load_settings()
     apply_theme(app_settings.theme, app)
+    core_settings.apply(app_settings)  # default Docker host and data folder, before anything reads them
     instance = None
     if not screenshot:
         from llm_dyno.ui.single_instance import SingleInstance

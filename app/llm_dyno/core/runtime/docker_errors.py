@@ -55,6 +55,8 @@ def connect(host: str | None) -> docker.DockerClient:
     a URL (``unix://``, ``tcp://``, ``ssh://``) is used as given (TLS for ``tcp://`` from the same
     environment variables); anything else names a docker context.
     """
+    if host is None and not os.environ.get("DOCKER_HOST") and os.environ.get("DOCKER_CONTEXT"):
+        host = os.environ["DOCKER_CONTEXT"]  # docker-py's from_env reads DOCKER_HOST only
     try:
         if host is None:
             client = docker.from_env()

@@ -109,6 +109,11 @@ class TelemetryFeed(QObject):
         return any(s is not None and s.running for s in (self._metrics, self._gpu))
 
     @property
+    def metrics_sampler(self) -> MetricsSampler | None:
+        """The /metrics sampler in use (None when nothing is watched)."""
+        return self._metrics
+
+    @property
     def gpu_sampler(self) -> GpuSampler | ContainerGpuSampler | None:
         """The GPU sampler in use (None when no GPU is watched)."""
         return self._gpu

@@ -17,6 +17,8 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from llm_dyno.core import settings as core_settings
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.telemetry.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.telemetry.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample
@@ -143,9 +145,15 @@ class Dashboard(QWidget):
         gpus: GpuSource | None = None,
         no_gpu_reason: str = NO_GPU_INDEX_REASON,
         api_key: str | None = None,
-        metrics_interval_s: float = METRICS_INTERVAL_S,
+        metrics_interval_s: float | None = None,
     ) -> None:
-        """Start sampling ``url`` and the GPUs of ``gpus`` (None: none, saying ``no_gpu_reason``)."""
+        """Start sampling ``url`` and the GPUs of ``gpus`` (None: none, saying ``no_gpu_reason``)
+        every ``metrics_interval_s`` seconds (None: the "Sampling interval" setting)."""
+        if metrics_interval_s is None:
+            try:
+                metrics_interval_s = core_settings.load().sample_interval_s
+            except DynoError:  # a broken settings file is reported where settings are edited
+                metrics_interval_s = METRICS_INTERVAL_S
         if self.live and url == self.url:
             return
         self.clear()

@@ -83,7 +83,7 @@ class SettingsDialog(QDialog):
         self.docker_host = QLineEdit(self.original.docker_host or "")
         self.docker_host.setPlaceholderText("DOCKER_HOST / the active docker context")
         self.docker_host.setToolTip(
-            "Used by profiles that name no docker.host: unix://, ssh://user@box, tcp://…"
+            "Used by profiles that name no docker.host: unix://, ssh://user@box, tcp://… or a docker context"
         )
         form.addRow("Default Docker host", self.docker_host)
         self.interval = QDoubleSpinBox()
@@ -143,6 +143,7 @@ class SettingsDialog(QDialog):
             self.error.setText(str(exc))
             self.error.show()
             return
+        core_settings.apply(self.saved)  # launches and history from now on use them
         super().accept()
 
     def reject(self) -> None:
