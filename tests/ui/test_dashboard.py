@@ -293,3 +293,17 @@ def test_sampling_interval_follows_the_setting(dash: Dashboard, ui_home: Path) -
     dash.stop_watching()
     dash.watch("http://127.0.0.1:9/v1", "again", metrics_interval_s=0.5)  # an explicit interval wins
     assert dash.feed.metrics_sampler is not None and dash.feed.metrics_sampler.interval_s == 0.5
+
+
+def test_header_is_live_while_the_plots_wait_for_a_pixel(dash: Dashboard) -> None:
+    start = time.time() - 600
+    for i in range(600):
+        dash.feed_metrics(sample(100.0), t=start + i)
+    dash.live = True
+    dash.set_window("1 h")  # a pixel spans seconds: new samples wait to be plotted
+    dash.redraw()
+    version = dash.plots._data["gen_tps"].version
+    dash.feed_metrics(sample(777.0), t=time.time())
+    dash._tick()
+    assert dash.header.text("gen_tps") == "777.0"  # the figure is there at once
+    assert dash.plots._data["gen_tps"].version == version  # the curves were not re-set for it

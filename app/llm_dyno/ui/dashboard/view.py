@@ -63,6 +63,7 @@ class Dashboard(QWidget):
         self.follow = True
         self.window_s: float | None = 300.0
         self._dirty = True
+        self._figures_for: float | None = None  # the newest sample time the header shows
         self._gpu_seen = False
         self.gpu_source: GpuSource | None = None  # what watch() reads
         self.roofline = RooflineInputs()  # model size and GPU survive clear(): same server, new samples
@@ -333,7 +334,10 @@ class Dashboard(QWidget):
         now = time.monotonic()
         if self._dirty and now - self._data_at >= step:
             self.redraw()
-        elif self.follow and (not step or abs(self._right_edge() - self._right) >= step):
+            return
+        if self._dirty and self.latest_t() != self._figures_for:
+            self._update_figures()  # the header stays live while the plots wait for a pixel
+        if self.follow and (not step or abs(self._right_edge() - self._right) >= step):
             self._follow()
 
     def redraw(self) -> None:
@@ -348,12 +352,17 @@ class Dashboard(QWidget):
                     # following a window, the data only grows at the end (see _data)
                     appended = self.follow and self.window_s is not None
                     self.plots.set_curve_data(name, *self._data(name), appended=appended)
-            self.header.set_values({n: (x[1] if (x := self.series.series(n).latest()) else None)
-                                    for n in self.series.names()})  # fmt: skip
-            self._update_roofline()
+            self._update_figures()
         if self.follow:
             self._follow()
         self.plots.refresh()  # decimate what changed, once, for the final time range
+
+    def _update_figures(self) -> None:
+        """The header strip and the roofline share from the newest samples."""
+        self.header.set_values({n: (x[1] if (x := self.series.series(n).latest()) else None)
+                                for n in self.series.names()})  # fmt: skip
+        self._update_roofline()
+        self._figures_for = self.latest_t()
 
     def _right_edge(self) -> float:
         last = self.latest_t()
