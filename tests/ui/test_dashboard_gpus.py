@@ -7,6 +7,7 @@ real container whose nvidia-smi replays them. NVML reads fail here (no driver), 
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -229,3 +230,45 @@ def test_container_without_nvidia_smi_says_so(  # type: ignore[no-untyped-def]
     failed = f"nvidia-smi failed in container {name}"
     qtbot.waitUntil(lambda: failed in dash.gpu_notice.text(), timeout=20_000)
     assert not dash.plots.widgets["power"].isVisible()
+
+
+def test_two_real_gpus_recorded_at_once_show_as_one_server(dash: Dashboard) -> None:
+    """A recording of the app's GpuSampler on two real H200s (record_two_gpus.py: GPU 0 under a matmul
+    load, GPU 1 idle): every point of the series is the combination of that sample's two readings."""
+    from llm_dyno.ui.dashboard.replay import gpu_sample
+
+    path = NVML / "two_gpus_sampler.jsonl"
+    samples = [gpu_sample(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    assert {len(s.readings) for s in samples} == {2} and not any(s.error for s in samples)
+    assert {r.index for s in samples for r in s.readings} == {0, 1}
+    assert len({r.uuid for s in samples for r in s.readings}) == 2  # two distinct cards
+    for i, s in enumerate(samples):
+        dash.feed_gpu(s, t=T0 + i / 4)
+    power = dash.series.series("power_w").recent()[1]
+    limit = dash.series.series("power_limit_w").recent()[1]
+    temp = dash.series.series("temp_c").recent()[1]
+    util = dash.series.series("util_pct").recent()[1]
+    for i, s in enumerate(samples):
+        a, b = s.readings
+        assert power[i] == pytest.approx((a.power_w or 0) + (b.power_w or 0))
+        assert limit[i] == 1400.0  # both at 700 W
+        assert temp[i] == max(a.temperature_c or 0, b.temperature_c or 0)
+        assert util[i] == pytest.approx(((a.util_gpu_pct or 0) + (b.util_gpu_pct or 0)) / 2)
+    # under load: GPU 0 near its cap, GPU 1 idle; the server draws both
+    loaded = max(range(len(samples)), key=lambda i: power[i])
+    a, b = samples[loaded].readings
+    assert (a.power_w or 0) > 600 and (b.power_w or 0) < 100 and power[loaded] > 680
+
+
+def test_real_nvidia_smi_of_two_gpus_parses_and_selects() -> None:
+    """nvidia-smi's real output for two H200s with the app's query: both rows read, one picked, a
+    GPU that is not there named in the error."""
+    from llm_dyno.core.telemetry.remote_gpu import select_gpus
+
+    rows = parse_smi_csv((NVML / "two_gpus_smi.csv").read_text())
+    assert [r.index for r in rows] == [0, 1] and rows[0].uuid != rows[1].uuid
+    assert all(r.min_limit_w == 200.0 and r.max_limit_w == 700.0 for r in rows)
+    one = select_gpus(rows, (1,), where="container x")
+    assert [r.index for r in one.readings] == [1] and one.readings[0].power_w == pytest.approx(77.47)
+    missing = select_gpus(rows, (5,), where="container x")
+    assert missing.readings == () and missing.error == "container x shows GPU 0, 1, not GPU 5"

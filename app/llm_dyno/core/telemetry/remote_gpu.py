@@ -14,10 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import docker.errors
-
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.runtime.docker_errors import connect
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
@@ -144,6 +141,20 @@ def read_remote_gpus(exec_run: ExecRun, *, container: str = "container") -> tupl
     return parse_smi_csv(text)
 
 
+def select_gpus(readings: Sequence[GpuReading], gpus: tuple[int, ...] | None, *, where: str) -> GpuSample:
+    """A sample of the readings of ``gpus`` (None: all of them), or an error naming ``where`` when
+    one of them is not among the readings."""
+    if gpus is not None:
+        shown = {r.index for r in readings}
+        missing = [i for i in gpus if i not in shown]
+        if missing:
+            listing = ", ".join(str(i) for i in sorted(shown)) or "none"
+            wanted = ", ".join(str(i) for i in missing)
+            return GpuSample(time.monotonic(), (), error=f"{where} shows GPU {listing}, not GPU {wanted}")
+        readings = [r for r in readings if r.index in gpus]
+    return GpuSample(time.monotonic(), tuple(readings))
+
+
 class ContainerGpuSampler(PeriodicSampler[GpuSample]):
     """Read a container's GPUs with ``nvidia-smi`` through ``docker exec`` every ``interval_s`` seconds.
 
@@ -183,6 +194,10 @@ class ContainerGpuSampler(PeriodicSampler[GpuSample]):
         return f"container {self.container}" + (f" on {self.host}" if self.host else "")
 
     def _read_once(self) -> GpuSample:
+        import docker.errors  # here, so that reading nvidia-smi output needs no docker-py
+
+        from llm_dyno.core.runtime.docker_errors import connect
+
         try:
             if self._container is None:
                 self._client = self._client or connect(self.host)
@@ -197,18 +212,7 @@ class ContainerGpuSampler(PeriodicSampler[GpuSample]):
         except Exception as exc:  # e.g. APIError 409 (container stopped), a broken connection
             self._forget(drop_client=True)
             return GpuSample(time.monotonic(), (), error=f"cannot read the GPUs of {self._where()}: {exc}")
-        if self._gpus is not None:
-            shown = {r.index for r in readings}
-            missing = [i for i in self._gpus if i not in shown]
-            if missing:
-                listing = ", ".join(str(i) for i in sorted(shown)) or "none"
-                return GpuSample(
-                    time.monotonic(),
-                    (),
-                    error=f"{self._where()} shows GPU {listing}, not GPU {', '.join(map(str, missing))}",
-                )
-            readings = tuple(r for r in readings if r.index in self._gpus)
-        return GpuSample(time.monotonic(), readings)
+        return select_gpus(readings, self._gpus, where=self._where())
 
     def _forget(self, *, drop_client: bool) -> None:
         self._container = None
