@@ -191,7 +191,7 @@ class Dashboard(QWidget):
         self.plots.set_gpu_visible(reason is None)
         self.gpu_notice.setVisible(reason is not None)
         if reason is not None:
-            self.gpu_notice.setText(f"No NVIDIA GPU visible: GPU plots hidden. ({reason})")
+            self.gpu_notice.setText(f"GPU plots hidden: {reason}")
             self.power.set_unavailable(reason)
 
     # ---- samples (GUI thread) ------------------------------------------------------------------
