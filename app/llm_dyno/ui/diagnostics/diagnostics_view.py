@@ -21,17 +21,17 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.diagnose.apply import apply_finding, fixed_name
-from llm_dyno.core.diagnose.inputs import Measured
-from llm_dyno.core.diagnose.references import Reference
-from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.model import Profile
-from llm_dyno.ui.diagnostics.gather import (
+from llm_dyno.core.diagnose.gather import (
     Gathered,
     gather,
     reference_choices,
     remember_reference,
     remembered_reference,
 )
+from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.session import ProfileSession
 

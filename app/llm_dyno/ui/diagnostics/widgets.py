@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.diagnose.evidence import Finding, Severity
+from llm_dyno.core.diagnose.gather import DiffLine
 from llm_dyno.core.diagnose.roofline import Roofline
 from llm_dyno.ui import theme
-from llm_dyno.ui.diagnostics.gather import DiffLine
 
 FINDING_ROLE = Qt.ItemDataRole.UserRole + 1
 

@@ -1,8 +1,8 @@
-"""Gather what a diagnosis of one profile looks at (no Qt; runs in the view's worker thread).
+"""Gather what a diagnosis of one profile looks at, for ``llm-dyno diagnose`` and the Diagnostics view.
 
-The profile's latest launch log (as ``llm-dyno diagnose`` finds it), its latest benchmark result from
-the history, live metrics when its server runs, and the reference chosen for it (remembered per
-profile in ``data_dir()/diagnostics.json``).
+The profile's latest launch log, its latest benchmark result from the history, live metrics when its
+server runs, and the reference chosen for it (remembered per profile in
+``data_dir()/diagnostics.json``).
 """
 
 from __future__ import annotations
@@ -138,6 +138,7 @@ def gather(
     live_url: str | None = None,
     typed: Measured | None = None,
     history_path: Path | None = None,
+    api_key: str | None = None,
 ) -> Gathered:
     """Collect the inputs, run the rules, and build the diff rows."""
     sources: list[str] = []
@@ -168,7 +169,7 @@ def gather(
     version = ctx.get("vllm_version")
     if live_url:
         try:
-            metrics, rates, live_version = read_live(live_url)
+            metrics, rates, live_version = read_live(live_url, api_key)
             version = live_version or version
             sources.append("live /metrics")
         except (DynoError, httpx.HTTPError) as exc:
