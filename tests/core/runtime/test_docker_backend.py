@@ -1,6 +1,7 @@
 """The Docker backend against a real engine, with the tiny image's fake `vllm serve` (starts in <1 s).
 
-Needs dockerd (scripts/start-dockerd); no registry: images are built offline (tests/support/images.py).
+Needs dockerd (scripts/start-dockerd); images are built offline (tests/support/images.py); pulls are tested
+against a local registry in test_docker_pull.py.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from llm_dyno.core.runtime.docker_spec import (
 )
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
+from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
@@ -159,9 +160,9 @@ class DockerServerHandle(ServerHandle):
             pass
         except docker.errors.APIError as exc:  # e.g. an invalid reference
             raise errs.image_error(image, errs.api_message(exc)) from exc
-        self._status_to(ServerState.PULLING, f"pulling {image}", 0.0)
+        progress = PullProgress(image)
+        self._status_to(ServerState.PULLING, progress.describe(), None)
         repo, tag = docker.utils.parse_repository_tag(image)
-        layers: dict[str, tuple[int, int]] = {}
         last = 0.0
         try:
             for event in self._docker.api.pull(repo, tag=tag or "latest", stream=True, decode=True):
@@ -169,19 +170,10 @@ class DockerServerHandle(ServerHandle):
                     return  # leaving the generator closes the stream, which cancels the pull
                 if "error" in event:
                     raise errs.image_error(image, str(event.get("error")))
-                detail = event.get("progressDetail") or {}
-                if event.get("status") == "Downloading" and detail.get("total"):
-                    layers[str(event.get("id"))] = (int(detail.get("current", 0)), int(detail["total"]))
                 now = time.monotonic()
-                if layers and now - last > 0.25:
+                if progress.feed(event) and now - last > 0.25:
                     last = now
-                    done = sum(c for c, _ in layers.values())
-                    total = sum(t for _, t in layers.values())
-                    self._status_to(
-                        ServerState.PULLING,
-                        f"pulling {image}: {done / 1e6:.0f} / {total / 1e6:.0f} MB",
-                        done / total,
-                    )
+                    self._status_to(ServerState.PULLING, progress.describe(), progress.fraction)
         except docker.errors.APIError as exc:
             raise errs.image_error(image, errs.api_message(exc)) from exc
 
