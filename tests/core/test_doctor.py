@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,6 +99,31 @@ def test_socket_permission_is_classified() -> None:
     assert "permission denied" in docker.finding
     assert docker.steps[0] == "sudo usermod -aG docker $USER"
     assert "log out and in" in docker.steps[1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_real_permission_denied_on_a_socket(tmp_path: Path) -> None:
+    """The kernel's own EACCES, not a raised stand-in: a listening socket owned by another user, and
+    the real `llm-dyno doctor` run without the right to override file permissions (as a user outside
+    the docker group is)."""
+    path = tmp_path / "docker.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        os.chown(path, 65534, 65534)
+        path.chmod(0o600)
+        tmp_path.chmod(0o755)
+        done = subprocess.run(
+            ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search",
+             sys.executable, "-m", "llm_dyno", "doctor", "--host", f"unix://{path}", "--json"],
+            capture_output=True, text=True, timeout=60,
+            env=os.environ | {"LLM_DYNO_HOME": str(tmp_path / "home")},
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    docker = next(c for c in json.loads(done.stdout)["checks"] if c["key"] == "docker")
+    assert docker["level"] == "error"
+    assert f"permission denied on the Docker socket of unix://{path}" in docker["finding"]
+    assert docker["steps"][0] == "sudo usermod -aG docker $USER"
 
 
 class _Image:
