@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any
 
 import docker
@@ -66,7 +67,9 @@ def connect(host: str | None) -> docker.DockerClient:
                 kwargs = docker.utils.kwargs_from_env()
                 kwargs.pop("base_url", None)
             if host.startswith("ssh://"):
-                kwargs["use_ssh_client"] = not _has_paramiko()  # the system ssh when paramiko is absent
+                # the system ssh, as the docker CLI uses: the user's ~/.ssh/config, agent and known
+                # hosts; paramiko (which docker-py needs loaded for ssh:// either way) when there is none
+                kwargs["use_ssh_client"] = shutil.which("ssh") is not None
             client = docker.DockerClient(base_url=host, **kwargs)
         else:
             ctx = ContextAPI.get_context(host)
@@ -83,14 +86,6 @@ def connect(host: str | None) -> docker.DockerClient:
     except (docker.errors.DockerException, OSError) as exc:
         raise connection_error(exc, host) from exc
     return client
-
-
-def _has_paramiko() -> bool:
-    try:
-        import paramiko  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -1,0 +1,64 @@
+"""A Docker host reached over ssh:// for real: a throwaway sshd (tests/support/sshd.py) in front of
+the local engine, the system ssh client, and the app launching, serving and stopping through it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from llm_dyno.core.doctor import Level, run_checks
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.base import ServerState
+from llm_dyno.core.runtime.docker_backend import DockerRuntime
+from llm_dyno.core.runtime.docker_errors import connect
+from llm_dyno.core.runtime.docker_spec import LABEL_PROFILE
+from tests.support import sshd
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture
+def ssh_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_client: Any) -> Iterator[str]:
+    reason = sshd.available()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with sshd.ssh_server(tmp_path / "sshd") as (url, bin_dir):
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        yield url
+
+
+def test_connect_over_ssh_reaches_the_engine(ssh_host: str, docker_client: Any) -> None:
+    client = connect(ssh_host)
+    try:
+        assert client.info()["ID"] == docker_client.info()["ID"]  # the same engine, over ssh
+    finally:
+        client.close()
+    report = run_checks(ssh_host, gpu_probe=lambda: [])
+    assert report.get("docker").level is Level.OK and ssh_host in report.get("docker").finding
+
+
+def test_launch_serve_and_stop_over_ssh(
+    ssh_host: str, docker_client: Any, tiny_profile: Callable[..., Profile]
+) -> None:
+    base = tiny_profile()
+    assert base.docker is not None
+    profile = base.model_copy(update={"docker": base.docker.model_copy(update={"host": ssh_host})})
+    runtime = DockerRuntime(hosts=(ssh_host,))
+    handle = runtime.launch(runtime.plan(profile))
+    try:
+        status = handle.wait_ready(60)
+        assert status.state is ServerState.READY, status
+        assert httpx.get(f"{handle.plan.base_url}/v1/models", timeout=10).status_code == 200
+        container = docker_client.containers.get(base.docker.container_name)  # on the engine behind ssh
+        assert container.labels[LABEL_PROFILE] == profile.name
+    finally:
+        status = handle.stop(10)
+    assert status.state is ServerState.STOPPED
+    assert not docker_client.containers.list(all=True, filters={"name": base.docker.container_name})
