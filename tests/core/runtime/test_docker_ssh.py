@@ -4,6 +4,7 @@ the local engine, the system ssh client, and the app launching, serving and stop
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,28 @@ def test_launch_serve_and_stop_over_ssh(
         status = handle.stop(10)
     assert status.state is ServerState.STOPPED
     assert not docker_client.containers.list(all=True, filters={"name": base.docker.container_name})
+
+
+def test_a_docker_context_and_docker_host_over_ssh(
+    ssh_host: str, docker_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A context made by the real docker CLI (`docker context create`), named as a profile's host
+    would be, and DOCKER_HOST set to the ssh URL: both go through the system ssh too."""
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
+    created = subprocess.run(
+        ["docker", "context", "create", "via-ssh", "--docker", f"host={ssh_host}"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    engine = docker_client.info()["ID"]
+    client = connect("via-ssh")
+    try:
+        assert client.info()["ID"] == engine
+    finally:
+        client.close()
+    monkeypatch.setenv("DOCKER_HOST", ssh_host)
+    client = connect(None)
+    try:
+        assert client.info()["ID"] == engine
+    finally:
+        client.close()

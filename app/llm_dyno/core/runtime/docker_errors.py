@@ -8,10 +8,10 @@ from typing import Any
 
 import docker
 import docker.errors
-from docker.context import ContextAPI
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureKind, FailureReason
+from llm_dyno.core.runtime.docker_contexts import find_context
 from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, is_url_host
 
 
@@ -60,32 +60,37 @@ def connect(host: str | None) -> docker.DockerClient:
         host = os.environ["DOCKER_CONTEXT"]  # docker-py's from_env reads DOCKER_HOST only
     try:
         if host is None:
-            client = docker.from_env()
+            client = docker.from_env(**_ssh_options(os.environ.get("DOCKER_HOST")))
         elif is_url_host(host):
             kwargs: dict[str, Any] = {}
             if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
                 kwargs = docker.utils.kwargs_from_env()
                 kwargs.pop("base_url", None)
-            if host.startswith("ssh://"):
-                # the system ssh, as the docker CLI uses: the user's ~/.ssh/config, agent and known
-                # hosts; paramiko (which docker-py needs loaded for ssh:// either way) when there is none
-                kwargs["use_ssh_client"] = shutil.which("ssh") is not None
-            client = docker.DockerClient(base_url=host, **kwargs)
+            client = docker.DockerClient(base_url=host, **kwargs, **_ssh_options(host))
         else:
-            ctx = ContextAPI.get_context(host)
+            ctx = find_context(host)
             if ctx is None:
                 raise DockerError(
                     FailureKind.DOCKER_UNREACHABLE,
                     f"there is no docker context named {host!r}",
                     hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
                 )
-            client = docker.DockerClient(base_url=ctx.Host, tls=ctx.TLSConfig or False)
+            client = docker.DockerClient(base_url=ctx.host, tls=ctx.tls, **_ssh_options(ctx.host))
         client.ping()
     except DockerError:
         raise
     except (docker.errors.DockerException, OSError) as exc:
         raise connection_error(exc, host) from exc
     return client
+
+
+def _ssh_options(url: str | None) -> dict[str, Any]:
+    """For an ``ssh://`` engine: the system ssh, as the docker CLI uses (the user's ~/.ssh/config,
+    agent and known hosts), or paramiko (which docker-py needs loaded for ssh:// either way) when
+    there is no ssh client."""
+    if not url or not url.startswith("ssh://"):
+        return {}
+    return {"use_ssh_client": shutil.which("ssh") is not None}
 
 
 def _short(text: str, limit: int = 300) -> str:

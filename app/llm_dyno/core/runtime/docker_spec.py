@@ -19,6 +19,7 @@ from docker.types import DeviceRequest
 from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
+from llm_dyno.core.runtime.docker_contexts import find_context
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -227,13 +228,9 @@ def remote_engine_host(host: str | None, environ: Mapping[str, str] | None = Non
     env = os.environ if environ is None else environ
     url = host or env.get("DOCKER_HOST") or None
     if url is None or not is_url_host(url):
-        from docker.context import ContextAPI  # reads ~/.docker (or DOCKER_CONFIG); talks to no engine
-
-        try:
-            ctx = ContextAPI.get_context(url or env.get("DOCKER_CONTEXT") or None)
-        except Exception:  # a broken context file: the launch reports it; GPUs are read locally meanwhile
-            ctx = None
-        url = ctx.Host if ctx is not None else None
+        # a context that cannot be found: the launch reports it; GPUs are read locally meanwhile
+        ctx = find_context(url or env.get("DOCKER_CONTEXT") or None, env)
+        url = ctx.host if ctx is not None else None
     return _remote_hostname(url)
 
 
