@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import docker
@@ -41,12 +44,23 @@ def connection_error(exc: BaseException, host: str | None) -> DockerError:
             hint="add your user to the docker group (sudo usermod -aG docker $USER), then log out and in "
             "again or run `newgrp docker`",
         )
-    return DockerError(
-        FailureKind.DOCKER_UNREACHABLE,
-        f"cannot reach {_where(host)}: {_short(text)}",
-        hint="is dockerd running (`docker info`; `sudo systemctl start docker` or scripts/start-dockerd)? "
-        "Check DOCKER_HOST, the active `docker context`, or the profile's docker.host",
-    )
+    where = _where(host)
+    if where.startswith("tcp://") and ("SSL" in text or "CERTIFICATE" in text.upper()):
+        hint = (
+            "the engine's TLS was refused: check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem from the "
+            "engine's CA) and that the engine's certificate names this host"
+        )
+    elif where.startswith("tcp://") and not os.environ.get("DOCKER_TLS_VERIFY"):
+        hint = (
+            "is dockerd listening there? An engine on tcp:// with TLS (port 2376) needs DOCKER_TLS_VERIFY=1 "
+            "and DOCKER_CERT_PATH, or a docker context that has its certificates"
+        )
+    else:
+        hint = (
+            "is dockerd running (`docker info`; `sudo systemctl start docker` or scripts/start-dockerd)? "
+            "Check DOCKER_HOST, the active `docker context`, or the profile's docker.host"
+        )
+    return DockerError(FailureKind.DOCKER_UNREACHABLE, f"cannot reach {where}: {_short(text)}", hint=hint)
 
 
 def connect(host: str | None) -> docker.DockerClient:
@@ -59,29 +73,50 @@ def connect(host: str | None) -> docker.DockerClient:
     if host is None and not os.environ.get("DOCKER_HOST") and os.environ.get("DOCKER_CONTEXT"):
         host = os.environ["DOCKER_CONTEXT"]  # docker-py's from_env reads DOCKER_HOST only
     try:
-        if host is None:
-            client = docker.from_env(**_ssh_options(os.environ.get("DOCKER_HOST")))
-        elif is_url_host(host):
-            kwargs: dict[str, Any] = {}
-            if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
-                kwargs = docker.utils.kwargs_from_env()
-                kwargs.pop("base_url", None)
-            client = docker.DockerClient(base_url=host, **kwargs, **_ssh_options(host))
-        else:
-            ctx = find_context(host)
-            if ctx is None:
-                raise DockerError(
-                    FailureKind.DOCKER_UNREACHABLE,
-                    f"there is no docker context named {host!r}",
-                    hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
-                )
-            client = docker.DockerClient(base_url=ctx.host, tls=ctx.tls, **_ssh_options(ctx.host))
+        with _ca_bundle_variables_ignored():
+            if host is None:
+                kwargs: dict[str, Any] = docker.utils.kwargs_from_env()
+                url = kwargs.pop("base_url", None)
+                client = docker.DockerClient(base_url=url, **kwargs, **_ssh_options(url))
+            elif is_url_host(host):
+                kwargs = {}
+                if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
+                    kwargs = docker.utils.kwargs_from_env()
+                    kwargs.pop("base_url", None)
+                client = docker.DockerClient(base_url=host, **kwargs, **_ssh_options(host))
+            else:
+                ctx = find_context(host)
+                if ctx is None:
+                    raise DockerError(
+                        FailureKind.DOCKER_UNREACHABLE,
+                        f"there is no docker context named {host!r}",
+                        hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
+                    )
+                client = docker.DockerClient(base_url=ctx.host, tls=ctx.tls, **_ssh_options(ctx.host))
+        client.api.trust_env = False  # see _ca_bundle_variables_ignored
         client.ping()
     except DockerError:
         raise
     except (docker.errors.DockerException, OSError) as exc:
         raise connection_error(exc, host) from exc
     return client
+
+
+_ENV_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _ca_bundle_variables_ignored() -> Iterator[None]:
+    """requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE (set on many managed machines) replace the
+    CA that docker-py gives for a TLS engine, so the engine's own CA would never be trusted. The client
+    is made without them (it asks the engine's version on creation) and then ignores the environment
+    (``trust_env = False``) for every later request."""
+    with _ENV_LOCK:
+        saved = {k: os.environ.pop(k) for k in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE") if k in os.environ}
+        try:
+            yield
+        finally:
+            os.environ.update(saved)
 
 
 def _ssh_options(url: str | None) -> dict[str, Any]:
