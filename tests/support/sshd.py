@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.vllm_env import free_port
+
 SSHD = "/usr/sbin/sshd"
 
 
@@ -26,13 +28,6 @@ def available() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def ssh_server(folder: Path) -> Iterator[tuple[str, Path]]:
     """Run sshd until the block ends; yields the ``ssh://user@127.0.0.1:PORT`` URL and a folder to put
@@ -41,7 +36,7 @@ def ssh_server(folder: Path) -> Iterator[tuple[str, Path]]:
     for key in ("host_key", "client_key"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True)
     (folder / "authorized_keys").write_text((folder / "client_key.pub").read_text())
-    port = _free_port()
+    port = free_port()
     (folder / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {folder / 'host_key'}\n"
         f"AuthorizedKeysFile {folder / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"

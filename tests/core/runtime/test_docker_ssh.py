@@ -9,16 +9,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from llm_dyno.core.doctor import Level, run_checks
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.base import ServerState
-from llm_dyno.core.runtime.docker_backend import DockerRuntime
 from llm_dyno.core.runtime.docker_errors import connect
-from llm_dyno.core.runtime.docker_spec import LABEL_PROFILE
 from tests.support import sshd
+from tests.support.engine_hosts import launch_through
 
 pytestmark = pytest.mark.docker
 
@@ -48,21 +45,7 @@ def test_connect_over_ssh_reaches_the_engine(ssh_host: str, docker_client: Any) 
 def test_launch_serve_and_stop_over_ssh(
     ssh_host: str, docker_client: Any, tiny_profile: Callable[..., Profile]
 ) -> None:
-    base = tiny_profile()
-    assert base.docker is not None
-    profile = base.model_copy(update={"docker": base.docker.model_copy(update={"host": ssh_host})})
-    runtime = DockerRuntime(hosts=(ssh_host,))
-    handle = runtime.launch(runtime.plan(profile))
-    try:
-        status = handle.wait_ready(60)
-        assert status.state is ServerState.READY, status
-        assert httpx.get(f"{handle.plan.base_url}/v1/models", timeout=10).status_code == 200
-        container = docker_client.containers.get(base.docker.container_name)  # on the engine behind ssh
-        assert container.labels[LABEL_PROFILE] == profile.name
-    finally:
-        status = handle.stop(10)
-    assert status.state is ServerState.STOPPED
-    assert not docker_client.containers.list(all=True, filters={"name": base.docker.container_name})
+    launch_through(ssh_host, tiny_profile(), docker_client)
 
 
 def test_a_docker_context_and_docker_host_over_ssh(

@@ -14,13 +14,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.base import FailureKind, ServerState
-from llm_dyno.core.runtime.docker_backend import DockerRuntime
+from llm_dyno.core.runtime.base import FailureKind
 from llm_dyno.core.runtime.docker_errors import DockerError, connect
+from tests.support.engine_hosts import launch_through
 from tests.support.tls_engine import tls_engine
 
 pytestmark = [
@@ -56,17 +55,7 @@ def test_tls_engine_through_the_environment(
     finally:
         client.close()
     assert os.environ["REQUESTS_CA_BUNDLE"] == SYSTEM_CAS  # left as it was
-    base = tiny_profile()
-    assert base.docker is not None
-    profile = base.model_copy(update={"docker": base.docker.model_copy(update={"host": url})})
-    runtime = DockerRuntime(hosts=(url,))
-    handle = runtime.launch(runtime.plan(profile))
-    try:
-        assert handle.wait_ready(60).state is ServerState.READY
-        assert httpx.get(f"{handle.plan.base_url}/v1/models", timeout=10).status_code == 200
-    finally:
-        assert handle.stop(10).state is ServerState.STOPPED
-    assert not docker_client.containers.list(all=True, filters={"name": base.docker.container_name})
+    launch_through(url, tiny_profile(), docker_client)
 
 
 def test_tls_engine_through_a_docker_context(
