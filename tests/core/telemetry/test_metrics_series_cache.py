@@ -28,7 +28,7 @@ def bumped(text: str, k: int) -> str:
 
 
 def cold(text: str) -> metrics.MetricsSnapshot:
-    metrics._SERIES_CACHE.clear()
+    metrics._READER.series.clear()
     return parse_metrics(text, 0.0)
 
 
@@ -36,7 +36,7 @@ def cold(text: str) -> metrics.MetricsSnapshot:
 def test_warm_cache_reads_equal_cold_reads(name: str) -> None:
     text = exposition(name)
     first = cold(text)
-    assert metrics._SERIES_CACHE, "the first read fills the cache"
+    assert metrics._READER.series, "the first read fills the cache"
     assert parse_metrics(text, 0.0) == first
     for k in (1, 2):
         later = bumped(text, k)
@@ -80,8 +80,8 @@ def test_unusual_values_read_as_the_parser_reads_them(value: str, expect: float 
 
 
 def test_cache_is_bounded() -> None:
-    metrics._SERIES_CACHE.clear()
-    lines = [f'vllm:generation_tokens_total{{engine="{i}"}} 1' for i in range(metrics._SERIES_CACHE_MAX + 10)]
+    metrics._READER.series.clear()
+    lines = [f'vllm:generation_tokens_total{{engine="{i}"}} 1' for i in range(metrics._READER.cache_max + 10)]
     snap = parse_metrics("\n".join(lines) + "\n", 0.0)
-    assert snap.engines == metrics._SERIES_CACHE_MAX + 10
-    assert len(metrics._SERIES_CACHE) <= metrics._SERIES_CACHE_MAX
+    assert snap.engines == metrics._READER.cache_max + 10
+    assert len(metrics._READER.series) <= metrics._READER.cache_max

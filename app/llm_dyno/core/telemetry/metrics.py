@@ -13,7 +13,6 @@ before ``kv_cache_usage_perc``. Each quantity lists its names, preferred first.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -22,9 +21,9 @@ from types import MappingProxyType
 from typing import Any
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
 # Counters: field name -> exposed names, preferred first. Values are summed over all label sets.
@@ -129,100 +128,8 @@ def _wanted_names() -> frozenset[str]:
     return frozenset(names)
 
 
-_WANTED = _wanted_names()
-
-
-_Series = tuple[str, dict[str, str]]  # a sample's name and labels, as prometheus_client read them
-
-# Series key (a sample line up to its value) -> what prometheus_client's parser read from it. A server
-# exposes the same few dozen series on every scrape and only their values change, so each distinct
-# series goes through the parser once; later scrapes read just the value. Bounded: cleared when full.
-_SERIES_CACHE: dict[str, _Series] = {}
-_SERIES_CACHE_MAX = 4096
-
-
-@functools.lru_cache(maxsize=1024)
-def _may_hold_wanted(family: str) -> bool:
-    """Whether a sample whose name starts with ``family`` can be one a snapshot reads."""
-    return any(name.startswith(family) for name in _WANTED)
-
-
-def _wanted_in(lines: list[str]) -> list[str]:
-    return [
-        line
-        for line in lines
-        if line.startswith("vllm:") and line.split("{", 1)[0].split(" ", 1)[0].rstrip("\r\t") in _WANTED
-    ]
-
-
-def _wanted_sample_lines(text: str) -> list[str]:
-    """The sample lines a snapshot reads. A 0.32 scrape has ~650 lines (histograms, comments) of which
-    ~35 are needed. Samples are matched by their own names; the HELP lines only let whole families be
-    skipped without a look at each line: a family none of whose lines can be wanted (it has no
-    ``vllm:`` line, or every one starts with its name and no wanted name does) is passed over. Text
-    without HELP lines, or with samples out of place, is read line by line."""
-    chunks = text.split("\n# HELP ")
-    out = _wanted_in(chunks[0].split("\n"))
-    for chunk in chunks[1:]:
-        vllm_lines = chunk.count("\nvllm:")
-        if vllm_lines == 0:
-            continue
-        family = chunk[: chunk.find(" ")] if " " in chunk else chunk
-        if not _may_hold_wanted(family) and vllm_lines == chunk.count("\n" + family):
-            continue
-        out.extend(_wanted_in(chunk.split("\n")[1:]))  # the first line is the HELP text
-    return out
-
-
-def _series_key(line: str) -> tuple[str, str]:
-    """Split a sample line into its series (name and label set) and the rest (value, timestamp)."""
-    cut = line.rfind("}") + 1 if "{" in line else line.find(" ")
-    return (line, "") if cut <= 0 else (line[:cut], line[cut:])
-
-
-def _plain_value(rest: str) -> float | None:
-    """The value of ``rest`` (`` value [timestamp]``) when it is one the parser reads the same way
-    (a float without ``_`` and an optional numeric timestamp); None sends the line to the parser."""
-    parts = rest.split()
-    if rest[:1] not in (" ", "\t") or not 1 <= len(parts) <= 2 or "_" in rest:
-        return None
-    try:
-        value = float(parts[0])
-        if len(parts) == 2:
-            float(parts[1])
-    except ValueError:
-        return None
-    return value
-
-
-def _parsed(line: str) -> list[tuple[str, dict[str, str], float]]:
-    """One sample line through prometheus_client's text parser (raises ValueError when invalid)."""
-    return [
-        (s.name, s.labels, float(s.value))
-        for family in text_string_to_metric_families(line + "\n")
-        for s in family.samples
-    ]
-
-
-def _samples(text: str) -> list[tuple[str, dict[str, str], float]]:
-    """Every wanted sample of a scrape as (name, labels, value). A series seen before is read from the
-    cache with its new value; anything else (a new series, an unusual value) goes to the parser."""
-    out: list[tuple[str, dict[str, str], float]] = []
-    for raw in _wanted_sample_lines(text):
-        line = raw.rstrip("\r")
-        key, rest = _series_key(line)
-        series = _SERIES_CACHE.get(key)
-        value = _plain_value(rest) if series is not None else None
-        if series is not None and value is not None:
-            out.append((series[0], series[1], value))
-            continue
-        parsed = _parsed(line)
-        out.extend(parsed)
-        if len(parsed) == 1 and _plain_value(rest) is not None:
-            if len(_SERIES_CACHE) >= _SERIES_CACHE_MAX:
-                _SERIES_CACHE.clear()
-            _SERIES_CACHE[key] = parsed[0][:2]
-    return out
+# one reader for every server: the same series recur across servers of one vLLM version
+_READER = SampleReader(_wanted_names(), prefix="vllm:")
 
 
 def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
@@ -233,7 +140,7 @@ def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
     engines: set[str] = set()
     models: set[str] = set()
     try:
-        samples = _samples(text)
+        samples = _READER.read(text)
     except ValueError as exc:
         raise MetricsError(f"cannot parse /metrics text: {exc}") from exc
     for name, labels, value in samples:
