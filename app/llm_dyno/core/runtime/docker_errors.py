@@ -73,26 +73,26 @@ def connect(host: str | None) -> docker.DockerClient:
     if host is None and not os.environ.get("DOCKER_HOST") and os.environ.get("DOCKER_CONTEXT"):
         host = os.environ["DOCKER_CONTEXT"]  # docker-py's from_env reads DOCKER_HOST only
     try:
+        kwargs: dict[str, Any] = {}
+        if host is None:
+            kwargs = docker.utils.kwargs_from_env()
+            url = kwargs.pop("base_url", None)
+        elif is_url_host(host):
+            url = host
+            if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
+                kwargs = docker.utils.kwargs_from_env()
+                kwargs.pop("base_url", None)
+        else:
+            ctx = find_context(host)
+            if ctx is None:
+                raise DockerError(
+                    FailureKind.DOCKER_UNREACHABLE,
+                    f"there is no docker context named {host!r}",
+                    hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
+                )
+            url, kwargs = ctx.host, {"tls": ctx.tls}
         with _ca_bundle_variables_ignored():
-            if host is None:
-                kwargs: dict[str, Any] = docker.utils.kwargs_from_env()
-                url = kwargs.pop("base_url", None)
-                client = docker.DockerClient(base_url=url, **kwargs, **_ssh_options(url))
-            elif is_url_host(host):
-                kwargs = {}
-                if host.startswith("tcp://") and os.environ.get("DOCKER_TLS_VERIFY"):
-                    kwargs = docker.utils.kwargs_from_env()
-                    kwargs.pop("base_url", None)
-                client = docker.DockerClient(base_url=host, **kwargs, **_ssh_options(host))
-            else:
-                ctx = find_context(host)
-                if ctx is None:
-                    raise DockerError(
-                        FailureKind.DOCKER_UNREACHABLE,
-                        f"there is no docker context named {host!r}",
-                        hint="list them with `docker context ls`, or give docker.host as a URL (ssh://user@box)",
-                    )
-                client = docker.DockerClient(base_url=ctx.host, tls=ctx.tls, **_ssh_options(ctx.host))
+            client = docker.DockerClient(base_url=url, **kwargs, **_ssh_options(url))
         client.api.trust_env = False  # see _ca_bundle_variables_ignored
         client.ping()
     except DockerError:

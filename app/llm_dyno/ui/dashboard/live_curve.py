@@ -200,8 +200,9 @@ class Curve(pg.GraphicsObject):  # type: ignore[misc]  # pyqtgraph is untyped
             points += [(cols.tail[1], cols.tail[2]), (cols.tail[1], cols.tail[3])]
         tail = _lines(points)
         if change is Change.ALL:
-            self._x, self._y = cols.points()
-            self._set_path(*_pairs(cols.x, cols.lo, cols.hi))
+            self._x, self._y = cols.points()  # the closed columns, then the newest one
+            closed = 2 * len(cols.x)
+            self._set_path(self._x[:closed], self._y[:closed])
             self._set_all(tail, pixel)
             return
         rect = _bounds(tail, self._pad(pixel))

@@ -225,18 +225,14 @@ class PlotGrid(QWidget):
     # ---- state ---------------------------------------------------------------------------------
     def set_gpu_visible(self, visible: bool) -> None:
         """Show or hide the plots that need a GPU."""
-        for key, spec in self.specs.items():
-            if spec.gpu:
-                self.widgets[key].setVisible(visible)
-        self._label_bottom_plots()
-        self.refresh()  # hidden plots are not kept up to date
+        self.show_only([key for key, spec in self.specs.items() if visible or not spec.gpu])
 
     def show_only(self, keys: list[str]) -> None:
         """Show just the plots ``keys`` (e.g. a smaller dashboard), laying the time axis out again."""
         for key, w in self.widgets.items():
             w.setVisible(key in keys)
         self._label_bottom_plots()
-        self.refresh()
+        self.refresh()  # hidden plots are not kept up to date
 
     def set_gpu_label(self, label: str) -> None:
         """Name the GPUs the GPU plots show in their titles ("" for none)."""
@@ -318,7 +314,7 @@ class PlotGrid(QWidget):
             key = (d.version, dx, c0, c1)
             if d.shown != key:
                 if d.appended and dx:
-                    change = d.columns.update(d.t, d.v, dx, math.floor(lo / dx))
+                    change = d.columns.update(d.t, d.v, dx, int(c0))
                     self.curves[series].set_columns(d.columns, change, pixel)
                     d.bounds = d.columns.bounds(lo, hi)
                 else:

@@ -17,8 +17,6 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from llm_dyno.core import settings as core_settings
-from llm_dyno.core.errors import DynoError
 from llm_dyno.core.telemetry.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.telemetry.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample
@@ -26,7 +24,6 @@ from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet
 from llm_dyno.ui.dashboard.export import write_csv
 from llm_dyno.ui.dashboard.feed import (
-    METRICS_INTERVAL_S,
     TelemetryFeed,
     gpu_values,
     metrics_values,
@@ -36,6 +33,7 @@ from llm_dyno.ui.dashboard.header import HeaderStrip
 from llm_dyno.ui.dashboard.plots import PlotGrid, position_curve
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
 from llm_dyno.ui.dashboard.roofline import RooflineInputs
+from llm_dyno.ui.dialogs.settings_dialog import load_settings
 
 REDRAW_MS = 100
 WINDOWS: tuple[tuple[str, float | None], ...] = (
@@ -151,10 +149,7 @@ class Dashboard(QWidget):
         """Start sampling ``url`` and the GPUs of ``gpus`` (None: none, saying ``no_gpu_reason``)
         every ``metrics_interval_s`` seconds (None: the "Sampling interval" setting)."""
         if metrics_interval_s is None:
-            try:
-                metrics_interval_s = core_settings.load().sample_interval_s
-            except DynoError:  # a broken settings file is reported where settings are edited
-                metrics_interval_s = METRICS_INTERVAL_S
+            metrics_interval_s = load_settings().sample_interval_s  # defaults when the file is broken
         if self.live and url == self.url:
             return
         self.clear()
@@ -347,10 +342,9 @@ class Dashboard(QWidget):
         if self._dirty:
             self._dirty = False
             self._data_at = time.monotonic()
+            appended = self.follow and self.window_s is not None  # the data only grows at the end
             for name in self.plots.visible_series():
                 if name in self.series:
-                    # following a window, the data only grows at the end (see _data)
-                    appended = self.follow and self.window_s is not None
                     self.plots.set_curve_data(name, *self._data(name), appended=appended)
             self._update_figures()
         if self.follow:
