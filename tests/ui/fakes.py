@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState, ServerStatus
@@ -55,5 +55,5 @@ class FakeRuntime(Runtime):
         self.handles.append(handle)
         return handle
 
-    def adopt(self) -> Iterable[ServerHandle]:
+    def adopt(self, known: Collection[str] = ()) -> Iterable[ServerHandle]:
         return []

@@ -8,18 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
-from llm_dyno.core.bench.ceiling import attach_roofline_for, roofline_summary
+from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.report import markdown_line, to_csv
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
-from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite, load_suite
-from llm_dyno.core.bench.sweep import run_sweep, sweep_table
+from llm_dyno.core.bench.sweep import sweep_table
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.profiles.model import Profile, Runtime
-from llm_dyno.core.telemetry import power
+from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
+from llm_dyno.core.jobs.bench_job import ResultStored, StoreFailed, prepare_bench, run_bench
+from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.jobs.sweep_job import parse_caps, prepare_sweep, run_sweep_job
+from llm_dyno.core.profiles.model import Profile
 
 
 def register(sub: Any) -> None:
@@ -28,6 +30,10 @@ def register(sub: Any) -> None:
     b.add_argument("name", nargs="?", help="profile whose running server to benchmark")
     b.add_argument("--url", help="server URL instead of a profile, e.g. http://127.0.0.1:8000")
     b.add_argument("--model", help="with --url: the served model name")
+    b.add_argument(
+        "--api-key-env", metavar="VAR", help="with --url: environment variable holding the API key"
+    )
+    b.add_argument("--gpu", type=int, metavar="N", help="with --url: this machine's GPU the server runs on")
     _suite_args(b)
     b.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     b.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
@@ -67,7 +73,7 @@ def register(sub: Any) -> None:
     s = sub.add_parser("sweep", help="benchmark a profile's server at several GPU power caps")
     s.add_argument("name", help="profile whose running server to benchmark")
     s.add_argument("--caps", required=True, help="comma-separated caps in watts, e.g. 230,260,290,330")
-    s.add_argument("--gpu", type=int, default=0, help="GPU index whose limit to set")
+    s.add_argument("--gpu", type=int, help="GPU index whose limit to set (default: the profile's GPUs)")
     s.add_argument("--suite", default="quick", help="suite name or file (default: quick)")
     s.set_defaults(handler=cmd_sweep)
 
@@ -86,27 +92,23 @@ def _suite_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default="community", help="suite name or file (default: community)")
 
 
-def profile_url(profile: Profile) -> str:
-    """Where a profile's server answers (the launch plan's URL for Docker, host/port for a process)."""
-    if profile.runtime == Runtime.DOCKER and profile.docker is not None:
-        from llm_dyno.core.runtime.docker_spec import plan_container
-
-        return plan_container(profile).base_url
-    engine = profile.engine()
-    host = engine.host if engine.host not in (None, "", "0.0.0.0", "::") else "127.0.0.1"  # noqa: S104
-    return f"http://{host}:{engine.port or 8000}"
-
-
-def _target(args: argparse.Namespace) -> tuple[str, str, Profile | None]:
+def _target(args: argparse.Namespace) -> Profile | Endpoint:
     if args.name:
-        profile = store().get(args.name)
-        return profile_url(profile), profile.served_model_name, profile
+        return store().get(args.name)
     if not args.url or not args.model:
         raise DynoError("give a profile name, or both --url and --model")
-    return args.url, args.model, None
+    return url_endpoint(args.url, args.model, api_key_env=args.api_key_env)
 
 
-def _printer(event: ProgressEvent) -> None:
+def _printer(event: object) -> None:
+    """Prints the events of bench, sweep and A/B jobs."""
+    if isinstance(event, ResultStored):
+        return  # said once at the end ("saved as #N"); stored after every run meanwhile
+    if isinstance(event, StoreFailed):
+        print(f"  warning: {event.message}", file=sys.stderr, flush=True)
+        return
+    if not isinstance(event, ProgressEvent):
+        return
     if event.kind == EventKind.MESSAGE:
         print(f"  {event.message}", flush=True)
     elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
@@ -134,14 +136,20 @@ def _suite(args: argparse.Namespace) -> Suite:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run the suite, print progress and the Markdown line, save to history unless ``--no-save``."""
-    url, model, profile = _target(args)
+    """Run the suite, print progress and the Markdown line; the job stores it run by run unless
+    ``--no-save``."""
+    target = _target(args)
     suite = _suite(args)
+    if isinstance(target, Profile) and (args.api_key_env or args.gpu is not None):
+        raise DynoError("--api-key-env and --gpu go with --url; a profile names its own key and GPUs")
+    spec = prepare_bench(target, suite, store=not args.no_save, gpu=args.gpu)
     print(
-        f"benchmarking {model} at {url} with suite {suite.name} ({suite.warmups} warm-ups, {suite.runs} runs)"
+        f"benchmarking {spec.endpoint.describe()} with suite {suite.name} "
+        f"({suite.warmups} warm-ups, {suite.runs} runs; {spec.gpus.label})",
+        flush=True,
     )
-    result = run_benchmark(url, model, suite, profile=profile, progress=_printer)
-    attach_roofline_for(result, profile)
+    outcome = run_bench(spec, _printer)
+    result = outcome.result
     if args.json:
         Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
     if args.csv:
@@ -149,10 +157,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if result.all_runs():
         print(markdown_line(result))
         print(roofline_summary(result))
-    if not args.no_save and result.all_runs():
-        with HistoryStore() as history:
-            rid = history.add(result)
-        print(f"saved as #{rid}")
+    if outcome.result_id is not None:
+        print(f"saved as #{outcome.result_id}")
     if result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return 1
@@ -253,57 +259,50 @@ def cmd_history_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """Benchmark at each cap, restore the original cap, print the community's table."""
-    try:
-        caps = [float(c) for c in args.caps.split(",") if c.strip()]
-    except ValueError:
-        raise DynoError(f"--caps must be numbers separated by commas, got {args.caps!r}") from None
+    """Benchmark at each cap on the profile's GPUs, restore the original caps, print the community's table."""
     profile = store().get(args.name)
-    url, model = profile_url(profile), profile.served_model_name
-    suite = load_suite(args.suite)
-    reason = power.control_unavailable_reason(args.gpu)
-    if reason is not None:
-        raise DynoError(reason)
-    controller = power.default_controller()
-    sweep = run_sweep(
-        caps,
-        controller,
-        lambda cap: run_benchmark(url, model, suite, profile=profile, progress=_printer),
-        gpu=args.gpu,
-        progress=lambda m: print(m, flush=True),
+    spec = prepare_sweep(
+        profile,
+        parse_caps(args.caps),
+        load_suite(args.suite),
+        gpus=(args.gpu,) if args.gpu is not None else None,
     )
+    sweep = run_sweep_job(spec, _printer)
     print(sweep_table(sweep))
     knee = sweep.recommended_cap()
     if knee is not None:
         print(f"recommended cap: {knee:.0f} W (lowest cap within 5 % of the best throughput)")
-    with HistoryStore() as history:
-        for point in sweep.points:
-            history.add(point.result, tags=("sweep", f"cap-{point.cap_w:.0f}"))
     if sweep.error:
         print(f"error: {sweep.error}", file=sys.stderr)
         return 1
-    return 0
+    return 130 if sweep.cancelled else 0
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
     """Launch the profile without, then with, its speculative config; print a verdict per prompt."""
     import json
 
-    from llm_dyno.core.bench.ab import ab_to_dict, run_spec_ab, verdict_lines
+    from llm_dyno.core.bench.ab import ab_to_dict, verdict_lines
 
     profile = store().get(args.name)
     suite = _suite(args)
+    spec = prepare_ab(profile, suite)
     print(
         f"spec-decode A/B of {profile.name} with suite {suite.name} "
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
         flush=True,
     )
-    ab = run_spec_ab(profile, suite, progress=_printer)
+    outcome = run_ab(spec, _printer)
+    ab = outcome.ab
     if args.json:
         Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")
-    for label, result in (("without spec decoding", ab.without_spec), ("with spec decoding", ab.with_spec)):
+    for label, result, rid in (
+        ("without spec decoding", ab.without_spec, outcome.result_ids[0]),
+        ("with spec decoding", ab.with_spec, outcome.result_ids[1]),
+    ):
         if result.all_runs():
-            print(f"{label}: {markdown_line(result)}")
+            saved = f" (saved as #{rid})" if rid is not None else ""
+            print(f"{label}: {markdown_line(result)}{saved}")
             print(f"  {roofline_summary(result)}")
     for line in verdict_lines(ab):
         print(line)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.diagnose.engine import Diagnosis
-from llm_dyno.core.diagnose.gather import Gathered, gather, remembered_reference
+from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
+from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import Profile
 
 
@@ -68,14 +69,18 @@ def gather_for(args: argparse.Namespace) -> Gathered:
     profile = store().get(args.name) if args.name else None
     if args.log and not Path(args.log).is_file():
         raise DynoError(f"cannot read the log {args.log}: no such file")
-    gathered = gather(
+    if args.api_key_env and not args.url:
+        raise DynoError("--api-key-env goes with --url; a profile names its own key")
+    # a profile's running server (found in the registry, wherever it was launched) is read live too,
+    # with its key and its GPUs
+    spec = prepare_diagnose(
         profile,
         _reference(args, profile),
+        endpoint=url_endpoint(args.url, "", api_key_env=args.api_key_env) if args.url else None,
         log_path=Path(args.log) if args.log else None,
-        live_url=args.url,
         typed=Measured(args.tps[0], args.tps[1]) if args.tps else None,
-        api_key=os.environ.get(args.api_key_env) if args.api_key_env else None,
     )
+    gathered = run_diagnose(spec)
     if args.url and "live /metrics" not in gathered.sources:
         failed = next((n for n in gathered.notes if n.startswith("live metrics unavailable")), "no answer")
         raise DynoError(f"{args.url}: {failed}", hint="is the server running? (--api-key-env VAR for a key)")

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import time
 from typing import Any
-from urllib.parse import urlparse
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.jobs.power_job import restore_limit, set_limits
+from llm_dyno.core.jobs.watch_job import prepare_watch
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, nvml
-from llm_dyno.core.telemetry.power import read_power_limit, restore_power_limit, set_power_limit
+from llm_dyno.core.telemetry.power import read_power_limit
 
 
 def register(sub: Any) -> None:
@@ -46,27 +47,6 @@ def register(sub: Any) -> None:
 
 
 # ---- watch ------------------------------------------------------------------------------------------
-
-
-def _profile_target(name: str) -> tuple[str, str | None]:
-    """Base URL and API-key variable of a profile's server."""
-    profile = store().get(name)
-    engine = profile.engine()
-    port = engine.port or 8000
-    host = engine.host if engine.host not in (None, "", "0.0.0.0", "::") else "127.0.0.1"  # noqa: S104
-    docker = getattr(profile, "docker", None)
-    if docker is not None:
-        for mapping in docker.ports:  # "[ip:]host_port:container_port[/proto]"
-            parts = mapping.split("/")[0].split(":")
-            if len(parts) >= 2 and parts[-1] == str(port):
-                port = int(parts[-2])
-                host = parts[0] if len(parts) == 3 and parts[0] not in ("0.0.0.0", "") else host  # noqa: S104
-        if docker.host and "://" in docker.host:
-            host = urlparse(docker.host).hostname or host
-    key_env = None
-    if engine.api_key and engine.api_key.startswith("${") and engine.api_key.endswith("}"):
-        key_env = engine.api_key[2:-1].split(":-")[0]
-    return f"http://{host}:{port}", key_env
 
 
 def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
@@ -105,6 +85,7 @@ def format_sample(sample: MetricsSample) -> str:
 
 def _watch(args: argparse.Namespace) -> int:
     key_env = args.api_key_env
+    api_key: str | None = None
     if args.url:
         url = args.url
         known = {s.url.rstrip("/"): s for s in load_attached()}
@@ -119,12 +100,12 @@ def _watch(args: argparse.Namespace) -> int:
                 gpu_via_container=previous.gpu_via_container if previous else False,
             )
         )
+        api_key = url_endpoint(url, "", api_key_env=key_env).api_key()
     else:
-        url, profile_key_env = _profile_target(args.name)
-        key_env = key_env or profile_key_env
-    api_key = os.environ.get(key_env) if key_env else None
-    if key_env and api_key is None:
-        raise DynoError(f"environment variable {key_env} (the API key) is not set")
+        if key_env:
+            raise DynoError("--api-key-env goes with --url; a profile names its own key")
+        endpoint = prepare_watch(store().get(args.name)).endpoint  # the registry's server, wherever it runs
+        url, api_key = endpoint.url, endpoint.api_key()
     if args.interval <= 0:
         raise DynoError(f"--interval must be positive, got {args.interval}")
 
@@ -186,13 +167,13 @@ def _power_show(args: argparse.Namespace) -> int:
 
 
 def _power_set(args: argparse.Namespace) -> int:
-    limit = set_power_limit(args.gpu, args.watts)
+    (limit,) = set_limits((args.gpu,), args.watts, "llm-dyno power set")
     print(f"GPU {args.gpu}: power limit now {_w(limit.current_w)} (enforced {_w(limit.enforced_w)})")
     return 0
 
 
 def _power_reset(args: argparse.Namespace) -> int:
     before = read_power_limit(args.gpu)
-    limit = restore_power_limit(args.gpu)
+    limit = restore_limit(args.gpu, "llm-dyno power reset")
     print(f"GPU {args.gpu}: power limit {_w(before.current_w)} → {_w(limit.current_w)}")
     return 0

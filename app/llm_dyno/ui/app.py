@@ -32,7 +32,7 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     width, height = parse_size(size)
 
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from llm_dyno.ui.errors import ErrorFunnel
@@ -92,6 +92,9 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
     if instance is not None:
         instance.raiseRequested.connect(desktop.tray.show_window)
     window.show()
+    # once the window is up: the servers that run now (launched before, or from the CLI), and every
+    # launch or stop made elsewhere from then on
+    QTimer.singleShot(0, window.bridge.follow_registry)
     from llm_dyno.ui.dialogs.doctor_dialog import schedule_system_check
 
     schedule_system_check(window, after=schedule_first_run)  # first run: profiles, then the system check

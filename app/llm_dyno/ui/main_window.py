@@ -64,8 +64,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.diff_view = DiffView()
         self.server_view = ServerView()
         self.logs_view = LogsView()
-        self.bench_view = BenchmarkView(self.session)
-        self.diagnostics_view = DiagnosticsView(self.session)
+        self.bench_view = BenchmarkView(self.session, registry=self.bridge.manager)
+        self.diagnostics_view = DiagnosticsView(self.session, registry=self.bridge.manager)
         self.views: dict[str, QWidget] = {
             "profile": self.editor,
             "diff": self.diff_view,
@@ -321,7 +321,9 @@ class MainWindow(ProfileCommands, QMainWindow):
             QMessageBox.warning(self, APP_TITLE, message)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.confirm_discard():
+        # unsaved changes first, then the servers still running (stop them, or leave them running:
+        # the registry finds them again next time)
+        if self.confirm_discard() and self.servers.confirm_quit():
             event.accept()
         else:
             event.ignore()

@@ -21,6 +21,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.metrics import scrape
 
 LOG_FLUSH_MS = 100
+REFRESH_MS = 1000  # how often the registry is read for servers launched or stopped elsewhere
 
 
 def lamp_for(state: ServerState | None) -> str:
@@ -46,10 +47,13 @@ class ServerBridge(QObject):
     planReady = Signal(str, str)  # profile name, description
     planFailed = Signal(str, str)
     runningRequests = Signal(str, object)  # profile name, int | None (None: unknown)
+    registryWarnings = Signal(list)  # what the last look at the registry could not read
 
     def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._manager = manager
+        if manager is not None and manager.on_new is None:
+            manager.on_new = self._follow
         self._lock = threading.Lock()
         self._pending: dict[str, list[str]] = defaultdict(list)
         self._unsubscribe: dict[str, list[Callable[[], None]]] = {}
@@ -58,13 +62,25 @@ class ServerBridge(QObject):
         self._timer.setInterval(LOG_FLUSH_MS)
         self._timer.timeout.connect(self._flush_logs)
         self._timer.start()
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setInterval(REFRESH_MS)
+        self._refresh_timer.timeout.connect(self.adopt)
+        self._adopting = threading.Lock()
 
     @property
     def manager(self) -> ServerManager:
         """The core server manager (made on first use)."""
         if self._manager is None:
             self._manager = ServerManager()
+        if self._manager.on_new is None:
+            self._manager.on_new = self._follow
         return self._manager
+
+    def _follow(self, handle: ServerHandle) -> None:
+        """A server launched through the registry (by the window, its A/B) or found running (launched
+        elsewhere, or before a restart): show its status and logs."""
+        self._watch(handle)
+        self.launchStarted.emit(handle.profile_name)
 
     # ---- queries (GUI thread, cheap) -----------------------------------------------------------
     def handle(self, name: str) -> ServerHandle | None:
@@ -110,12 +126,9 @@ class ServerBridge(QObject):
 
         def job() -> None:
             try:
-                handle = self.manager.launch(profile)
+                self.manager.launch(profile)  # the handle reaches _follow as soon as it exists
             except DynoError as exc:
                 self.launchFailed.emit(name, str(exc))
-                return
-            self._watch(handle)
-            self.launchStarted.emit(name)
 
         self._run(name, job, "launch")
 
@@ -163,13 +176,24 @@ class ServerBridge(QObject):
 
         threading.Thread(target=job, name=f"metrics:{name}", daemon=True).start()
 
+    def follow_registry(self, interval_ms: int = REFRESH_MS) -> None:
+        """Find the servers that run now (launched before a restart, or from the CLI) and keep looking
+        every ``interval_ms``, so launches and stops made elsewhere show within a second or two."""
+        self.adopt()
+        self._refresh_timer.setInterval(interval_ms)
+        self._refresh_timer.start()
+
     def adopt(self) -> None:
-        """Find servers started earlier (e.g. before a restart) and follow them; in a worker."""
+        """Look at the registry once in a worker (never two looks at a time) and follow what is new."""
+        if not self._adopting.acquire(blocking=False):
+            return
 
         def job() -> None:
-            for handle in self.manager.adopt_all():
-                self._watch(handle)
-                self.launchStarted.emit(handle.profile_name)
+            try:
+                self.manager.refresh()  # what is new reaches _adopted
+                self.registryWarnings.emit(list(self.manager.warnings))
+            finally:
+                self._adopting.release()
 
         threading.Thread(target=job, name="adopt", daemon=True).start()
 
@@ -217,6 +241,7 @@ class ServerBridge(QObject):
     def shutdown(self) -> None:
         """Stop listening to every handle (the servers keep running)."""
         self._timer.stop()
+        self._refresh_timer.stop()
         for subs in self._unsubscribe.values():
             for unsubscribe in subs:
                 unsubscribe()

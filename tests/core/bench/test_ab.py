@@ -1,4 +1,5 @@
-"""Spec-decode A/B end to end: two real launches through the ServerManager, one server at a time.
+"""Spec-decode A/B end to end through the A/B job: two real launches through the registry, one server at
+a time, both sides stored in the history.
 
 Fast tests: a profile without a speculative config is refused; a launch that dies on a bad flag (a
 stand-in ``vllm`` that fails like vLLM's argument parser does) surfaces the classified reason and
@@ -23,13 +24,14 @@ from llm_dyno.core.bench.ab import (
     ab_to_dict,
     has_spec_config,
     profile_server,
-    run_spec_ab,
     verdict_lines,
     verdict_word,
 )
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
 from llm_dyno.core.runtime.base import FailureKind, ServerHandle
 from llm_dyno.core.runtime.manager import ServerManager
@@ -81,7 +83,7 @@ def test_profile_without_spec_config_is_refused(home: Path) -> None:
     plain = spec_profile("vllm", "/models/x", "--max-model-len", "1024")
     assert not has_spec_config(plain)
     with pytest.raises(DynoError, match="has no --speculative-config"):
-        run_spec_ab(plain, SUITE, manager=Spy())
+        prepare_ab(plain, SUITE, registry=Spy())
     assert launched == []  # refused before anything started
     assert has_spec_config(plain.with_changes(args=("--speculative-config={}",)))
     assert has_spec_config(plain.with_changes(args=("--speculative_config", "{}")))
@@ -121,7 +123,8 @@ def test_launch_failure_surfaces_the_reason_and_leaves_nothing(home: Path, tmp_p
     # Through the A/B, the first (baseline) launch fails the same way and nothing else starts.
     seen: list[str] = []
     with pytest.raises(LaunchFailed, match="unrecognized_arguments"):
-        run_spec_ab(profile, SUITE, manager=manager, progress=lambda e: seen.append(e.message))
+        spec = prepare_ab(profile, SUITE, registry=manager)
+        run_ab(spec, lambda e: seen.append(getattr(e, "message", "")), registry=manager)
     assert [m for m in seen if m.startswith("launching")] == ["launching 'ab-tiny-no-spec' (without)"]
     assert manager.live() == []
 
@@ -186,7 +189,7 @@ def test_spec_ab_live(
         spec,
     ).with_changes(env=vllm_env.server_env(vllm_cache))
     launches: list[str] = []
-    events: list[ProgressEvent] = []
+    events: list[object] = []
 
     class Counting(ServerManager):
         def launch(self, p: Profile, *, check: bool = True) -> ServerHandle:
@@ -195,7 +198,9 @@ def test_spec_ab_live(
 
     manager = Counting()
     started = time.monotonic()
-    ab = run_spec_ab(profile, SUITE, manager=manager, progress=events.append, timeout_s=180)
+    spec = prepare_ab(profile, SUITE, registry=manager, timeout_s=180)
+    outcome = run_ab(spec, events.append, registry=manager)
+    ab = outcome.ab
     elapsed = time.monotonic() - started
 
     assert launches == ["ab-tiny-no-spec", "ab-tiny"]  # baseline first, then with spec decoding
@@ -215,5 +220,17 @@ def test_spec_ab_live(
     assert line.startswith("narrative: ") and "without " in line and "with " in line
     data = json.loads(json.dumps(ab_to_dict(ab), default=str))
     assert data["verdicts"][0]["prompt"] == "narrative"
-    assert sum(1 for e in events if e.kind == EventKind.RUN_FINISHED) == 4
+    assert sum(1 for e in events if isinstance(e, ProgressEvent) and e.kind == EventKind.RUN_FINISHED) == 4
+    # both sides are stored (as they ran), tagged as one A/B, under their own profile names
+    without_id, with_id = outcome.result_ids
+    assert without_id is not None and with_id is not None
+    with HistoryStore() as history:
+        base, cand = history.get(without_id), history.get(with_id)
+    assert base.entry.profile == "ab-tiny-no-spec" and cand.entry.profile == "ab-tiny"
+    assert {"ab", "ab-without"} <= set(base.entry.tags) and {"ab", "ab-with"} <= set(cand.entry.tags)
+    (pair,) = [t for t in cand.entry.tags if t.startswith("ab-pair-")]
+    assert pair in base.entry.tags
+    assert [r.completion_tokens for r in cand.result.all_runs()] == [
+        r.completion_tokens for r in ab.with_spec.all_runs()
+    ]
     print(f"A/B took {elapsed:.0f} s: {line}")

@@ -10,25 +10,25 @@ on the way out (error, cancellation, Ctrl-C), so no server is left behind. :func
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from llm_dyno.core.bench.ceiling import attach_roofline, local_gpu
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, Progress, ProgressEvent
-from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, Endpoint, spec_ab, without_spec_decode
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.secrets import resolve_reference
 
 DEFAULT_TIMEOUT_S = 900.0
+# How both sides of an A/B are stored in the history (the jobs layer tags them; diagnosis finds them).
+AB_TAG = "ab"
+SIDE_TAGS = {"without": "ab-without", "with": "ab-with"}
+PAIR_PREFIX = "ab-pair-"  # both sides of one A/B carry the same ab-pair-<id> tag
 _SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 
 
@@ -102,20 +102,15 @@ def has_spec_config(profile: Profile) -> bool:
     return any(a in _SPEC_FLAGS or a.startswith(tuple(f"{f}=" for f in _SPEC_FLAGS)) for a in profile.args)
 
 
-def _api_key(profile: Profile) -> str | None:
-    ref = profile.engine().api_key
-    if not ref:
-        return None
-    try:
-        return resolve_reference(ref, dict(os.environ))
-    except DynoError:
-        return None
+SideRunner = Callable[[Profile, ServerHandle], BenchResult]
+"""Benchmarks one side of the A/B: the profile that side launched and its running server."""
 
 
 def run_spec_ab(
     profile: Profile,
     suite: Suite,
-    manager: ServerManager | None = None,
+    manager: ServerManager,
+    run_side: SideRunner,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     *,
@@ -124,15 +119,11 @@ def run_spec_ab(
     """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate).
 
     The two servers run one after the other (the same port and GPUs); each is stopped before the next
-    starts. Raises a DynoError for a profile without ``--speculative-config``, a launch that fails or
-    a cancellation; server trouble during a suite ends up in that side's ``result.error``.
+    starts. ``run_side`` benchmarks a side (the job layer: its GPUs, key and storage; it also checks
+    that the profile has a ``--speculative-config``). Raises a DynoError for a launch that fails or a
+    cancellation;
+    server trouble during a suite ends up in that side's ``result.error``.
     """
-    if not has_spec_config(profile):
-        raise DynoError(
-            f"profile '{profile.name}' has no --speculative-config: there is nothing to compare",
-            hint='add e.g. --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
-        )
-    manager = manager or ServerManager()
     cancel = cancel or threading.Event()
     say = progress or (lambda _e: None)
     baseline = without_spec_decode(profile)
@@ -153,20 +144,7 @@ def run_spec_ab(
     def run_suite(endpoint: Endpoint) -> BenchResult:
         which: Profile = current["profile"]
         say(ProgressEvent(EventKind.MESSAGE, message=f"benchmarking '{which.name}' at {endpoint.url}"))
-        reading = local_gpu()
-        result = run_benchmark(
-            endpoint.url,
-            endpoint.model,
-            suite,
-            profile=which,
-            gpu=(lambda: reading) if reading is not None else None,
-            progress=say,
-            cancel=cancel,
-            api_key=_api_key(which),
-        )
-        handle: ServerHandle | None = current.get("handle")
-        lines = handle.logs.lines() if handle is not None else []
-        attach_roofline(result, lines, readings=(reading,) if reading is not None else ())
+        result = run_side(which, current["handle"])
         if result.cancelled:
             raise ABCancelled("A/B cancelled")
         return result

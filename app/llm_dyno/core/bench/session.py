@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from llm_dyno.core.bench.client import BenchClient
 from llm_dyno.core.bench.context import collect_context
 from llm_dyno.core.bench.counters import metrics_source
 from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import BenchRunner, Progress, ThermalWait
+from llm_dyno.core.bench.runner import BenchRunner, EventKind, Progress, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.profiles.model import Profile
 
@@ -25,8 +26,11 @@ def run_benchmark(
     cancel: threading.Event | None = None,
     api_key: str | None = None,
     thermal_wait: ThermalWait | None = None,
+    on_run: Callable[[BenchResult], None] | None = None,
 ) -> BenchResult:
-    """Benchmark the server at ``url`` with ``suite``; server trouble ends up in ``result.error``."""
+    """Benchmark the server at ``url`` with ``suite``; server trouble ends up in ``result.error``.
+
+    ``on_run(result)`` is called after every finished run with the result so far (to store it)."""
     with BenchClient(url, api_key=api_key) as client:
         reading = None
         if gpu is not None:
@@ -37,13 +41,20 @@ def run_benchmark(
         result = BenchResult(
             suite.name, collect_context(client, model=model, suite=suite, profile=profile, gpu=reading)
         )
+
+        def report(event: ProgressEvent) -> None:
+            if progress is not None:
+                progress(event)
+            if on_run is not None and event.kind is EventKind.RUN_FINISHED:
+                on_run(result)
+
         runner = BenchRunner(
             client,
             suite,
             model,
             counters=metrics_source(client),
             gpu=gpu,
-            progress=progress,
+            progress=report,
             cancel=cancel,
             thermal_wait=thermal_wait,
         )

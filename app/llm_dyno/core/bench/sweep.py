@@ -81,6 +81,7 @@ class SweepResult:
 
     points: list[SweepPoint] = field(default_factory=list)
     original_limit_w: float | None = None
+    original_limits_w: dict[int, float | None] = field(default_factory=dict)
     restored: bool = False
     error: str | None = None
     cancelled: bool = False
@@ -99,27 +100,32 @@ def run_sweep(
     power: PowerController,
     run_suite: Callable[[float], BenchResult],
     *,
-    gpu: int = 0,
+    gpu: int | Sequence[int] = 0,
     settle_s: float = 3.0,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SweepResult:
-    """Benchmark at each cap; the original limit is restored afterwards, whatever happens.
+    """Benchmark at each cap; the original limits are restored afterwards, whatever happens.
 
-    ``run_suite(cap)`` runs the suite once (a :class:`BenchRunner` bound to the server). After each
-    ``set_limit`` the sweep waits ``settle_s`` seconds, as the community's script does.
+    ``gpu`` is the GPU (or the GPUs of a tensor-parallel server, each set to the cap) whose limit
+    changes. ``run_suite(cap)`` runs the suite once (a :class:`BenchRunner` bound to the server).
+    After each ``set_limit`` the sweep waits ``settle_s`` seconds, as the community's script does.
     """
     say = progress or (lambda _msg: None)
     cancel = cancel or threading.Event()
-    sweep = SweepResult(original_limit_w=power.get_limit(gpu))
+    gpus = (gpu,) if isinstance(gpu, int) else tuple(gpu)
+    originals = {g: power.get_limit(g) for g in gpus}
+    sweep = SweepResult(original_limit_w=originals[gpus[0]], original_limits_w=originals)
+    label = "GPU " + "+".join(str(g) for g in gpus)
     try:
         for cap in caps:
             if cancel.is_set():
                 sweep.cancelled = True
                 break
-            say(f"setting GPU {gpu} power limit to {cap:.0f} W")
-            power.set_limit(gpu, cap)
+            say(f"setting {label} power limit to {cap:.0f} W")
+            for g in gpus:
+                power.set_limit(g, cap)
             sleep(settle_s)
             result = run_suite(cap)
             result.context["power_limit_w"] = cap
@@ -131,10 +137,11 @@ def run_sweep(
                 sweep.error = f"at {cap:.0f} W: {result.error}"
                 break
     finally:
-        if sweep.original_limit_w is not None:
-            say(f"restoring GPU {gpu} power limit to {sweep.original_limit_w:.0f} W")
-            power.set_limit(gpu, sweep.original_limit_w)
-            sweep.restored = True
+        for g, original in originals.items():
+            if original is not None:
+                say(f"restoring GPU {g} power limit to {original:.0f} W")
+                power.set_limit(g, original)
+                sweep.restored = True
     return sweep
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 
 from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.bench.ab import PAIR_PREFIX, SIDE_TAGS
+from llm_dyno.core.bench.stats import Comparison, compare_samples
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import Reference, load_references
@@ -25,6 +27,7 @@ from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,12 @@ def gather(
     typed: Measured | None = None,
     history_path: Path | None = None,
     api_key: str | None = None,
+    gpu_now: tuple[GpuReading, ...] = (),
 ) -> Gathered:
-    """Collect the inputs, run the rules, and build the diff rows."""
+    """Collect the inputs, run the rules, and build the diff rows.
+
+    GPU readings come from the latest benchmark (taken before and under load while it ran) and from
+    ``gpu_now``; the spec-decode verdicts from the profile's latest stored A/B."""
     sources: list[str] = []
     notes: list[str] = []
     log = LaunchLog()
@@ -154,6 +161,7 @@ def gather(
     else:
         notes.append("no launch log yet: launch the profile once for the log findings")
     bench = None
+    spec_ab: tuple[tuple[str, Comparison], ...] = ()
     if profile is not None:
         try:
             with HistoryStore(history_path) as store:
@@ -161,9 +169,16 @@ def gather(
                 if entries:
                     bench = store.get(entries[0].id).result
                     sources.append(f"benchmark #{entries[0].id}")
+                spec_ab = _latest_ab(store, profile.name, sources)
         except DynoError as exc:
             notes.append(f"history unavailable: {exc}")
     ctx = bench.context if bench is not None else {}
+    before = _readings(ctx.get("gpu_before"))
+    under_load = _readings(ctx.get("gpu_under_load"))
+    if under_load:
+        sources.append(f"GPU under load ({len(under_load)} readings during the benchmark)")
+    if gpu_now:
+        sources.append("GPU now")
     metrics: MetricsSnapshot | None = None
     rates: MetricsRates | None = None
     version = ctx.get("vllm_version")
@@ -188,7 +203,47 @@ def gather(
         rates=rates,
         bench=bench,
         measured=typed,
+        gpu_before=before or gpu_now,
+        gpu_under_load=under_load,
+        spec_ab=spec_ab,
     )
     if typed is not None:
         sources.append("typed TPS")
     return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes))
+
+
+def _readings(data: object) -> tuple[GpuReading, ...]:
+    if not isinstance(data, list):
+        return ()
+    out: list[GpuReading] = []
+    for item in data:
+        if isinstance(item, dict):
+            try:
+                out.append(reading_from_dict(item))
+            except TypeError:
+                continue  # a reading stored by another version: skip it
+    return tuple(out)
+
+
+def _latest_ab(
+    store: HistoryStore, profile_name: str, sources: list[str]
+) -> tuple[tuple[str, Comparison], ...]:
+    """Verdicts per prompt of the profile's latest A/B (both sides stored with one ab-pair tag)."""
+    withs = store.list(profile=profile_name, tag=SIDE_TAGS["with"], limit=1)
+    if not withs:
+        return ()
+    pair = next((t for t in withs[0].tags if t.startswith(PAIR_PREFIX)), None)
+    if pair is None:
+        return ()
+    without = [e for e in store.list(tag=pair) if SIDE_TAGS["without"] in e.tags]
+    if not without:
+        return ()
+    base, cand = store.get(without[0].id).result, store.get(withs[0].id).result
+    sources.append(f"spec-decode A/B #{without[0].id} vs #{withs[0].id}")
+    out: list[tuple[str, Comparison]] = []
+    for prompt in base.prompts:
+        other = cand.prompt(prompt.name)
+        if other is not None:
+            verdict = compare_samples("wall_tps", prompt.values("wall_tps"), other.values("wall_tps"))
+            out.append((prompt.name, verdict))
+    return tuple(out)

@@ -61,6 +61,20 @@ def _mean_wall_tps(result: BenchResult, name: str) -> float | None:
     return summary.mean if summary else None
 
 
+def _columns(result: BenchResult) -> tuple[Any, ...]:
+    ctx = result.context
+    profile = ctx.get("profile_name") or (ctx.get("profile") or {}).get("name")
+    return (
+        str(ctx.get("started") or ""),
+        profile,
+        ctx.get("model"),
+        result.suite,
+        _mean_wall_tps(result, "narrative"),
+        _mean_wall_tps(result, "code"),
+        result.to_json(),
+    )
+
+
 class HistoryStore:
     """The history database (created and migrated on open). Use as a context manager or call :meth:`close`."""
 
@@ -87,28 +101,36 @@ class HistoryStore:
 
     def add(self, result: BenchResult, *, tags: tuple[str, ...] = (), note: str = "") -> int:
         """Store a result; returns its id."""
-        ctx = result.context
-        profile = ctx.get("profile_name") or (ctx.get("profile") or {}).get("name")
-        started = str(ctx.get("started") or "")
         with self._tx():
             cur = self._conn.execute(
                 "INSERT INTO results (started, profile, model, suite, narr_wall_tps, code_wall_tps, json,"
                 " note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    started,
-                    profile,
-                    ctx.get("model"),
-                    result.suite,
-                    _mean_wall_tps(result, "narrative"),
-                    _mean_wall_tps(result, "code"),
-                    result.to_json(),
-                    note,
-                ),
+                (*_columns(result), note),
             )
             rid = int(cur.lastrowid or 0)
             for tag in tags:
                 self._conn.execute("INSERT OR IGNORE INTO result_tags VALUES (?, ?)", (rid, tag))
         return rid
+
+    def replace(self, result_id: int, result: BenchResult) -> None:
+        """Store a newer state of a result kept under ``result_id`` (a benchmark saves run by run);
+        its tags and note stay."""
+        self._require(result_id)
+        with self._tx():
+            self._conn.execute(
+                "UPDATE results SET started = ?, profile = ?, model = ?, suite = ?, narr_wall_tps = ?,"
+                " code_wall_tps = ?, json = ? WHERE id = ?",
+                (*_columns(result), result_id),
+            )
+
+    def check_writable(self) -> None:
+        """Fail now (:class:`HistoryError`) when results could not be stored: before a benchmark's
+        first request rather than after its last run."""
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")  # takes the write lock, as an INSERT would
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot write to the history database {self.path}: {exc}") from exc
 
     def _tx(self) -> _Transaction:
         return _Transaction(self._conn)

@@ -12,7 +12,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -239,6 +239,11 @@ class ServerHandle(ABC):
         self._done_event.wait(timeout)
         return self.status
 
+    @property
+    def registry_key(self) -> str:
+        """What identifies this server's record in the registry (a state file, a container id)."""
+        return f"{self.plan.runtime}:{self.profile_name}"
+
     @abstractmethod
     def stop(self, timeout: float = 30.0) -> ServerStatus:
         """Stop gracefully (SIGTERM / docker stop), kill after ``timeout``, clean up; return the status."""
@@ -263,5 +268,7 @@ class Runtime(ABC):
         """Start the plan; returns at once with a handle whose state follows the launch."""
 
     @abstractmethod
-    def adopt(self) -> Iterable[ServerHandle]:
-        """Find servers this app started earlier (e.g. before a restart) that still run."""
+    def adopt(self, known: Collection[str] = ()) -> Iterable[ServerHandle]:
+        """Find servers this app started earlier (e.g. before a restart, or from another llm-dyno
+        process) that still run, leaving alone those whose :attr:`ServerHandle.registry_key` is in
+        ``known``."""

@@ -9,9 +9,10 @@ carries the ``llm-dyno.managed=1`` label; :meth:`adopt` finds those and never to
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,8 @@ import docker.errors
 import docker.utils
 from docker.models.containers import Container
 
-from llm_dyno.core.profiles.model import DockerSettings, Profile
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
     FailureKind,
@@ -35,8 +37,8 @@ from llm_dyno.core.runtime.base import (
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_spec import (
     LABEL_MANAGED,
-    LABEL_PORT,
     LABEL_PROFILE,
+    LABEL_SNAPSHOT,
     DockerLaunchPlan,
     plan_container,
 )
@@ -44,6 +46,7 @@ from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
+from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
 if TYPE_CHECKING:
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DockerError", "DockerLaunchPlan", "DockerRuntime", "DockerServerHandle"]
 
+RETRY_S = 30.0  # an engine that did not answer is asked again after this long
 _TAIL_LINES = 250  # the cause of a failed start is often far above the last line
 
 
@@ -91,6 +95,16 @@ class DockerServerHandle(ServerHandle):
     def container_id(self) -> str | None:
         """The container's id, once created."""
         return self.container.id if self.container is not None else None
+
+    @property
+    def registry_key(self) -> str:
+        """The container's id (the profile's name until it is created)."""
+        return str(self.container_id or super().registry_key)
+
+    @property
+    def instance_id(self) -> str:
+        """What a stop mark names: the container."""
+        return f"docker-{str(self.container_id or self.profile_name)[:12]}"
 
     # ---- state -------------------------------------------------------------------------------
     def _status_to(self, state: ServerState, detail: str = "", progress: float | None = None) -> None:
@@ -232,6 +246,10 @@ class DockerServerHandle(ServerHandle):
         for thread in list(self._threads):
             if thread.name.startswith("docker-logs"):
                 thread.join(timeout=5)  # the last lines hold the cause
+        if was_stopped(self.instance_id):  # `llm-dyno stop` or another window stopped it on purpose
+            self._status_to(ServerState.STOPPED, f"stopped by another llm-dyno (exit code {self._exit_code})")
+            self._close_client()
+            return
         reason = _classify(self.logs.lines(last=_TAIL_LINES), self._exit_code)
         self._keep_log_and_remove()
         self._fail(reason)
@@ -279,6 +297,8 @@ class DockerServerHandle(ServerHandle):
         self._stopping.set()
         if self._probe is not None:
             self._probe.cancel()
+        if self.container is not None:
+            mark_stopped(self.instance_id)
         self._status_to(ServerState.STOPPING, "stopping")
         for thread in list(self._threads[:1]):
             if thread.name.startswith("docker-launch"):
@@ -315,6 +335,8 @@ class DockerRuntime(Runtime):
         """``hosts``: engines :meth:`adopt` looks at; ``profile_lookup``: stored profile by name."""
         self.hosts = tuple(hosts)
         self._lookup = profile_lookup
+        self.warnings: list[str] = []  # engines and containers the last adopt() could not read
+        self._retry_at: dict[str | None, float] = {}  # engines that did not answer: when to ask again
 
     def plan(self, profile: Profile) -> DockerLaunchPlan:
         """The container for a profile, built without side effects."""
@@ -327,41 +349,71 @@ class DockerRuntime(Runtime):
         handle._spawn(handle._launch, "docker-launch")
         return handle
 
-    def adopt(self) -> list[DockerServerHandle]:
-        """Running containers labelled ``llm-dyno.managed=1`` on the known hosts (others are ignored)."""
+    def adopt(
+        self, known: Collection[str] = (), *, hosts: Iterable[str | None] | None = None
+    ) -> list[DockerServerHandle]:
+        """Running containers labelled ``llm-dyno.managed=1`` on the known hosts (or ``hosts``; others
+        are ignored), with the profile snapshot each was launched with; containers in ``known`` are
+        left alone.
+
+        An engine that does not answer, or one container that cannot be followed (no snapshot, a
+        label edited by hand), is named in :attr:`warnings` and skipped; it never stops the others
+        from being found. An engine that did not answer is asked again after ``RETRY_S`` seconds."""
+        self.warnings = []
         handles: list[DockerServerHandle] = []
-        for host in self.hosts:
-            client = errs.connect(host)
-            for container in client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"}):
-                plan = self._plan_for(container, host)
-                handle = DockerServerHandle(plan, host=host)
-                handle._api_key = client_api_key(plan.profile)
-                # A client of its own: stop() closes it, which must not cut the others' log streams.
-                handle._client = errs.connect(host)
-                handle.container = handle._client.containers.get(container.id)
-                handle._status_to(ServerState.STARTING, "adopted; checking /health")
-                handle._spawn(_follow_from_now(handle), "docker-adopt")
-                handles.append(handle)
-            client.close()
+        now = time.monotonic()
+        for host in self.hosts if hosts is None else tuple(hosts):
+            if hosts is None and self._retry_at.get(host, 0.0) > now:
+                continue
+            try:
+                client = errs.connect(host)
+                try:
+                    containers = client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"})
+                finally:
+                    client.close()
+            except (DynoError, docker.errors.DockerException, OSError) as exc:
+                self._retry_at[host] = now + RETRY_S
+                message = exc.message if isinstance(exc, DynoError) else f"{type(exc).__name__}: {exc}"
+                self.warnings.append(f"engine {host or 'default'}: {message}")
+                continue
+            self._retry_at.pop(host, None)
+            for container in containers:
+                if container.id in known:
+                    continue
+                try:
+                    handles.append(self._adopt_one(container, host))
+                except (DynoError, docker.errors.DockerException, ValueError, KeyError, TypeError) as exc:
+                    message = exc.message if isinstance(exc, DynoError) else f"{type(exc).__name__}: {exc}"
+                    self.warnings.append(f"container {container.name}: cannot be followed: {message}")
         return handles
 
-    def _plan_for(self, container: Container, host: str | None) -> LaunchPlan:
+    def _adopt_one(self, container: Container, host: str | None) -> DockerServerHandle:
+        plan = self._plan_for(container)
+        handle = DockerServerHandle(plan, host=host)
+        handle._api_key = client_api_key(plan.profile)
+        # A client of its own: stop() closes it, which must not cut the others' log streams.
+        handle._client = errs.connect(host)
+        handle.container = handle._client.containers.get(container.id)
+        handle._status_to(ServerState.STARTING, "adopted; checking /health")
+        handle._spawn(_follow_from_now(handle), "docker-adopt")
+        return handle
+
+    def _plan_for(self, container: Container) -> LaunchPlan:
+        """The plan of the profile snapshot the container was launched with (never its command, which
+        may hold values resolved from secrets); the stored profile of that name for older containers."""
         labels = container.labels or {}
-        name = labels.get(LABEL_PROFILE, "adopted")
-        profile = self._lookup(name) if self._lookup else None
-        if profile is None:
-            # Rebuild enough of a profile from the container to talk to the server.
-            cmd = list(container.attrs.get("Config", {}).get("Cmd") or ["unknown"])
-            flag = cmd[0] == "--model" and len(cmd) > 1
-            model, args = (cmd[1], cmd[2:]) if flag else (cmd[0], cmd[1:])
-            settings = DockerSettings(
-                host=host, image=container.attrs["Config"]["Image"], container_name=container.name
-            )
-            profile = Profile(name=name, model=model, model_flag=flag, args=tuple(args), docker=settings)
-            ctr_port = profile.engine().port or 8000
-            port = labels.get(LABEL_PORT, str(ctr_port))
-            settings = settings.model_copy(update={"ports": (f"{port}:{ctr_port}",)})
-            profile = profile.model_copy(update={"docker": settings})
+        name = labels.get(LABEL_PROFILE, "")
+        snapshot = labels.get(LABEL_SNAPSHOT)
+        if snapshot:
+            profile = profile_from_data(json.loads(snapshot), source=f"container {container.name}")
+        else:
+            found = self._lookup(name) if self._lookup and name else None
+            if found is None:
+                raise DynoError(
+                    f"it has no profile snapshot (launched by an older LLM Dyno) and no profile {name!r}",
+                    hint=f"stop it with `docker stop {container.name}`, then launch the profile again",
+                )
+            profile = found
         return plan_container(profile)
 
 

@@ -6,6 +6,7 @@ in :mod:`llm_dyno.core.runtime.docker_backend`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -25,6 +26,8 @@ LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
 LABEL_HASH = "llm-dyno.profile-hash"
 LABEL_PORT = "llm-dyno.host-port"  # the port the panel talks to, so an adopted container needs no profile
+# The profile the container was launched with (references, never resolved secrets): what adoption reads
+LABEL_SNAPSHOT = "llm-dyno.profile-snapshot"
 
 DEFAULT_ENGINE_PORT = 8000
 _URL_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "http://", "https://")
@@ -150,7 +153,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             hint=f"add a mapping such as '{engine_port}:{engine_port}' (host:container)",
         )
     bind_ip, host_port = str(first[0]), int(first[1])
-    remote = _remote_hostname(settings.host)
+    remote = remote_engine_host(settings.host)  # DOCKER_HOST and docker contexts count too
     if remote and bind_ip.startswith("127."):
         warnings.append(
             f"port {host_port} is bound to {bind_ip} on {remote}, which this machine cannot reach; "
@@ -169,6 +172,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             LABEL_PROFILE: profile.name,
             LABEL_HASH: profile.content_hash(),
             LABEL_PORT: str(host_port),
+            LABEL_SNAPSHOT: json.dumps(profile.to_dict(), separators=(",", ":"), sort_keys=True),
         },
         # vLLM as PID 1 would ignore SIGTERM: docker's tini forwards it and reaps children.
         "init": True,

@@ -1,4 +1,13 @@
-"""The servers this app knows: one Runtime per profile runtime, live handles, and launch checks."""
+"""The registry of running servers: the single truth the window, the CLI and ``status`` share.
+
+It knows every server of every runtime, wherever it was launched: Docker containers found by their
+labels on every engine the profiles name (each carrying the profile snapshot it was launched with), and
+process servers recorded under keys that cannot collide (see
+:mod:`~llm_dyno.core.runtime.registry_files`). :meth:`ServerManager.refresh` picks up servers launched
+elsewhere; a stop from anywhere leaves a mark, so every follower shows it as stopped, not crashed. A
+launch holds the profile's lock until its server exists, so a second launch of a running (or
+launching) profile is refused.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +21,9 @@ from urllib.parse import urlsplit
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle
+from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
+from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
 
 # The Docker backend needs the docker SDK and is written separately: load it only when asked for.
 _LAZY_RUNTIMES: dict[str, tuple[str, str]] = {
@@ -45,8 +55,41 @@ def _bind_host(plan: LaunchPlan) -> str:
     return urlsplit(plan.base_url).hostname or "127.0.0.1"
 
 
+def _stored_profiles() -> list[Profile]:
+    from llm_dyno.core.profiles.store import ProfileStore
+
+    try:
+        return [sp.profile for sp in ProfileStore().load_all().profiles]
+    except (DynoError, OSError):
+        return []
+
+
+def known_docker_hosts(profiles: list[Profile] | None = None) -> tuple[str | None, ...]:
+    """The engines to look for servers on: the default one and every ``docker.host`` the profiles name."""
+    hosts: list[str | None] = [None]
+    for profile in _stored_profiles() if profiles is None else profiles:
+        host = profile.docker.host if profile.docker is not None else None
+        if host and host not in hosts:
+            hosts.append(host)
+    return tuple(hosts)
+
+
+def _docker_runtime() -> Runtime:
+    module_name, class_name = _LAZY_RUNTIMES["docker"]
+    factory: Callable[..., Runtime] = getattr(importlib.import_module(module_name), class_name)
+
+    def lookup(name: str) -> Profile | None:
+        return next((p for p in _stored_profiles() if p.name == name), None)
+
+    return factory(hosts=known_docker_hosts(), profile_lookup=lookup)
+
+
+# How long a launch holds the profile's lock waiting for its server to exist (a pull can be long).
+EXIST_TIMEOUT_S = 1800.0
+
+
 class ServerManager:
-    """Maps a profile's runtime to its backend, launches profiles and tracks their handles.
+    """The registry: maps a profile's runtime to its backend, launches profiles and tracks every server.
 
     Thread-safe. Handles of servers that end stay listed (with their final status) until
     :meth:`forget` or a newer launch of the same profile replaces them.
@@ -57,7 +100,11 @@ class ServerManager:
         self._runtimes.setdefault("process", ProcessRuntime())
         self._handles: dict[str, ServerHandle] = {}
         self._lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
         self.warnings: list[str] = []  # e.g. "docker: engine not reachable" during adopt_all
+        # told of every server launched here or found running (a window follows each), from the
+        # thread that launched or found it
+        self.on_new: Callable[[ServerHandle], None] | None = None
 
     # ---- backends ------------------------------------------------------------------------------
     def runtime(self, name: str) -> Runtime:
@@ -68,10 +115,8 @@ class ServerManager:
             return found
         if name not in _LAZY_RUNTIMES:
             raise DynoError(f"unknown runtime {name!r}", hint="use 'docker' or 'process'")
-        module_name, class_name = _LAZY_RUNTIMES[name]
         try:
-            factory: Callable[[], Runtime] = getattr(importlib.import_module(module_name), class_name)
-            backend = factory()
+            backend = _docker_runtime()
         except (ImportError, AttributeError) as exc:
             raise DynoError(
                 f"the {name} runtime is not available: {exc}", hint="install the missing package"
@@ -110,26 +155,64 @@ class ServerManager:
                 del self._handles[profile_name]
 
     def adopt_all(self) -> list[ServerHandle]:
-        """Find servers started earlier that still run, in every available backend; returns the new ones."""
+        """Find servers that run but are not followed yet, in every available backend (launched before a
+        restart, or by another llm-dyno process); returns the new ones. Warnings name what could not be
+        read (an engine that does not answer, a container that cannot be followed)."""
         found: list[ServerHandle] = []
         names = ["process", *(n for n in _LAZY_RUNTIMES if n != "process")]
-        for name in names:
-            try:
-                adopted = list(self.runtime(name).adopt())
-            except DynoError as exc:
-                self.warnings.append(f"{name}: {exc.message}")
-                continue
-            except Exception as exc:
-                self.warnings.append(f"{name}: {type(exc).__name__}: {exc}")
-                continue
-            with self._lock:
-                for handle in adopted:
-                    current = self._handles.get(handle.profile_name)
-                    if current is not None and current.status.state.is_live:
-                        continue  # already tracked (launched by us)
-                    self._handles[handle.profile_name] = handle
-                    found.append(handle)
+        with self._refresh_lock:
+            warnings: list[str] = []
+            for name in names:
+                with self._lock:
+                    known = {h.registry_key for h in self._handles.values() if h.status.state.is_live}
+                try:
+                    backend = self.runtime(name)
+                    adopted = list(backend.adopt(known))
+                except DynoError as exc:
+                    warnings.append(f"{name}: {exc.message}")
+                    continue
+                except Exception as exc:
+                    warnings.append(f"{name}: {type(exc).__name__}: {exc}")
+                    continue
+                warnings += [f"{name}: {w}" for w in getattr(backend, "warnings", ())]
+                found += self._track(adopted)
+            self.warnings = warnings
         return found
+
+    def _track(self, adopted: list[ServerHandle]) -> list[ServerHandle]:
+        """Keep the adopted handles of profiles not followed yet; tell :attr:`on_new` of each."""
+        kept: list[ServerHandle] = []
+        with self._lock:
+            for handle in adopted:
+                current = self._handles.get(handle.profile_name)
+                if current is not None and current.status.state.is_live:
+                    continue  # the same profile is followed under another key: keep ours
+                self._handles[handle.profile_name] = handle
+                kept.append(handle)
+        for handle in kept:
+            if self.on_new is not None:
+                self.on_new(handle)
+        return kept
+
+    def _adopt_for(self, profile: Profile) -> None:
+        """Follow the servers of the profile's own backend (and Docker engine) before launching it."""
+        backend = self.runtime_for(profile)
+        with self._lock:
+            known = {h.registry_key for h in self._handles.values() if h.status.state.is_live}
+        try:
+            if profile.runtime.value == "docker":
+                host = profile.docker.host if profile.docker is not None else None
+                adopted = list(backend.adopt(known, hosts=(host,)))  # type: ignore[call-arg]
+            else:
+                adopted = list(backend.adopt(known))
+        except DynoError:
+            return  # the launch reports an engine that does not answer
+        self._track(adopted)
+
+    def refresh(self) -> list[ServerHandle]:
+        """Follow servers launched or found since the last look (what a window polls); the new ones."""
+        sweep_stop_marks()
+        return self.adopt_all()
 
     # ---- launching -----------------------------------------------------------------------------
     def collisions(self, plan: LaunchPlan) -> list[str]:
@@ -151,23 +234,38 @@ class ServerManager:
                     problems.append(f"GPU {listing} is already used by profile '{other.profile_name}'")
         return problems
 
-    def launch(self, profile: Profile, *, check: bool = True) -> ServerHandle:
-        """Plan and launch a profile; with ``check`` refuse (LaunchBlocked) on collisions or a taken port."""
+    def launch(
+        self,
+        profile: Profile,
+        *,
+        check: bool = True,
+        on_handle: Callable[[ServerHandle], None] | None = None,
+    ) -> ServerHandle:
+        """Plan and launch a profile; returns once its server exists (process spawned, container created)
+        or has failed. With ``check``, refuse (LaunchBlocked) when the profile already runs anywhere,
+        another launch of it is under way, or its port or GPU is taken. ``on_handle`` sees the handle
+        as soon as it exists (to follow a pull or a container being created)."""
         plan = self.plan(profile)
-        if check:
-            problems = self.collisions(plan)
-            if not problems and _is_local(plan) and port_in_use(_bind_host(plan), plan.host_port):
-                problems.append(
-                    f"port {plan.host_port} on {_bind_host(plan)} is already taken by another program"
-                )
-            if problems:
-                raise LaunchBlocked(
-                    f"cannot launch '{profile.name}': " + "; ".join(problems),
-                    hint="stop the other server or change the port / GPUs in the profile",
-                )
-        handle = self.runtime_for(profile).launch(plan)
-        with self._lock:
-            self._handles[profile.name] = handle
+        with launch_lock(profile.name):
+            if check:
+                self._adopt_for(profile)  # a server launched from another llm-dyno counts too
+                problems = self.collisions(plan)
+                if not problems and _is_local(plan) and port_in_use(_bind_host(plan), plan.host_port):
+                    problems.append(
+                        f"port {plan.host_port} on {_bind_host(plan)} is already taken by another program"
+                    )
+                if problems:
+                    raise LaunchBlocked(
+                        f"cannot launch '{profile.name}': " + "; ".join(problems),
+                        hint="stop the other server or change the port / GPUs in the profile",
+                    )
+            handle = self.runtime_for(profile).launch(plan)
+            with self._lock:
+                self._handles[profile.name] = handle
+            for callback in (self.on_new, on_handle):
+                if callback is not None:
+                    callback(handle)
+            _wait_exists(handle, EXIST_TIMEOUT_S)
         return handle
 
     def stop(self, profile_name: str, timeout: float = 30.0) -> ServerHandle:
@@ -198,3 +296,20 @@ def _same_machine(a: LaunchPlan, b: LaunchPlan) -> bool:
     if _is_local(a) and _is_local(b):
         return True
     return _docker_host(a) == _docker_host(b)
+
+
+def _wait_exists(handle: ServerHandle, timeout_s: float) -> None:
+    """Block until the server exists or has ended (what a second launcher's adoption would then see)."""
+    done = threading.Event()
+
+    def check(status: object = None) -> None:
+        state = handle.status.state
+        if state not in (ServerState.PULLING, ServerState.CREATING) or not state.is_live:
+            done.set()
+
+    unsubscribe = handle.subscribe(check)
+    try:
+        check()
+        done.wait(timeout_s)
+    finally:
+        unsubscribe()

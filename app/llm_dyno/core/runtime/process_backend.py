@@ -1,8 +1,8 @@
 """Local-process backend: ``vllm serve`` on this machine, in its own process group.
 
 The server's stdout and stderr go straight to a log file (not a pipe), so it keeps running after the
-app or CLI that started it exits; a reader thread tails that file. A state file per profile
-(``data_dir()/servers/<stem>.json``) lets a later process adopt the server: watch it and stop it.
+app or CLI that started it exits; a reader thread tails that file. A state file per profile (see
+:mod:`~llm_dyno.core.runtime.registry_files`) lets a later process adopt the server: watch it and stop it.
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.model import Profile, profile_from_data
-from llm_dyno.core.profiles.store import file_stem
 from llm_dyno.core.runtime import logfiles
 from llm_dyno.core.runtime.base import (
     FailureKind,
@@ -38,17 +36,13 @@ from llm_dyno.core.runtime.base import (
 )
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
+from llm_dyno.core.runtime.registry_files import mark_stopped, servers_dir, state_path, was_stopped
 from llm_dyno.core.secrets import resolve_command, resolve_env
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ADOPT_READ_BYTES = 2_000_000  # replay at most this much of an adopted server's log
-
-
-def servers_dir() -> Path:
-    """Folder of the state files of running process-backend servers."""
-    return data_dir() / "servers"
 
 
 def _proc_start_ticks(pid: int) -> int | None:
@@ -94,6 +88,45 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def _group_members(pgid: int) -> list[int]:
+    """Pids of the processes in group ``pgid`` (from /proc)."""
+    members: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def _end_orphaned_group(state: dict[str, Any]) -> None:
+    """SIGKILL what is left of a recorded server's process group once its API process has died.
+
+    Linux does not reuse a number while a process group of that id exists: with the leader gone (and
+    its pid free), a live group of that id is the server's own. A pid that now belongs to another
+    program means the group ended long ago; that program's group is left alone."""
+    try:
+        pid = int(state["pid"])
+        pgid = int(state.get("pgid") or pid)
+    except (KeyError, TypeError, ValueError):
+        return
+    if _proc_start_ticks(pid) is not None:
+        return  # the pid is in use again: not our group any more
+    started = state.get("start_ticks")
+    members = _group_members(pgid)
+    if not members:
+        return
+    if isinstance(started, int) and any((_proc_start_ticks(m) or started) < started for m in members):
+        return
+    _signal_group(pgid, signal.SIGKILL)
+    _wait_group_gone(pgid, 5.0)
+
+
 class ProcessHandle(ServerHandle):
     """A ``vllm serve`` process (launched here, or adopted from its state file)."""
 
@@ -130,6 +163,16 @@ class ProcessHandle(ServerHandle):
     def exit_code(self) -> int | None:
         """The exit code (negative: killed by that signal); None while running or when adopted."""
         return self._exit_code
+
+    @property
+    def registry_key(self) -> str:
+        """This server's record: its state file."""
+        return str(self.state_path)
+
+    @property
+    def instance_id(self) -> str:
+        """This run of the server (pid and start time): what a stop mark names."""
+        return f"process-{self.pid}-{self._start_ticks}"
 
     def _start_threads(self, read_from: int = 0) -> None:
         for name, target in (("reader", lambda: self._read(read_from)), ("ready", self._wait_ready)):
@@ -190,12 +233,15 @@ class ProcessHandle(ServerHandle):
         self._probe.cancel()
         if self._stopping.is_set():
             return  # stop() reports the end
+        if was_stopped(self.instance_id):  # `llm-dyno stop` (or another window) stopped it on purpose
+            _wait_group_gone(self.pgid, 15.0)
+            self._join()
+            self._set_status(ServerStatus(ServerState.STOPPED, time.time(), "stopped by another llm-dyno"))
+            return
         # Children (EngineCore, workers) may outlive the main process: end the whole group.
         _signal_group(self.pgid, signal.SIGKILL)
         _wait_group_gone(self.pgid, 5.0)
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(timeout=10)
+        self._join(timeout=10)
         self._remove_state_file()
         reason = classify_failure(self.logs.lines(last=TAIL_LINES), self._exit_code)
         self._set_status(ServerStatus(ServerState.FAILED, time.time(), reason.summary, failure=reason))
@@ -208,6 +254,7 @@ class ProcessHandle(ServerHandle):
             return self.status
         self._stopping.set()
         self._probe.cancel()
+        mark_stopped(self.instance_id)
         self._set_status(ServerStatus(ServerState.STOPPING, time.time(), "stopping"))
         if not self._exited.is_set():
             _signal_group(self.pgid, signal.SIGTERM)
@@ -224,10 +271,10 @@ class ProcessHandle(ServerHandle):
         self._set_status(ServerStatus(ServerState.STOPPED, time.time(), detail))
         return self.status
 
-    def _join(self) -> None:
+    def _join(self, timeout: float = 15.0) -> None:
         for thread in self._threads:
             if thread is not threading.current_thread():
-                thread.join(timeout=15)
+                thread.join(timeout=timeout)
 
     def _remove_state_file(self) -> None:
         # Only our own: a newer launch of the same profile may have replaced it.
@@ -332,7 +379,6 @@ class ProcessRuntime(Runtime):
             )
             return _FailedHandle(plan, reason)
         argv[0] = exe
-        stem = file_stem(plan.profile.name)
         log_path = logfiles.log_path(plan.profile.name, time.strftime("%Y%m%d-%H%M%S"))
         log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
@@ -350,7 +396,7 @@ class ProcessRuntime(Runtime):
             plan,
             pid=popen.pid,
             log_path=log_path,
-            state_path=servers_dir() / f"{stem}.json",
+            state_path=state_path(plan.profile.name),
             started_at=started,
             popen=popen,
             api_key=client_api_key(plan.profile, env),
@@ -374,13 +420,16 @@ class ProcessRuntime(Runtime):
         handle._start_threads()
         return handle
 
-    def adopt(self) -> list[ProcessHandle]:
-        """Handles for servers started earlier (by this or another process) that still run."""
+    def adopt(self, known: Collection[str] = ()) -> list[ProcessHandle]:
+        """Handles for servers started earlier (by this or another process) that still run; records
+        in ``known`` (registry keys already followed) are left alone."""
         handles: list[ProcessHandle] = []
         folder = servers_dir()
         if not folder.is_dir():
             return handles
         for path in sorted(folder.glob("*.json")):
+            if str(path) in known:
+                continue
             handle = self._adopt_one(path)
             if handle is not None:
                 handles.append(handle)
@@ -403,8 +452,11 @@ class ProcessRuntime(Runtime):
         if state.get("start_ticks") is not None and ticks != state["start_ticks"]:
             same = False
         if not same:
+            # The API process is gone (or its pid now belongs to another program). Its engine
+            # processes may still hold gigabytes in the same process group: end them too.
+            _end_orphaned_group(state)
             with contextlib.suppress(OSError):
-                path.unlink()  # the server is gone (or its pid now belongs to another program)
+                path.unlink()
             return None
         plan = self.plan(profile)
         if state.get("url") and state["url"] != plan.base_url:

@@ -13,7 +13,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
 from llm_dyno.core.errors import DynoError
@@ -112,6 +112,12 @@ class GpuReading:
         out["throttle_reasons"] = list(self.throttle_reasons)
         out["memory_bandwidth_bytes_s"] = self.memory_bandwidth_bytes_s
         return out
+
+
+def reading_from_dict(data: dict[str, Any]) -> GpuReading:
+    """A reading stored with :meth:`GpuReading.to_dict` (derived fields and unknown keys ignored)."""
+    names = {f.name for f in fields(GpuReading)}
+    return GpuReading(**{k: v for k, v in data.items() if k in names})
 
 
 def _text(value: Any) -> str:

@@ -56,6 +56,10 @@ class PeriodicSampler(Generic[T]):
         """Whether the thread is alive."""
         return self._thread.is_alive()
 
+    def read_now(self) -> T:
+        """One reading, taken in the calling thread (no thread needs to run)."""
+        return self._tick()
+
     def start(self) -> None:
         """Start sampling (the first tick runs at once)."""
         self._thread.start()

@@ -1,11 +1,15 @@
 """Spec-decode A/B tab: relaunch the selected profile without, then with, its speculative config,
 benchmark each, and show a verdict per prompt ("net gain", "net loss", "within noise").
 
-The job runs in a worker thread (:class:`ABWorker`); the core stops each server it started, also on
-error or cancel. The profile must not be running (its port would be taken).
+The A/B job runs in the window's job runner, through the window's registry (so the dashboard and the
+list see both servers); the core stops each server it started, also on error or cancel, and stores
+both sides in the history. The profile must not be running (its port would be taken).
 """
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,40 +24,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.bench.ab import has_spec_config, run_spec_ab, verdict_word
+from llm_dyno.core.bench.ab import has_spec_config, verdict_word
 from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.runner import ProgressEvent
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.ab_job import ABOutcome, prepare_ab, run_ab
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.ui.bench.worker import JobWorker
+from llm_dyno.ui.jobs import JobRunner
 
 COLUMNS = ("Prompt", "Without (wall tok/s)", "With (wall tok/s)", "Δ", "Verdict")
-
-
-class ABWorker(JobWorker):
-    """Runs one A/B at a time in a thread; emits ``progress``, then ``finished`` or ``failed``."""
-
-    progress = Signal(object)  # ProgressEvent
-    finished = Signal(object)  # ABResult
-
-    def start(self, profile: Profile, suite: Suite, manager: ServerManager | None = None) -> None:
-        """Run the A/B of ``profile`` with ``suite`` in a worker thread."""
-
-        def job() -> None:
-            try:
-                ab = run_spec_ab(profile, suite, manager, self.progress.emit, self._cancel)
-            except DynoError as exc:
-                self.failed.emit(str(exc))
-                return
-            except Exception as exc:  # a bug must not take the GUI down
-                self.failed.emit(f"A/B failed: {type(exc).__name__}: {exc}")
-                return
-            self.finished.emit(ab)
-
-        self._start(job, "bench-ab")
 
 
 def _fmt(v: float | None, spec: str = "{:.1f}") -> str:
@@ -64,11 +45,14 @@ class ABPanel(QWidget):
     """Button, status and the verdict table. ``abRequested`` asks the view to start (it knows the suite)."""
 
     abRequested = Signal()
+    abFinished = Signal(object)  # ABResult, once both sides are benchmarked and stored
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.worker = ABWorker(self)
+        self.worker = JobRunner(self)
+        self.registry: ServerManager | None = None  # the window's; a panel alone makes its own
         self.result: ABResult | None = None
+        self.outcome: ABOutcome | None = None
         self.busy = False  # from start() until the result (or the failure) is shown
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
@@ -101,8 +85,8 @@ class ABPanel(QWidget):
         self.details.setObjectName("fieldHint")
         self.details.setWordWrap(True)
         layout.addWidget(self.details)
-        self.worker.progress.connect(self._progress)
-        self.worker.finished.connect(self.show_ab)
+        self.worker.progressed.connect(self._progress)
+        self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
         self.set_profile(None)
 
@@ -119,7 +103,7 @@ class ABPanel(QWidget):
             self.status.setText(reason or f"Ready to A/B “{profile.name if profile else ''}”.")
         self.run_button.setEnabled(reason is None and not busy and not self.busy)
 
-    def start(self, profile: Profile, suite: Suite, manager: ServerManager | None = None) -> bool:
+    def start(self, profile: Profile, suite: Suite) -> bool:
         """Start the A/B in the worker; False when one is already running."""
         if self.busy or self.worker.running:
             return False
@@ -127,12 +111,19 @@ class ABPanel(QWidget):
         self.table.setRowCount(0)
         self.details.clear()
         self.status.setText(f"A/B of “{profile.name}” with suite {suite.name}: starting…")
-        self.worker.start(profile, suite, manager)
+        registry = self.registry or ServerManager()
+
+        def work(emit: Callable[[object], None], cancel: threading.Event) -> ABOutcome:
+            return run_ab(prepare_ab(profile, suite, registry=registry), emit, cancel, registry=registry)
+
+        self.worker.start("spec-decode A/B", work)
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         return True
 
-    def _progress(self, event: ProgressEvent) -> None:
+    def _progress(self, event: object) -> None:
+        if not isinstance(event, ProgressEvent):
+            return
         if event.message:
             self.status.setText(event.message)
         elif event.run is not None:
@@ -143,6 +134,11 @@ class ABPanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.run_button.setEnabled(True)
         self.status.setText(message)
+
+    def _finished(self, outcome: ABOutcome) -> None:
+        self.outcome = outcome
+        self.show_ab(outcome.ab)
+        self.abFinished.emit(outcome.ab)
 
     def show_ab(self, ab: ABResult) -> None:
         """Fill the verdict table from a finished A/B."""

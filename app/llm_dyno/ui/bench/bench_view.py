@@ -4,6 +4,8 @@ filtered, tagged, exported and compared; power-cap sweeps where the GPU allows i
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -23,19 +25,23 @@ from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
-from llm_dyno.core.bench.sweep import ABResult, SweepResult
+from llm_dyno.core.bench.sweep import ABResult, PowerController, SweepResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.jobs.bench_job import BenchOutcome, ResultStored, StoreFailed, prepare_bench, run_bench
+from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.jobs.sweep_job import prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import PowerSettings, Profile
-from llm_dyno.core.telemetry.power import control_unavailable_reason, default_controller
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
 from llm_dyno.ui.bench.compare_panel import ComparePanel
 from llm_dyno.ui.bench.history_panel import HistoryPanel
 from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
-from llm_dyno.ui.bench.worker import BenchTarget, BenchWorker
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.session import ProfileSession
 
 PREFERRED_SUITES = ("community", "quick")
@@ -53,15 +59,18 @@ class BenchmarkView(QWidget):
         session: ProfileSession | None = None,
         history_path: Path | None = None,
         parent: QWidget | None = None,
+        registry: ServerManager | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
         self.history_path = history_path
+        self.registry = registry or ServerManager()  # the window's: where the profiles' servers run
+        self.power_controller: PowerController | None = None  # None: NVML through the helper
         self.profile: Profile | None = None
         self.server_url: str | None = None
         self.last_result: BenchResult | None = None
         self.last_result_id: int | None = None
-        self.worker = BenchWorker(self)
+        self.worker = JobRunner(self)
         self._done = 0
         self._total = 0
 
@@ -92,9 +101,17 @@ class BenchmarkView(QWidget):
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("served model name")
         self.model_edit.setMaximumWidth(220)
+        self.key_edit = QLineEdit()
+        self.key_edit.setPlaceholderText("API key variable (optional)")
+        self.key_edit.setToolTip(
+            "The environment variable that holds the server's API key, e.g. VLLM_API_KEY. The key "
+            "itself is never stored."
+        )
+        self.key_edit.setMaximumWidth(200)
         attach.addWidget(self.url_edit, 2)
         attach.addWidget(self.model_edit, 1)
-        for edit in (self.url_edit, self.model_edit):
+        attach.addWidget(self.key_edit, 1)
+        for edit in (self.url_edit, self.model_edit, self.key_edit):
             edit.textChanged.connect(lambda _t: self._update_target())
         layout.addLayout(attach)
 
@@ -125,10 +142,8 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.ab, "Spec A/B")
         layout.addWidget(self.tabs, 1)
 
-        self.worker.progress.connect(self._progress)
-        self.worker.message.connect(self.status.setText)
+        self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
-        self.worker.sweepFinished.connect(self._sweep_finished)
         self.worker.failed.connect(self._failed)
         self.history.openRequested.connect(self.open_result)
         self.history.compareRequested.connect(self.compare_ids)
@@ -138,7 +153,8 @@ class BenchmarkView(QWidget):
         self.sweep.saveCapRequested.connect(self.save_cap)
         self.sweep.set_unavailable(control_unavailable_reason())
         self.ab.abRequested.connect(lambda: self.start_ab())
-        self.ab.worker.finished.connect(self._ab_finished)
+        self.ab.registry = self.registry
+        self.ab.abFinished.connect(self._ab_finished)
         self.ab.worker.failed.connect(lambda _m: self._update_target())
 
         self.reload_suites()
@@ -163,21 +179,31 @@ class BenchmarkView(QWidget):
         self.server_url = url
         self._update_target()
 
-    def target(self) -> BenchTarget | None:
-        """What a click on Run benchmarks: an attached URL first, else the selected profile's server."""
+    def target(self) -> Profile | Endpoint | None:
+        """What a click on Run benchmarks: an attached URL first, else the selected profile's ready
+        server (its URL, key and GPUs come from the registry when the job is prepared)."""
         url = self.url_edit.text().strip()
         if url:
             model = self.model_edit.text().strip() or (self.profile.served_model_name if self.profile else "")
-            return BenchTarget(url, model) if model else None
+            key_env = self.key_edit.text().strip() or None
+            try:
+                return url_endpoint(url, model, api_key_env=key_env) if model else None
+            except DynoError:
+                return None
         if self.profile is not None and self.server_url:
-            return BenchTarget(self.server_url, self.profile.served_model_name, self.profile)
+            return self.profile
         return None
+
+    def _describe(self, target: Profile | Endpoint) -> str:
+        if isinstance(target, Endpoint):
+            return target.describe()
+        return f"{target.name} · {target.served_model_name} at {self.server_url}"
 
     def _update_target(self) -> None:
         busy = self.worker.running or self.ab.busy
         target = self.target()
         if target is not None:
-            self.target_label.setText(f"Target: {target.describe()}")
+            self.target_label.setText(f"Target: {self._describe(target)}")
         elif self.url_edit.text().strip():
             self.target_label.setText("Give the served model name of the attached server.")
         elif self.profile is not None:
@@ -187,7 +213,7 @@ class BenchmarkView(QWidget):
         self.run_button.setEnabled(target is not None and not busy)
         self.cancel_button.setEnabled(busy)
         self.suite_combo.setEnabled(not busy)
-        self.sweep.set_busy(busy or target is None or target.profile is None)
+        self.sweep.set_busy(busy or not isinstance(target, Profile))
         self.ab.set_profile(self.profile, running=self.server_url is not None, busy=busy)
 
     # ---- running -------------------------------------------------------------------------------
@@ -204,8 +230,14 @@ class BenchmarkView(QWidget):
         s = suite if isinstance(suite, Suite) else self._suite(suite)
         if target is None or s is None or self.worker.running or self.ab.busy:
             return False
-        self._begin(s, f"{s.name} · {target.describe()}")
-        self.worker.start(target, s)
+        self._begin(s, f"{s.name} · {self._describe(target)}")
+        registry, history = self.registry, self.history_path
+
+        def work(emit: Callable[[object], None], cancel: threading.Event) -> BenchOutcome:
+            spec = prepare_bench(target, s, registry=registry, history_path=history)
+            return run_bench(spec, emit, cancel)
+
+        self.worker.start("benchmark", work)
         self._update_target()
         return True
 
@@ -224,7 +256,15 @@ class BenchmarkView(QWidget):
         self.worker.cancel()
         self.status.setText("Cancelling…")
 
-    def _progress(self, event: ProgressEvent) -> None:
+    def _progress(self, event: object) -> None:
+        if isinstance(event, ResultStored):
+            self.last_result_id = event.result_id
+            return
+        if isinstance(event, StoreFailed):
+            self.errorMessage.emit(event.message)
+            return
+        if not isinstance(event, ProgressEvent):
+            return
         if event.kind == EventKind.RUN_STARTED:
             label = "warm-up" if event.warmup else "run"
             self.status.setText(f"{event.prompt}: {label} {event.index} of {event.total}")
@@ -235,19 +275,20 @@ class BenchmarkView(QWidget):
         elif event.message:
             self.status.setText(event.message)
 
-    def _finished(self, result: BenchResult) -> None:
+    def _finished(self, outcome: object) -> None:
+        if isinstance(outcome, SweepResult):
+            self._sweep_finished(outcome)
+        elif isinstance(outcome, BenchOutcome):
+            self._bench_finished(outcome)
+
+    def _bench_finished(self, outcome: BenchOutcome) -> None:
+        result = outcome.result
         self.last_result = result
+        self.last_result_id = outcome.result_id
         line = markdown_line(result) if result.all_runs() else ""
         self.result_panel.set_markdown(line)
         self.result_panel.set_roofline(result)
-        saved = ""
-        if result.all_runs():
-            try:
-                with HistoryStore(self.history_path) as store:
-                    self.last_result_id = store.add(result)
-                saved = f" · saved as #{self.last_result_id}"
-            except DynoError as exc:
-                self.errorMessage.emit(f"the result could not be saved: {exc}")
+        saved = f" · saved as #{outcome.result_id}" if outcome.result_id is not None else ""
         if result.error:
             state = f"failed: {result.error}"
         elif result.cancelled:
@@ -264,6 +305,7 @@ class BenchmarkView(QWidget):
 
     def _failed(self, message: str) -> None:
         self.status.setText(message)
+        self.progress.setTextVisible(False)
         self._update_target()
         self.errorMessage.emit(message)
 
@@ -301,24 +343,25 @@ class BenchmarkView(QWidget):
         """Sweep the selected profile's server over ``caps`` with the picked suite."""
         target = self.target()
         suite = self._suite(None)
-        if self.sweep.unavailable or target is None or target.profile is None or suite is None:
+        if self.sweep.unavailable or not isinstance(target, Profile) or suite is None:
             return False
         self._begin(
-            suite.with_counts(), f"sweep {', '.join(f'{c:.0f}' for c in caps)} W · {target.describe()}"
+            suite.with_counts(), f"sweep {', '.join(f'{c:.0f}' for c in caps)} W · {self._describe(target)}"
         )
         self.progress.setRange(0, max(self._total * len(caps), 1))
         self._total *= len(caps)
-        self.worker.start_sweep(target, suite, caps, default_controller())
+        registry, controller, checked = self.registry, self.power_controller, self.power_controller is None
+
+        def work(emit: Callable[[object], None], cancel: threading.Event) -> SweepResult:
+            # the profile's GPUs, each cap checked against their range, locked while the sweep runs
+            spec = prepare_sweep(target, tuple(caps), suite, registry=registry, check_limits=checked)
+            return run_sweep_job(spec, emit, cancel, controller=controller)
+
+        self.worker.start("power-cap sweep", work)
         self._update_target()
         return True
 
     def _sweep_finished(self, sweep: SweepResult) -> None:
-        try:
-            with HistoryStore(self.history_path) as store:
-                for point in sweep.points:
-                    store.add(point.result, tags=("sweep", f"cap-{point.cap_w:.0f}"))
-        except DynoError as exc:
-            self.errorMessage.emit(f"the sweep results could not be saved: {exc}")
         self.sweep.show_sweep(sweep, can_save=self.profile is not None and self.session is not None)
         self.tabs.setCurrentWidget(self.sweep)
         self.history.reload()
@@ -339,13 +382,6 @@ class BenchmarkView(QWidget):
         return started
 
     def _ab_finished(self, ab: ABResult) -> None:
-        try:
-            with HistoryStore(self.history_path) as store:
-                for tag, result in (("spec-off", ab.without_spec), ("spec-on", ab.with_spec)):
-                    if result.all_runs():
-                        store.add(result, tags=("ab", tag))
-        except DynoError as exc:
-            self.errorMessage.emit(f"the A/B results could not be saved: {exc}")
         self.history.reload()
         self._update_target()
         self.benchmark_finished.emit("Spec-decode A/B: " + "; ".join(ab.summary()))

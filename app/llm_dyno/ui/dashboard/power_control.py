@@ -19,8 +19,9 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QWidget
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.power_job import set_limits
 from llm_dyno.core.telemetry.nvml import NvmlUnavailable
-from llm_dyno.core.telemetry.power import PowerLimit, read_power_limit, set_power_limits
+from llm_dyno.core.telemetry.power import PowerLimit, read_power_limit
 
 TARGET_TIP = (
     "Which GPUs Apply sets. All: the same limit on each GPU of the server, checked against every "
@@ -144,7 +145,8 @@ class PowerLimitControl(QWidget):
         self.requested_w = watts
         self._set_enabled(False)
         self.status.setText(f"Setting {watts} W…")
-        self._worker.run(lambda: set_power_limits(targets, float(watts)))
+        # a job with the GPUs' locks: refused while a power-cap sweep holds one of them
+        self._worker.run(lambda: set_limits(targets, float(watts), "the dashboard's power control"))
 
     def _got_limit(self, limits: PowerLimit | tuple[PowerLimit, ...]) -> None:
         for limit in limits if isinstance(limits, tuple) else (limits,):

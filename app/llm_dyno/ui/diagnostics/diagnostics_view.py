@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.diagnose.apply import apply_finding, fixed_name
 from llm_dyno.core.diagnose.gather import (
     Gathered,
-    gather,
     reference_choices,
     remember_reference,
     remembered_reference,
@@ -31,7 +30,9 @@ from llm_dyno.core.diagnose.gather import (
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.session import ProfileSession
 
@@ -61,10 +62,12 @@ class DiagnosticsView(QWidget):
         session: ProfileSession | None = None,
         history_path: Path | None = None,
         parent: QWidget | None = None,
+        registry: ServerManager | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
         self.history_path = history_path
+        self.registry = registry or ServerManager()
         self.profile: Profile | None = None
         self.server_url: str | None = None
         self.log_path: Path | None = None
@@ -207,11 +210,23 @@ class DiagnosticsView(QWidget):
         typed, history = self._typed(), self.history_path
         self.sources.setText("Diagnosing…")
 
+        registry = self.registry
+
         def job() -> None:
             try:
-                result: Gathered | str = gather(
-                    profile, reference, log_path=log_path, live_url=url, typed=typed, history_path=history
+                # the profile's server as the window's registry follows it (its URL, key and GPUs)
+                spec = prepare_diagnose(
+                    profile,
+                    reference,
+                    registry=registry,
+                    log_path=log_path,
+                    typed=typed,
+                    history_path=history,
+                    find_servers=False,
                 )
+                result: Gathered | str = run_diagnose(spec)
+            except DynoError as exc:
+                result = f"diagnosis failed: {exc}"
             except Exception as exc:  # one broken input must not take the view down
                 result = f"diagnosis failed: {exc}"
             with contextlib.suppress(RuntimeError):  # the view closed while the worker read the metrics

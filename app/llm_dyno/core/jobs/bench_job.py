@@ -1,0 +1,224 @@
+"""The benchmark job: a profile's (or a URL's) server, the suite, its GPUs, stored run by run.
+
+``prepare_bench`` resolves everything once and refuses before any request: the endpoint from the
+registry (the running server's plan: URL, engine host, API-key reference), the suite checked against
+the profile (``max_tokens`` against ``--max-model-len``), the GPUs and how to read them, and the
+history store (opened and checked writable). ``run_bench`` sends the key, reads the GPUs into every
+run (energy, tokens per joule, mean and peak watts, temperature, throttle reasons), and stores the
+result after every finished run, so Ctrl-C, a crash or a malformed answer never loses finished runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from llm_dyno.core.bench.ceiling import attach_roofline_for
+from llm_dyno.core.bench.gpu import GpuReader
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.runner import EventKind, ProgressEvent, ThermalWait
+from llm_dyno.core.bench.session import run_benchmark
+from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.schema import HistoryError
+from llm_dyno.core.history.store import HistoryStore, default_path
+from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.telemetry.gpu_source import GpuSource
+from llm_dyno.core.telemetry.nvml import GpuReading
+
+Emit = Callable[[object], None]
+NO_GPUS = GpuPlan(None, "no GPU named")
+UNDER_LOAD_KEPT = 64  # GPU readings under load kept with a result (what diagnosis reads)
+
+
+class SuiteDoesNotFit(DynoError):
+    """The suite asks for more tokens than the profile's server accepts."""
+
+
+@dataclass(frozen=True)
+class ResultStored:
+    """The result was stored (again) in the history after a run: its id and how many runs it holds."""
+
+    result_id: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class StoreFailed:
+    """A run could not be stored (the benchmark goes on; the next run tries again)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """Everything a benchmark needs, resolved once by :func:`prepare_bench`."""
+
+    endpoint: Endpoint
+    suite: Suite
+    profile: Profile | None = None
+    gpus: GpuPlan = NO_GPUS
+    history_path: Path | None = None  # None: the result is not stored
+    tags: tuple[str, ...] = ()
+    thermal_wait: ThermalWait | None = None
+
+    def with_tags(self, *tags: str) -> BenchSpec:
+        """The same benchmark, stored with more tags (a sweep's cap, an A/B side)."""
+        return replace(self, tags=(*self.tags, *tags))
+
+
+@dataclass(frozen=True)
+class BenchOutcome:
+    """The finished (or cancelled / failed) result and where it was stored."""
+
+    result: BenchResult
+    result_id: int | None
+
+
+def check_suite(suite: Suite, profile: Profile | None) -> list[str]:
+    """Refuse (:class:`SuiteDoesNotFit`) a suite whose ``max_tokens`` cannot fit the profile's
+    ``--max-model-len``; returns warnings for prompts that may not fit with their prompt tokens."""
+    if profile is None or profile.engine().max_model_len is None:
+        return []
+    limit = profile.engine().max_model_len or 0
+    warnings: list[str] = []
+    for prompt in suite.prompts:
+        # a rough size of the prompt in tokens (about 4 characters each) plus the chat template
+        text = sum(len(m.content) for m in prompt.messages) + len(prompt.prompt or "")
+        estimate = text // 4 + 16
+        if prompt.max_tokens >= limit:
+            raise SuiteDoesNotFit(
+                f"suite {suite.name!r}: prompt {prompt.name!r} asks for max_tokens {prompt.max_tokens}, but "
+                f"profile {profile.name!r} serves at most {limit} tokens (--max-model-len); vLLM would "
+                "reject every request",
+                hint=f"raise --max-model-len above {prompt.max_tokens + estimate}, or pick a smaller suite "
+                "(--suite quick)",
+            )
+        if prompt.max_tokens + estimate > limit:
+            warnings.append(
+                f"prompt {prompt.name!r}: max_tokens {prompt.max_tokens} plus about {estimate} prompt tokens "
+                f"may exceed --max-model-len {limit}"
+            )
+    return warnings
+
+
+def prepare_bench(
+    target: Profile | Endpoint,
+    suite: Suite,
+    *,
+    registry: ServerManager | None = None,
+    store: bool = True,
+    history_path: Path | None = None,
+    gpu: int | None = None,
+    tags: tuple[str, ...] = (),
+    thermal_wait: ThermalWait | None = None,
+) -> BenchSpec:
+    """Resolve a benchmark of a profile's server (as the registry knows it) or of an endpoint.
+
+    ``gpu`` names this machine's GPU of a server given by URL. Raises before anything runs: an unset
+    API key, a suite that does not fit, a history that cannot be written."""
+    if isinstance(target, Profile):
+        registry = registry or ServerManager()
+        handle = registry.get(target.name)
+        plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
+        endpoint = profile_endpoint(target, plan)
+        gpus = plan_gpus(plan)
+        profile: Profile | None = target
+    else:
+        endpoint, profile = target, None
+        gpus = (
+            GpuPlan(GpuSource.local((gpu,))) if gpu is not None else GpuPlan(None, "no GPU named (--gpu N)")
+        )
+    check_suite(suite, profile)
+    endpoint.check_key()
+    path = None
+    if store:
+        path = history_path or default_path()
+        with HistoryStore(path) as history:
+            history.check_writable()
+    return BenchSpec(endpoint, suite, profile, gpus, path, tags, thermal_wait)
+
+
+class _Recording:
+    """Wraps a GPU reader: keeps the latest readings taken under load for the stored result."""
+
+    def __init__(self, reader: GpuReader) -> None:
+        self._reader = reader
+        self.first: GpuReading | None = None
+        self.kept: deque[GpuReading] = deque(maxlen=UNDER_LOAD_KEPT)
+        self._last_kept = 0.0
+
+    def __call__(self) -> GpuReading:
+        reading = self._reader()
+        if self.first is None:
+            self.first = reading
+        elif reading.taken_at - self._last_kept >= 1.0:  # one a second is plenty for the rules
+            self.kept.append(reading)
+            self._last_kept = reading.taken_at
+        return reading
+
+
+def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None) -> BenchOutcome:
+    """Run the benchmark; every event goes to ``emit`` (runner :class:`ProgressEvent`,
+    :class:`ResultStored`, :class:`StoreFailed`); server trouble ends up in ``result.error``."""
+    cancel = cancel or threading.Event()
+    api_key = spec.endpoint.api_key()
+    recording = _Recording(gpu_reader(spec.gpus.source)) if spec.gpus.source is not None else None
+    history = HistoryStore(spec.history_path) if spec.history_path is not None else None
+    stored: list[int] = []
+
+    def store(result: BenchResult) -> None:
+        if history is None:
+            return
+        _add_gpu_context(result, spec, recording)
+        try:
+            if stored:
+                history.replace(stored[0], result)
+            else:
+                stored.append(history.add(result, tags=spec.tags))
+        except (HistoryError, OSError) as exc:
+            emit(StoreFailed(f"could not store the result: {exc}"))
+            return
+        except Exception as exc:  # sqlite3 errors not wrapped by the store (disk full, I/O)
+            emit(StoreFailed(f"could not store the result: {type(exc).__name__}: {exc}"))
+            return
+        emit(ResultStored(stored[0], len(result.all_runs())))
+
+    if recording is None and spec.gpus.reason:
+        emit(ProgressEvent(EventKind.MESSAGE, message=f"GPU not read: {spec.gpus.reason}"))
+    try:
+        result = run_benchmark(
+            spec.endpoint.url,
+            spec.endpoint.model,
+            spec.suite,
+            profile=spec.profile,
+            gpu=recording,
+            progress=emit,
+            cancel=cancel,
+            api_key=api_key,
+            thermal_wait=spec.thermal_wait,
+            on_run=store,
+        )
+        attach_roofline_for(result, spec.profile)
+        if result.all_runs():
+            store(result)
+    finally:
+        if history is not None:
+            history.close()
+    return BenchOutcome(result, stored[0] if stored else None)
+
+
+def _add_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> None:
+    ctx = result.context
+    ctx["gpus"] = spec.gpus.label if spec.gpus.source is not None else None
+    ctx["gpu_read_from"] = spec.gpus.source.where if spec.gpus.source is not None else None
+    if recording is not None:
+        if recording.first is not None:
+            ctx["gpu_before"] = [recording.first.to_dict()]
+        ctx["gpu_under_load"] = [r.to_dict() for r in recording.kept]

@@ -1,0 +1,85 @@
+"""The diagnose job: a profile (and its live server, from the registry) or a URL, with GPU readings.
+
+It reads what a user's rig really shows: the latest launch log, the latest benchmark with the GPU
+readings taken under load during it, the latest spec-decode A/B of the profile, the live server's
+metrics (sending its API key) and a GPU reading now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from llm_dyno.core.diagnose.gather import Gathered, gather
+from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.base import ServerState
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.telemetry.nvml import GpuReading
+
+
+@dataclass(frozen=True)
+class DiagnoseSpec:
+    """What a diagnosis reads, resolved by :func:`prepare_diagnose`."""
+
+    profile: Profile | None
+    reference: Reference | None
+    endpoint: Endpoint | None  # the live server, when there is one
+    gpus: GpuPlan
+    log_path: Path | None = None
+    typed: Measured | None = None
+    history_path: Path | None = None
+
+
+def prepare_diagnose(
+    profile: Profile | None,
+    reference: Reference | None,
+    *,
+    endpoint: Endpoint | None = None,
+    registry: ServerManager | None = None,
+    log_path: Path | None = None,
+    typed: Measured | None = None,
+    history_path: Path | None = None,
+    find_servers: bool = True,
+) -> DiagnoseSpec:
+    """For a profile, its server is the registry's when it is ready; refuses an unset API key. With
+    neither a profile nor an endpoint only typed numbers and the reference are read."""
+    gpus = GpuPlan(None, "no running server")
+    if profile is not None and endpoint is None:
+        registry = registry or ServerManager()
+        if find_servers:
+            registry.adopt_all()
+        handle = registry.get(profile.name)
+        if handle is not None and handle.status.state is ServerState.READY:
+            endpoint, gpus = profile_endpoint(profile, handle.plan), plan_gpus(handle.plan)
+    if endpoint is not None:
+        endpoint.check_key()
+    return DiagnoseSpec(profile, reference, endpoint, gpus, log_path, typed, history_path)
+
+
+def run_diagnose(spec: DiagnoseSpec) -> Gathered:
+    """Gather and diagnose (never raises for a server or GPU that does not answer: see the notes)."""
+    now: tuple[GpuReading, ...] = ()
+    notes: list[str] = []
+    if spec.gpus.source is not None:
+        try:
+            now = (gpu_reader(spec.gpus.source)(),)
+        except DynoError as exc:
+            notes.append(f"GPU not read: {exc.message}")
+    gathered = gather(
+        spec.profile,
+        spec.reference,
+        log_path=spec.log_path,
+        live_url=spec.endpoint.url if spec.endpoint is not None else None,
+        typed=spec.typed,
+        history_path=spec.history_path,
+        api_key=spec.endpoint.api_key() if spec.endpoint is not None else None,
+        gpu_now=now,
+    )
+    if notes:
+        gathered = Gathered(gathered.diagnosis, gathered.sources, gathered.diff, (*gathered.notes, *notes))
+    return gathered

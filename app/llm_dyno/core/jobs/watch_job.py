@@ -1,0 +1,33 @@
+"""The watch job's spec: what the dashboard and ``llm-dyno watch`` sample, resolved from the registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.gpus import GpuPlan, plan_gpus
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.manager import ServerManager
+
+
+@dataclass(frozen=True)
+class WatchSpec:
+    """The server to sample and its GPUs."""
+
+    endpoint: Endpoint
+    gpus: GpuPlan
+
+
+def prepare_watch(target: Profile | Endpoint, *, registry: ServerManager | None = None) -> WatchSpec:
+    """A profile's server as the registry knows it (launched anywhere), or an endpoint by URL; an unset
+    API key is refused here."""
+    if isinstance(target, Endpoint):
+        spec = WatchSpec(target, GpuPlan(None, "a server given by URL"))
+    else:
+        registry = registry or ServerManager()
+        registry.adopt_all()
+        handle = registry.get(target.name)
+        plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
+        spec = WatchSpec(profile_endpoint(target, plan), plan_gpus(plan))
+    spec.endpoint.check_key()
+    return spec

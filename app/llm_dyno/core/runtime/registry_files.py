@@ -1,0 +1,97 @@
+"""The files behind the registry of running servers: keys that cannot collide, launch locks, stop marks.
+
+Several processes share one registry (the window, ``llm-dyno launch`` in a terminal, ``llm-dyno stop``
+from a script), so its state lives in files under ``data_dir()/servers``:
+
+- ``<stem>-<hash>.json``: a process server's record (pid, process group, start time, profile snapshot).
+  The hash of the exact profile name keeps ``A`` and ``a`` (or ``a b`` and ``a-b``) apart on every
+  file system.
+- ``<stem>-<hash>.lock``: held (``flock``) while a launch of that profile is under way, so two launches
+  at once cannot both start a server.
+- ``stopped/<instance>``: written by whoever stops a server before it signals it, so every other
+  process following the same server reports "stopped" rather than "crashed". Old marks are swept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.paths import data_dir
+from llm_dyno.core.profiles.store import file_stem
+
+STOP_MARK_MAX_AGE_S = 24 * 3600
+
+
+class LaunchInProgress(DynoError):
+    """Another process is launching the same profile right now."""
+
+
+def servers_dir() -> Path:
+    """Folder of the registry's files."""
+    return data_dir() / "servers"
+
+
+def server_key(profile_name: str) -> str:
+    """A file-name-safe key for a profile that no other profile name shares (case and punctuation kept)."""
+    digest = hashlib.sha256(profile_name.encode("utf-8")).hexdigest()[:10]
+    return f"{file_stem(profile_name)}-{digest}"
+
+
+def state_path(profile_name: str) -> Path:
+    """Where a process server's record is kept."""
+    return servers_dir() / f"{server_key(profile_name)}.json"
+
+
+@contextlib.contextmanager
+def launch_lock(profile_name: str) -> Iterator[None]:
+    """Hold the profile's launch lock; :class:`LaunchInProgress` when another process holds it."""
+    folder = servers_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{server_key(profile_name)}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LaunchInProgress(
+                f"'{profile_name}' is being launched by another llm-dyno right now",
+                hint="wait for that launch; `llm-dyno status` shows it once it runs",
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _marks() -> Path:
+    return servers_dir() / "stopped"
+
+
+def mark_stopped(instance: str) -> None:
+    """Record that the server ``instance`` is being stopped on purpose (before it is signalled)."""
+    folder = _marks()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / instance).write_text(f"{os.getpid()} {time.time():.0f}\n", encoding="utf-8")
+
+
+def was_stopped(instance: str) -> bool:
+    """Whether somebody stopped ``instance`` on purpose (so its end is no crash)."""
+    return (_marks() / instance).exists()
+
+
+def sweep_stop_marks(max_age_s: float = STOP_MARK_MAX_AGE_S) -> None:
+    """Remove stop marks older than ``max_age_s`` (their servers ended long ago)."""
+    folder = _marks()
+    if not folder.is_dir():
+        return
+    cutoff = time.time() - max_age_s
+    for mark in folder.iterdir():
+        with contextlib.suppress(OSError):
+            if mark.stat().st_mtime < cutoff:
+                mark.unlink()
