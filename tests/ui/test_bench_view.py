@@ -149,11 +149,11 @@ def test_live_run_fills_the_table_run_by_run_and_stores_it(qtbot, ui_home: Path,
     qtbot.addWidget(v)
     rows_seen: list[int] = []
 
-    def on_progress(event: ProgressEvent) -> None:
-        if event.kind == EventKind.RUN_FINISHED:
+    def on_progress(event: object) -> None:
+        if isinstance(event, ProgressEvent) and event.kind == EventKind.RUN_FINISHED:
             rows_seen.append(v.result_panel.table.rowCount())
 
-    v.worker.progress.connect(on_progress)  # connected after the view's slot: sees the row it added
+    v.worker.progressed.connect(on_progress)  # connected after the view's slot: sees the row it added
     v.url_edit.setText(server)
     v.model_edit.setText("tiny")
     assert v.run_button.isEnabled()

@@ -184,6 +184,9 @@ class ServerController(QObject):
         elif status.state is ServerState.FAILED:
             summary = status.failure.summary if status.failure else "failed"
             self.w.statusBar().showMessage(f"“{name}” failed: {summary}", 15000)
+        elif status.state is ServerState.STOPPED and name not in self._stop_wanted:
+            # stopped from elsewhere (llm-dyno stop, another window): say so, it was no crash
+            self.w.statusBar().showMessage(f"“{name}” {status.detail or 'stopped'}", 10000)
         if not status.state.is_live:
             self._stop_wanted.discard(name)
         self.update_actions()

@@ -206,7 +206,7 @@ def test_unrecognized_argument(home: Path, tiny_model: Path, vllm_exe: Path, vll
     handle = _fail(make_profile("bad-flag", tiny_model, vllm_exe, vllm_cache, "--no-such-flag"))
     failure = handle.status.failure
     assert failure is not None and failure.kind is FailureKind.UNRECOGNIZED_ARGUMENTS
-    assert failure.details["arguments"] == ["--no-such-flag"] and handle.exit_code == 2
+    assert failure.details.arguments == ("--no-such-flag",) and handle.exit_code == 2
 
 
 def test_port_taken(home: Path, tiny_model: Path, vllm_exe: Path, vllm_cache: Path) -> None:
@@ -232,5 +232,5 @@ def test_kv_cache_too_small_for_max_model_len(
     handle = _fail(profile, timeout=180)
     failure = handle.status.failure
     assert failure is not None and failure.kind is FailureKind.KV_CACHE_TOO_SMALL, failure
-    assert failure.details["max_model_len"] == 2000000
-    assert 0 < int(failure.details["estimated_max_model_len"]) < 2000000
+    assert failure.details.max_model_len == 2000000
+    assert 0 < (failure.details.estimated_max_model_len or 0) < 2000000

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.runtime.base import FailureKind, ServerState
+from llm_dyno.core.runtime.base import FailureDetails, FailureKind, ServerState
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.telemetry.logformats import (
     EventKind,
@@ -209,19 +209,21 @@ def test_reference_failure_lines(kind: str, lines: list[str]) -> None:
 
 def test_kv_too_small_reads_the_estimate() -> None:
     reason = classify_failure(blocks("ref_failure_lines.log")[0][1])
-    assert reason.details == {"max_model_len": 262144, "estimated_max_model_len": 87840}
+    assert reason.details == FailureDetails(max_model_len=262144, estimated_max_model_len=87840)
     assert "87840" in reason.hint
 
 
 def test_gpu_busy_reads_the_numbers() -> None:
     reason = classify_failure(blocks("ref_failure_lines.log")[2][1])
-    assert reason.details == {"free": 4.04, "total": 119.63, "util": 0.15, "want": 17.94}
+    assert reason.details == FailureDetails(
+        free_gib=4.04, total_gib=119.63, wanted_gib=17.94, gpu_memory_utilization=0.15
+    )
 
 
 def test_real_cpu_unrecognized_argument() -> None:
     reason = classify_failure(load("vllm_cpu_unrecognized_argument.log"), 2)
     assert reason.kind is FailureKind.UNRECOGNIZED_ARGUMENTS
-    assert reason.details["arguments"] == ["--no-such-flag"]
+    assert reason.details.arguments == ("--no-such-flag",)
     assert reason.excerpt == ("vllm: error: unrecognized arguments: --no-such-flag",)
 
 
@@ -235,13 +237,13 @@ def test_real_cpu_kv_cache_too_small_found_far_above_the_last_line() -> None:
     assert "Engine core initialization failed" in "".join(lines[-5:])
     reason = classify_failure(lines[-250:], 1)
     assert reason.kind is FailureKind.KV_CACHE_TOO_SMALL
-    assert reason.details == {"max_model_len": 2000000, "estimated_max_model_len": 1048448}
+    assert reason.details == FailureDetails(max_model_len=2000000, estimated_max_model_len=1048448)
 
 
 def test_real_cpu_max_model_len_beyond_the_model() -> None:
     reason = classify_failure(load("vllm_cpu_max_model_len_beyond_model.log"), 1)
     assert reason.kind is FailureKind.MODEL_LEN_EXCEEDS_MODEL
-    assert reason.details == {"max_model_len": 1000000}
+    assert reason.details == FailureDetails(max_model_len=1000000)
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in reason.hint
 
 
@@ -257,7 +259,7 @@ def test_uvicorn_bind_error_names_the_port() -> None:
         "address already in use"
     )
     reason = classify_failure([line])
-    assert reason.kind is FailureKind.PORT_IN_USE and reason.details == {"port": 8000}
+    assert reason.kind is FailureKind.PORT_IN_USE and reason.details == FailureDetails(port=8000)
 
 
 def test_engine_init_failed_finds_the_root_cause_above() -> None:
@@ -269,7 +271,7 @@ def test_engine_init_failed_finds_the_root_cause_above() -> None:
     lines = [x.replace("max seq len", "sequence length") for x in lines]
     reason = classify_failure(lines, 1)
     assert reason.kind is FailureKind.ENGINE_INIT_FAILED
-    assert str(reason.details["root_cause"]).startswith("ValueError: Something new")
+    assert str(reason.details.root_cause).startswith("ValueError: Something new")
     assert "Engine core initialization failed" in reason.excerpt[-1]
 
 

@@ -21,6 +21,8 @@ from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.nvml import GpuReading
 
+READY_WAIT_S = 5.0  # how long a server found running may take to answer /health
+
 
 @dataclass(frozen=True)
 class DiagnoseSpec:
@@ -54,6 +56,8 @@ def prepare_diagnose(
         if find_servers:
             registry.adopt_all()
         handle = registry.get(profile.name)
+        if find_servers and handle is not None and handle.status.state.is_live:
+            handle.wait_ready(READY_WAIT_S)  # a server just found checks /health first
         if handle is not None and handle.status.state is ServerState.READY:
             endpoint, gpus = profile_endpoint(profile, handle.plan), plan_gpus(handle.plan)
     if endpoint is not None:

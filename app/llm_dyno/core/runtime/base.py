@@ -89,6 +89,24 @@ class FailureKind(StrEnum):
 
 
 @dataclass(frozen=True)
+class FailureDetails:
+    """What a failure's log lines gave, beyond the summary (what a fix needs): the flags vLLM refused,
+    the port taken, GPU memory free / total / asked for (GiB) and the utilisation, the asked
+    ``--max-model-len`` and the longest the KV cache can hold, and the root cause of an engine that
+    failed to start."""
+
+    arguments: tuple[str, ...] = ()
+    port: int | None = None
+    free_gib: float | None = None
+    total_gib: float | None = None
+    wanted_gib: float | None = None
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    estimated_max_model_len: int | None = None
+    root_cause: str | None = None
+
+
+@dataclass(frozen=True)
 class FailureReason:
     """Why a server failed: a classification, a one-line summary, what to do, and the evidence."""
 
@@ -97,7 +115,7 @@ class FailureReason:
     hint: str = ""
     excerpt: tuple[str, ...] = ()  # the log lines that show the cause
     exit_code: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)  # e.g. {"estimated_max_model_len": 20000}
+    details: FailureDetails = field(default_factory=FailureDetails)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from llm_dyno.core.runtime.base import FailureKind, FailureReason
+from llm_dyno.core.runtime.base import FailureDetails, FailureKind, FailureReason
 from llm_dyno.core.telemetry.logformats.prefix import line_level, strip_prefix
 
 # ---- failures --------------------------------------------------------------------------------------
@@ -20,7 +20,7 @@ class _Rule:
     pattern: re.Pattern[str]
     summary: Callable[[re.Match[str]], str]
     hint: Callable[[re.Match[str]], str]
-    details: Callable[[re.Match[str]], dict[str, object]] = lambda _m: {}
+    details: Callable[[re.Match[str]], FailureDetails] = lambda _m: FailureDetails()
 
 
 def _int(text: str) -> int:
@@ -40,7 +40,7 @@ _RULES: list[_Rule] = [
                 else ""
             )
         ).strip(),
-        lambda m: {"arguments": m.group("args").split()},
+        lambda m: FailureDetails(arguments=tuple(m.group("args").split())),
     ),
     _Rule(
         FailureKind.PORT_IN_USE,
@@ -50,7 +50,7 @@ _RULES: list[_Rule] = [
             "the server's port is already in use" + (f" (port {m.group('port')})" if m.group("port") else "")
         ),
         lambda _m: "Another program listens on that port: stop it, or change --port in the profile.",
-        lambda m: {"port": int(m.group("port"))} if m.group("port") else {},
+        lambda m: FailureDetails(port=int(m.group("port")) if m.group("port") else None),
     ),
     _Rule(
         FailureKind.KV_CACHE_TOO_SMALL,
@@ -63,7 +63,9 @@ _RULES: list[_Rule] = [
             f"Lower --max-model-len to {_int(m.group('n'))} or less, or give the KV cache more memory "
             "(raise --gpu-memory-utilization; on CPU raise VLLM_CPU_KVCACHE_SPACE)."
         ),
-        lambda m: {"max_model_len": _int(m.group("want")), "estimated_max_model_len": _int(m.group("n"))},
+        lambda m: FailureDetails(
+            max_model_len=_int(m.group("want")), estimated_max_model_len=_int(m.group("n"))
+        ),
     ),
     _Rule(
         FailureKind.NO_KV_MEMORY,
@@ -86,7 +88,12 @@ _RULES: list[_Rule] = [
             "Another process holds GPU memory (see nvidia-smi): stop it, or lower --gpu-memory-utilization "
             "to fit in the free memory."
         ),
-        lambda m: {k: float(v) for k, v in m.groupdict().items()},
+        lambda m: FailureDetails(
+            free_gib=float(m.group("free")),
+            total_gib=float(m.group("total")),
+            wanted_gib=float(m.group("want")),
+            gpu_memory_utilization=float(m.group("util")),
+        ),
     ),
     _Rule(
         FailureKind.CUDA_OOM,
@@ -113,7 +120,7 @@ _RULES: list[_Rule] = [
             "Lower --max-model-len to the model's limit, or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in the "
             "profile's env if you know the model handles longer contexts."
         ),
-        lambda m: {"max_model_len": _int(m.group("want"))},
+        lambda m: FailureDetails(max_model_len=_int(m.group("want"))),
     ),
 ]
 
@@ -163,7 +170,7 @@ def classify_failure(lines: Sequence[str], exit_code: int | None = None) -> Fail
                     rule.hint(m),
                     _excerpt(lines, i),
                     exit_code,
-                    dict(rule.details(m)),
+                    rule.details(m),
                 )
     errors = _error_messages(lines)
     engine_idx = next(
@@ -179,7 +186,7 @@ def classify_failure(lines: Sequence[str], exit_code: int | None = None) -> Fail
                 "Fix the root cause shown: the profile's flags or model may not fit this vLLM or hardware.",
                 (*_excerpt(lines, i), lines[engine_idx]),
                 exit_code,
-                {"root_cause": msg},
+                FailureDetails(root_cause=msg),
             )
         return FailureReason(
             FailureKind.ENGINE_INIT_FAILED,

