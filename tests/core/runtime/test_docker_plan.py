@@ -145,6 +145,24 @@ def test_remote_host_warns_about_a_loopback_port() -> None:
     assert plan.describe().startswith("docker -H ssh://will@gpubox run ")
 
 
+def test_an_engine_elsewhere_through_docker_host_is_where_the_server_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The profile names no host; DOCKER_HOST points at another machine:
+    the plan's URL, and so every job's endpoint, is that machine, not 127.0.0.1."""
+    monkeypatch.setenv("DOCKER_HOST", "tcp://gpubox.lan:2376")
+    assert DockerRuntime().plan(founding()).base_url == "http://gpubox.lan:8020"
+    monkeypatch.setenv("DOCKER_HOST", "unix:///var/run/docker.sock")
+    assert DockerRuntime().plan(founding()).base_url == "http://127.0.0.1:8020"
+
+
+def test_the_snapshot_label_is_the_profile_with_its_references() -> None:
+    profile = founding()
+    labels = DockerRuntime().plan(profile).spec["labels"]
+    snapshot = json.loads(labels["llm-dyno.profile-snapshot"])
+    assert snapshot == profile.to_dict()
+
+
 def test_describe_is_an_equivalent_docker_run() -> None:
     plan = DockerRuntime().plan(founding())
     argv = shlex.split(plan.describe())
