@@ -12,10 +12,11 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from docker.types import DeviceRequest
+if TYPE_CHECKING:
+    from docker.types import DeviceRequest
 
 from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.profiles.model import DockerSettings, Profile
@@ -107,6 +108,8 @@ def _volumes(settings: DockerSettings, warnings: list[str]) -> dict[str, dict[st
 def _device_requests(gpus: Any) -> list[DeviceRequest]:
     if gpus is None:
         return []
+    from docker.types import DeviceRequest  # here: reading a plan's URL or GPUs needs no docker SDK
+
     if gpus == "all":
         return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
     return [DeviceRequest(device_ids=[str(g) for g in gpus], capabilities=[["gpu"]])]
