@@ -199,8 +199,9 @@ class ServerController(QObject):
             self.update_actions()
 
     def _launch_failed(self, name: str, message: str) -> None:
-        self.w.profile_list.set_lamp(name, "stopped")
-        if name == self.selected:
+        status = self.bridge.status(name)  # refused because it already runs: it still does
+        self.w.profile_list.set_lamp(name, lamp_for(status.state if status is not None else None))
+        if name == self.selected and (status is None or not status.state.is_live):
             self.w.server_view.show_idle(name)
         self.update_actions()
         self.w.show_error(message)
