@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -16,6 +17,7 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import SECRET_FLAGS, engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.shellwords import rest_text, split_shell
 from llm_dyno.core.secrets import is_reference
 
 SourceKind = Literal["compose", "docker-run", "vllm-serve", "profile"]
@@ -84,6 +86,93 @@ def split_launch(entry: list[str], command: list[str]) -> int:
     return len(entry) + launcher_length(full, len(entry))
 
 
+@dataclass
+class Launch:
+    """How a container's argv (entrypoint + command) was read: launcher, pre-start script, vLLM args."""
+
+    entrypoint: tuple[str, ...] | None
+    pre_start: str | None
+    argv: list[str]
+    argv_where: list[Location]
+
+
+def _script_launch(script: str, warnings: list[str]) -> tuple[str | None, list[str], list[str]] | None:
+    """A ``sh -c`` script that runs ``vllm serve ARGS`` itself (not through ``"$@"``): the script before
+    that command (a pre-start script), the launcher words and ARGS. None when it has no such command."""
+    try:
+        words = split_shell(script).words
+    except ImportFormatError:
+        return None
+    texts = [w.text for w in words]
+    for k, w in enumerate(words):
+        if w.operator or (k and not words[k - 1].operator):
+            continue  # a command starts at the beginning or right after an operator
+        j = k + 1 if w.text == "exec" else k
+        n = launcher_length(texts, j) if j < len(texts) and not words[j].operator else 0
+        if not n:
+            continue
+        end = j + n
+        while end < len(words) and not words[end].operator:
+            end += 1
+        args = texts[j + n : end]
+        if '"$@"' in script[words[j].start :] or "$@" in args or "$*" in args:
+            return None  # `exec vllm serve "$@"`: the arguments come from the command; split as usual
+        tail = words[end:]
+        if [t for t in tail if not (t.operator and t.text == "\n")]:
+            warnings.append(
+                "the shell script goes on after its vllm serve command: "
+                f"{rest_text(script, tail)!r} is not kept"
+            )
+        pre = script[: w.start].rstrip()
+        pre = pre.rstrip(";").rstrip()
+        for arg in args:
+            if "$" in arg:
+                warnings.append(f"{arg!r}: a shell variable of the script is kept as written, not expanded")
+        return (pre or None), texts[j : j + n], args
+    return None
+
+
+def read_launch(
+    entry: list[str], command: list[str], where: list[Location], warnings: list[str]
+) -> Launch:
+    """Read a container's entrypoint and command: which part launches vLLM and which are its arguments.
+
+    Handles the stock image (command = model and flags), an explicit ``vllm serve`` / ``python -m vllm…``,
+    ``command: serve MODEL …`` (for an image whose entrypoint is ``vllm``), and a shell script
+    (``bash -c "pip install x && vllm serve MODEL …"``), whose vLLM line becomes the profile's flags and
+    the rest its pre-start script.
+    """
+    full = entry + command
+    while len(where) < len(full):
+        where.append(where[-1] if where else Location(None))
+    if len(full) >= 3 and PurePosixPath(full[0]).name in SHELLS and _SHELL_C_RE.match(full[1]):
+        found = _script_launch(full[2], warnings)
+        if found is not None:
+            pre, launcher, args = found
+            extra = full[3:]
+            if extra:
+                warnings.append(f"arguments after the shell script ({' '.join(extra)}) are not kept")
+            warnings.append(
+                "the script's vllm serve line is read as the profile's model and flags"
+                + (
+                    "; the rest of the script runs first (pre_start), then exec vllm serve"
+                    if pre
+                    else f"; the container runs {' '.join(launcher)} with them"
+                )
+            )
+            return Launch(None if pre else tuple(launcher), pre, args, [where[2]] * len(args))
+    if not entry and command[:1] == ["serve"] and len(command) > 1:
+        warnings.append(
+            "command starts with 'serve' (for an image whose entrypoint is vllm): the profile runs "
+            "vllm serve as the entrypoint with the model and flags that follow"
+        )
+        return Launch(("vllm", "serve"), None, command[1:], where[len(entry) + 1 :])
+    cut = split_launch(entry, command)
+    if cut and not entry:
+        warnings.append("the command starts the server itself; kept as the entrypoint")
+    return Launch(tuple(full[:cut]) if cut else None, None, full[cut:], where[cut:])
+
+
 def safe_name(text: str) -> str:
     """Turn a service, container or model name into a valid profile name."""
     name = _NAME_BAD_RE.sub("-", text).strip(" ._+-")[:80].strip()
@@ -117,6 +206,23 @@ class Draft:
     executable: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    unset: dict[str, Location] = field(default_factory=dict)  # variables read while unset → where
+
+    def unset_note(self) -> str:
+        """`` (…is not set…)`` naming the unset variables, for an error that they may have caused."""
+        if not self.unset:
+            return ""
+        names = ", ".join(f"${n}" for n in self.unset)
+        return f" ({names} {'is' if len(self.unset) == 1 else 'are'} not set and read as empty)"
+
+    def unset_hint(self, hint: str | None) -> str | None:
+        """The hint of an error, preceded by how to set the unset variables when there are some."""
+        if not self.unset:
+            return hint
+        setting = (
+            f"set {', '.join(self.unset)} in your environment or in the .env file beside the compose file"
+        )
+        return f"{setting}; {hint}" if hint else setting
 
     def loc(self, key: str) -> Location:
         """The location recorded for a profile field (or its nearest parent)."""
@@ -146,9 +252,12 @@ def _take_model(draft: Draft) -> tuple[str, bool, list[str], list[Location]]:
         index, model = parsed.positionals[0]
         return model, False, args[:index] + args[index + 1 :], where[:index] + where[index + 1 :]
     raise ImportFormatError(
-        "no model found: expected the model as the first argument of vllm serve or as --model",
+        "no model found: expected the model as the first argument of vllm serve or as --model"
+        + draft.unset_note(),
         where=draft.loc("command"),
-        hint="add the model (a Hugging Face id or a path) after 'vllm serve', or pass --model",
+        hint=draft.unset_hint(
+            "add the model (a Hugging Face id or a path) after 'vllm serve', or pass --model"
+        ),
     )
 
 
@@ -174,10 +283,69 @@ def _scrub_secret_env(env: dict[str, str], warnings: list[str]) -> None:
             )
 
 
+class ImportFailed(ImportFormatError):
+    """An import that failed, with the warnings gathered before it did (unset variables, …)."""
+
+    def __init__(self, exc: ImportFormatError, warnings: list[str]) -> None:
+        super().__init__(exc.message, where=exc.where, hint=exc.hint)
+        self.warnings = tuple(dict.fromkeys(warnings))
+
+
+def _container_for_serve_line(draft: Draft, model: str, args: list[str]) -> tuple[dict[str, Any], str]:
+    """A container that can serve a ``vllm serve`` line: the stock image, its port published, the model
+    (a local folder, or the Hugging Face cache) mounted. Returns the docker fields and the model."""
+    engine = engine_config(args)
+    port = engine.port or 8000
+    volumes: list[str] = []
+    if model.startswith(("/", "./", "../", "~")):
+        host = os.path.abspath(os.path.expanduser(model))
+        volumes.append(f"{host}:{host}:ro")
+        if host != model:
+            draft.warnings.append(f"the model {model} is mounted and read in the container as {host}")
+        model = host
+    else:
+        volumes.append("~/.cache/huggingface:/root/.cache/huggingface")
+    draft.warnings.append(
+        f"a vllm serve line names no container: using {DEFAULT_IMAGE}, publishing port {port}, mounting "
+        f"{volumes[0].split(':')[0]} and requesting "
+        + ("every GPU" if draft.gpus is None else "the GPUs named")
+    )
+    host_flag = engine.host
+    if host_flag is not None and host_flag.startswith(("127.", "localhost", "::1")):
+        draft.warnings.append(
+            f"--host {host_flag}: vLLM listens on loopback inside the container, which a published port "
+            "cannot reach; remove --host or use --host 0.0.0.0"
+        )
+    if draft.gpus is None:
+        draft.gpus = "all"
+    return {"image": DEFAULT_IMAGE, "ports": (f"{port}:{port}",), "volumes": tuple(volumes)}, model
+
+
+def _port_warnings(profile: Profile, warnings: list[str]) -> None:
+    docker = profile.docker
+    if docker is None:
+        return
+    bare = [p for p in docker.ports if p.split("/")[0].count(":") < 2 and not p.startswith("[")]
+    if bare and docker.bind == "loopback":
+        warnings.append(
+            f"ports {', '.join(bare)} have no address: Docker Compose and docker run publish them on every "
+            "interface; the profile publishes them on 127.0.0.1 only (docker.bind: loopback). "
+            "Choose docker.bind: file (import --bind file) to bind them as written"
+        )
+
+
 def build_result(
-    draft: Draft, *, name: str | None, runtime: str | Runtime | None, executable: str | None
+    draft: Draft,
+    *,
+    name: str | None,
+    runtime: str | Runtime | None,
+    executable: str | None,
+    bind: str | None = None,
 ) -> ImportResult:
-    """Validate a draft into an :class:`ImportResult`; errors point at the source's file, line and field."""
+    """Validate a draft into an :class:`ImportResult`; errors point at the source's file, line and field.
+
+    ``bind``: ``loopback`` (default) or ``file``, how ports without an address are published.
+    """
     model, model_flag, args, args_where = _take_model(draft)
     _scrub_secret_flags(args, draft.warnings)
     _scrub_secret_env(draft.env, draft.warnings)
@@ -186,7 +354,9 @@ def build_result(
     except ProfileError as exc:
         m = re.match(r"args\[(\d+)\]", (exc.where.field if exc.where else None) or "")
         where = args_where[int(m.group(1))] if m else Location(draft.source)
-        raise ImportFormatError(exc.message, where=where, hint=exc.hint) from None
+        raise ImportFormatError(
+            exc.message + draft.unset_note(), where=where, hint=draft.unset_hint(exc.hint)
+        ) from None
     known = known_flags()
     if known:
         for flag in parse_args(args).flags:
@@ -201,8 +371,16 @@ def build_result(
     chosen = wanted or Runtime(meta.get("runtime", kind_runtime))
     docker = draft.docker
     if chosen is Runtime.DOCKER and docker is None:
-        docker = {"image": DEFAULT_IMAGE}
-        draft.warnings.append(f"a vllm serve line names no image; using {DEFAULT_IMAGE}")
+        docker, model = _container_for_serve_line(draft, model, args)
+    if docker is not None and bind is not None:
+        docker = {**docker, "bind": bind}
+    elif docker is not None and meta.get("bind") in ("loopback", "file"):
+        docker = {**docker, "bind": meta["bind"]}
+    restored = False
+    if docker is not None and isinstance(meta.get("ports"), list):
+        ports = _ports_as_written(docker.get("ports", ()), meta["ports"])
+        restored = ports != tuple(docker.get("ports", ()))
+        docker = {**docker, "ports": ports}
     if docker is not None and meta.get("host"):
         docker = {**docker, "host": meta["host"]}
     if chosen is Runtime.PROCESS and docker is not None and draft.kind != "vllm-serve":
@@ -247,4 +425,26 @@ def build_result(
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
         raise ImportFormatError(f"{key}: {msg}", where=where) from None
+    if not restored:  # our own export already showed the loopback bind
+        _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)
+
+
+def loopback_port(mapping: str) -> str:
+    """A port mapping as the loopback default publishes it: ``8000:8000`` → ``127.0.0.1:8000:8000``."""
+    spec = mapping.split("/")[0]
+    if spec.count(":") >= 2 or spec.startswith("["):
+        return mapping
+    return f"127.0.0.1:{mapping}" if ":" in spec else f"127.0.0.1::{mapping}"
+
+
+def _ports_as_written(ports: Any, written: list[Any]) -> tuple[str, ...]:
+    """An export writes the ports as they are published (``127.0.0.1:…``) and what the profile says in
+    its metadata: the profile's text comes back when the two still agree (the file was not edited)."""
+    current = tuple(str(p) for p in ports)
+    original = tuple(str(p) for p in written)
+    if len(current) == len(original) and all(
+        c == o or c == loopback_port(o) for c, o in zip(current, original, strict=True)
+    ):
+        return original
+    return current
