@@ -276,8 +276,6 @@ class ServiceReader:
         name = self.ctx.scoped(names[0], (declared or {}).get(names[0]), "network", self.at("networks"))
         return name, tuple(dict.fromkeys([self.name, *aliases]))
 
-
-
     def gpus(self) -> Any:
         requests: list[tuple[Any, tuple[str | int, ...]]] = []
         gpus = self.svc.get("gpus")
@@ -293,9 +291,7 @@ class ServiceReader:
         path: tuple[str, ...] = ()
         for key in ("deploy", "resources", "reservations", "devices"):
             if not isinstance(devices, dict):
-                raise ImportFormatError(
-                    f"'{'.'.join(path)}' must be a mapping", where=self.at(*path)
-                )
+                raise ImportFormatError(f"'{'.'.join(path)}' must be a mapping", where=self.at(*path))
             devices = devices.get(key) or ([] if key == "devices" else {})
             path = (*path, key)
         if not isinstance(devices, list):
@@ -333,5 +329,3 @@ class ServiceReader:
             self.draft.warnings.append(f"GPU count {n} read as GPUs {', '.join(map(str, range(n)))}")
             return tuple(range(n))
         return None
-
-

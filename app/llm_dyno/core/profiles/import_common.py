@@ -132,9 +132,7 @@ def _script_launch(script: str, warnings: list[str]) -> tuple[str | None, list[s
     return None
 
 
-def read_launch(
-    entry: list[str], command: list[str], where: list[Location], warnings: list[str]
-) -> Launch:
+def read_launch(entry: list[str], command: list[str], where: list[Location], warnings: list[str]) -> Launch:
     """Read a container's entrypoint and command: which part launches vLLM and which are its arguments.
 
     Handles the stock image (command = model and flags), an explicit ``vllm serve`` / ``python -m vllm…``,
