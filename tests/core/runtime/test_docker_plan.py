@@ -200,7 +200,7 @@ def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure() -> None:
     docker = founding().docker
     assert docker is not None
     open_plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"bind": "file"})))
-    assert open_plan.spec["ports"] == {"8000/tcp": 8020}  # HostIp "": every interface, as Compose
+    assert open_plan.spec["ports"] == {"8000/tcp": ("", 8020)}  # HostIp "": every interface, as Compose
     assert open_plan.base_url == "http://127.0.0.1:8020"
     assert any("every network interface" in w and "--api-key" in w for w in open_plan.warnings)
     assert "-p" in (argv := shlex.split(open_plan.describe())) and "8020:8000" in argv

@@ -34,8 +34,15 @@ def _runs_vllm(svc: Any) -> bool:
         " ".join(map(str, v)) if isinstance(v, list) else str(v)
         for v in (svc.get("image", ""), svc.get("entrypoint", ""), svc.get("command", ""))
     )
-    return "vllm" in str(svc.get("image", "")).lower() or any(
-        k in words for k in ("vllm serve", "--model", "vllm.entrypoints")
+    command = svc.get("command")
+    command_words = command if isinstance(command, list) else str(command or "").split()
+    starts_with_serve = bool(command_words) and str(command_words[0]) == "serve"
+    # extends: what it runs is in another file, read only once the user flattens it (refused later)
+    return (
+        "vllm" in str(svc.get("image", "")).lower()
+        or "extends" in svc
+        or starts_with_serve
+        or any(k in words for k in ("vllm serve", "--model", "vllm.entrypoints"))
     )
 
 

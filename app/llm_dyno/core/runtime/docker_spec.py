@@ -82,9 +82,7 @@ def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
             ip = "127.0.0.1"
             bare.append(mapping)
         # every interface (no address, or bind: file) is written as Docker Compose writes it: HostIp ""
-        binding: Any = (ip, int(host_port)) if ip else int(host_port)
-        if not host_port:
-            binding = (ip,) if ip else None
+        binding: Any = (ip or "", int(host_port)) if host_port else (ip or "",)
         key = f"{ctr_port}/{proto}"
         if key in out:
             prev = out[key]
@@ -102,15 +100,11 @@ def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
 
 def _host_ip(binding: Any) -> str:
     """The address of a port binding in the spec ("" for every interface)."""
-    if isinstance(binding, tuple):
-        return str(binding[0])
-    return ""
+    return str(binding[0]) if binding else ""
 
 
 def _host_port(binding: Any) -> int | None:
-    if isinstance(binding, tuple):
-        return int(binding[1]) if len(binding) > 1 else None
-    return int(binding) if binding is not None else None
+    return int(binding[1]) if binding is not None and len(binding) > 1 else None
 
 
 def _volumes(settings: DockerSettings, warnings: list[str]) -> list[str]:
