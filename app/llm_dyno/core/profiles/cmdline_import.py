@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -21,12 +22,13 @@ from llm_dyno.core.profiles.import_common import (
     read_launch,
 )
 from llm_dyno.core.profiles.model import is_secret_name
-from llm_dyno.core.profiles.shellwords import first_command, rest_text, split_shell
+from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
+_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _KEPT = {
     "-p": "--publish",
     "-v": "--volume",
@@ -95,9 +97,19 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
             "(a shell would end the command there)"
         )
     command, rest = first_command(split.words)
+    assigned: dict[str, str] = {}
+    # `hf_cache_dir=~/.cache/huggingface/` on a line of its own: a shell variable the command uses
+    while command and rest and all(_ASSIGN_RE.match(w.text) for w in command):
+        for w in command:
+            key, _, val = w.text.partition("=")
+            assigned[key] = val
+        command, rest = first_command(rest)
+    if assigned:
+        command = _expand(command, assigned, warnings)
     if rest:
+        first = next(w for w in rest if w.text != "\n" or not w.operator)
         warnings.append(
-            f"line {rest[0].line}: the command ends before {rest_text(clean, rest)!r}; "
+            f"line {first.line}: the command ends before {rest_text(clean, rest)!r}; "
             "that is not part of it and is not imported"
         )
     for word in command:
@@ -107,6 +119,19 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
                 "($(pwd), `…`); kept as written: replace it with the real value"
             )
     return [(w.text, w.line) for w in command], meta
+
+
+def _expand(command: list[Word], assigned: dict[str, str], warnings: list[str]) -> list[Word]:
+    """Fill in the variables the pasted text itself set on the lines before the command."""
+
+    def value(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name in assigned:
+            warnings.append(f"${name} filled in from the line that sets it: {assigned[name]}")
+            return assigned[name]
+        return m.group(0)
+
+    return [replace(w, text=_VAR_RE.sub(value, w.text)) for w in command]
 
 
 def _skip_prefix(tokens: list[Token], env: list[Token]) -> int:

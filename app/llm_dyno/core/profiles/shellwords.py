@@ -192,14 +192,17 @@ def split_shell(text: str, source: str | None = None, *, skip_comment_lines: boo
 
 
 def first_command(words: list[Word]) -> tuple[list[Word], list[Word]]:
-    """The first command's words (leading blank lines skipped) and every word after its end."""
+    """The first command's words (leading blank lines skipped) and every word and operator after its
+    end (empty when only line ends follow)."""
     i = 0
     while i < len(words) and words[i].operator and words[i].text == NEWLINE:
         i += 1
     j = i
     while j < len(words) and not words[j].operator:
         j += 1
-    rest = [w for w in words[j:] if not (w.operator and w.text == NEWLINE)]
+    rest = words[j:]
+    if all(w.operator and w.text == NEWLINE for w in rest):
+        rest = []
     return words[i:j], rest
 
 
@@ -217,6 +220,7 @@ def commands(words: list[Word]) -> list[list[Word]]:
 
 def rest_text(text: str, rest: list[Word]) -> str:
     """The source text from the first word of ``rest`` on, on one line, for a warning."""
+    rest = [w for w in rest if not (w.operator and w.text == NEWLINE)]
     if not rest:
         return ""
     tail = " ".join(text[rest[0].start :].split())
