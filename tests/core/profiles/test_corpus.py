@@ -34,7 +34,10 @@ def test_dotenv_recipe(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     d = p["docker"]
     assert d["shm_size"] == "32g"
-    assert p["args"] == ["--max-model-len", "65536", "--quantization", "mxfp4", "--api-key", "${VLLM_API_KEY}"]
+    assert p["args"] == [
+        *("--max-model-len", "65536", "--quantization", "mxfp4"),
+        *("--api-key", "${VLLM_API_KEY}"),
+    ]
     assert p["model"] == "/models/gpt-oss-120b"
     assert d["volumes"] == [
         "/data/models:/models",
@@ -68,7 +71,7 @@ def test_script_entry(tmp_path: Path) -> None:
     done, p = _import(tmp_path, CORPUS / "script-entry.yml")
     assert done.returncode == 0, done.stderr
     assert p["model"] == "Intel/neural-chat-7b-v3-3" and p["model_flag"] is True
-    assert p["args"] == ["--host", "0.0.0.0", "--port", "80"]
+    assert p["args"] == ["--host", "0.0.0.0", "--port", "80"]  # noqa: S104
     assert p["pre_start"] == "cd / && export VLLM_CPU_KVCACHE_SPACE=40 &&"
     assert "pre_start" in done.stderr
 
