@@ -193,7 +193,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
     plan = ServerManager().plan(profile)
-    for message in plan.warnings:
-        warn(message)
-    print(plan.describe())
+    text = plan.describe()
+    if "# warning: " not in text:  # a docker plan is a bare docker run line: warnings on stderr
+        for message in plan.warnings:
+            warn(message)
+    print(text)
     return 0

@@ -1,0 +1,50 @@
+"""Launch-plan warnings and the port-bind choice where the window shows a plan: the editor, the launch
+panel (issue 16: the loopback bind is visible and the user can choose "as in the file")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from llm_dyno.core.profiles.store import ProfileStore
+from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.ui.views.launch_panel import LaunchPanel
+
+MTP = "qwen36-27b-mtp"
+
+
+def test_editor_shows_the_plan_warnings_and_the_bind_choice(  # type: ignore[no-untyped-def]
+    window, qtbot, store: ProfileStore, tmp_path: Path
+) -> None:
+    window.select_profile(MTP)
+    form = window.editor.form
+    assert not form.plan_warnings.isHidden()
+    assert "8020:8000" in form.plan_warnings.text() and "127.0.0.1 only" in form.plan_warnings.text()
+    bind = form.editor("ports_bind")
+    assert bind.currentData() == "loopback"
+    bind.setCurrentIndex(bind.findData("file"))
+    bind.activated.emit(bind.currentIndex())  # what a click on the item sends
+    profile = window.editor.validation.profile
+    assert profile is not None and profile.docker is not None and profile.docker.bind == "file"
+    assert "127.0.0.1 only" not in form.plan_warnings.text()
+    assert "every network interface" in form.plan_warnings.text()  # no --api-key: exposure warned
+    qtbot.mouseClick(window.editor.save_button, Qt.MouseButton.LeftButton)
+    stored = store.get(MTP)
+    assert stored.docker is not None and stored.docker.bind == "file"
+    form.grab().save(str(tmp_path / "editor-warnings.png"))
+
+
+def test_launch_panel_lists_the_warnings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    panel = LaunchPanel()
+    qtbot.addWidget(panel)
+    panel.resize(640, 420)
+    panel.start("http://127.0.0.1:8020")
+    panel.set_status(ServerStatus(ServerState.CREATING, 0.0, "creating container"))
+    panel.set_warnings(("ports 8020:8000 are published on 127.0.0.1 only (docker.bind: loopback)",))
+    panel.show()
+    assert not panel.warnings.isHidden() and "127.0.0.1 only" in panel.warnings.text()
+    panel.set_warnings(())
+    assert panel.warnings.isHidden()
+    panel.set_warnings(("no GPUs requested: vLLM in the container will see none (set gpus: all)",))
+    panel.grab().save(str(tmp_path / "launch-panel-warnings.png"))
