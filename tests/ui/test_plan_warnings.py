@@ -48,3 +48,27 @@ def test_launch_panel_lists_the_warnings(qtbot, tmp_path: Path) -> None:  # type
     assert panel.warnings.isHidden()
     panel.set_warnings(("no GPUs requested: vLLM in the container will see none (set gpus: all)",))
     panel.grab().save(str(tmp_path / "launch-panel-warnings.png"))
+
+
+def test_import_dialog_reads_the_project_folder(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.ui.dialogs.import_dialog import ImportDialog
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    compose = folder / "docker-compose.yml"
+    compose.write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: ${MODEL} --max-model-len ${LEN:-4096}\n    ports: ['8000:8000']\n"
+    )
+    dialog = ImportDialog()
+    qtbot.addWidget(dialog)
+    dialog.set_source(compose.read_text(), str(compose))
+    dialog.refresh()
+    assert dialog.result_ is None and "not set" in dialog.error.text()
+    assert "$MODEL is not set" in dialog.warnings.text()  # said even though the import failed
+    (folder / ".env").write_text("MODEL=Qwen/Qwen3-8B\nLEN=65536\n")
+    dialog.refresh()
+    assert dialog.result_ is not None
+    assert dialog.result_.profile.model == "Qwen/Qwen3-8B"
+    assert dialog.result_.profile.args == ("--max-model-len", "65536")
+    assert "127.0.0.1 only" in dialog.warnings.text()
