@@ -131,3 +131,30 @@ def test_unset_variables_are_printed_when_the_import_fails(tmp_path: Path) -> No
     assert "$MAX_LEN is not set" in done.stderr
     assert "error:" in done.stderr and ".env" in done.stderr
     assert "--max-model-len ''" not in done.stderr
+
+
+def test_plan_prints_every_warning(tmp_path: Path) -> None:
+    """``llm-dyno plan NAME`` says what the launch will warn about, on stderr, then the command."""
+    home = tmp_path / "home"
+    env = {**os.environ, "LLM_DYNO_HOME": str(home)}
+    source = CORPUS / "dotenv-recipe" / "docker-compose.yml"
+    cmd = [sys.executable, "-m", "llm_dyno"]
+    imported = subprocess.run(
+        [*cmd, "profile", "import", str(source), "--name", "recipe"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert imported.returncode == 0, imported.stderr
+    done = subprocess.run(
+        [*cmd, "plan", "recipe"], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert any("127.0.0.1 only" in w for w in warnings)
+    assert done.stdout.startswith("docker run ")
+    for expected in ("--network dotenv-recipe_default", "--log-opt max-size=50m", "-p 127.0.0.1:8000:8000"):
+        assert expected in done.stdout
+    assert done.stdout.count("-v /data/models:") == 2  # both mounts of one folder

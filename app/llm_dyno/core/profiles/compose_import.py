@@ -147,6 +147,8 @@ def read_compose(
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
 
     docker = _docker_fields(s, svc)
+    if isinstance(draft.meta.get("network_aliases"), list) and docker.get("network"):
+        docker["network_aliases"] = tuple(str(a) for a in draft.meta["network_aliases"])
     entry, entry_where = s.tokens("entrypoint")
     command, command_where = s.tokens("command")
     launch = read_launch(entry, command, entry_where + command_where, draft.warnings)

@@ -162,6 +162,9 @@ def to_compose(profile: Profile) -> str:
         key = docker.network_aliases[0]  # the service's name on its network, as in the original file
     networks = _compose_network(docker, key, service)
     meta = {"service": key, **_meta(profile, carries_gpus=True, carries_host=False)}
+    if networks and docker.network_aliases[:1] != (key,):
+        # Compose would add the service's name as an alias: the profile's own list says it has none
+        meta["network_aliases"] = list(docker.network_aliases)
     doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
     if _named_volumes(docker):
         doc["volumes"] = _named_volumes(docker)

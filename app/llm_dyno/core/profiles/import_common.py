@@ -381,6 +381,8 @@ def build_result(
         docker = {**docker, "ports": ports}
     if docker is not None and meta.get("host"):
         docker = {**docker, "host": meta["host"]}
+    if docker is not None and meta.get("project") and not docker.get("project"):
+        docker = {**docker, "project": str(meta["project"])}
     if chosen is Runtime.PROCESS and docker is not None and draft.kind != "vllm-serve":
         draft.warnings.append("imported as a local process: the container settings were dropped")
         docker = None

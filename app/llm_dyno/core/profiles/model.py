@@ -101,6 +101,11 @@ class DockerSettings(_Frozen):
                 raise ValueError(f"{p!r} is not a port mapping; use e.g. 8020:8000 or 127.0.0.1:8020:8000")
         return v
 
+    @field_validator("logging")
+    @classmethod
+    def _logging(cls, v: LogSettings | None) -> LogSettings | None:
+        return None if v is not None and not v.driver and not v.options else v  # nothing said: none
+
     @field_validator("ulimits")
     @classmethod
     def _ulimits(cls, v: dict[str, str]) -> dict[str, str]:
