@@ -244,3 +244,17 @@ def test_compose_settings_reach_the_container() -> None:
     )
     host = DockerRuntime().plan(founding(docker=docker.model_copy(update={"network": "host"})))
     assert host.spec["network_mode"] == "host" and network_to_create(host) is None
+
+
+def test_described_line_fills_secret_references_in_when_run() -> None:
+    import subprocess
+
+    profile = founding(args=(*ARGS, "--api-key", "${VLLM_API_KEY}"))
+    line = DockerRuntime().plan(profile).describe()
+    assert 'HUGGING_FACE_HUB_TOKEN="${HF_TOKEN:-}"' in line and '--api-key "${VLLM_API_KEY}"' in line
+    env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_x", "VLLM_API_KEY": "sk_y"}
+    script = "set -- " + line + '\nprintf "%s\\n" "$@"'
+    words = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "HUGGING_FACE_HUB_TOKEN=hf_x" in words and "sk_y" in words

@@ -184,6 +184,15 @@ def _quote_arg(value: str) -> str:
     return f'"{value}"' if _secret_ref(value) else shlex.quote(value)
 
 
+def shell_word(word: str) -> str:
+    """One word for a shell line: secret references (``${VLLM_API_KEY}``, ``HF_TOKEN=${HF_TOKEN}``) in
+    double quotes so that running the line fills them in; everything else quoted literally."""
+    key, eq, value = word.partition("=")
+    if eq and is_secret_name(key) and _EXPANDABLE_RE.match(value):
+        return f'{key}="{value}"'
+    return _quote_arg(word)
+
+
 def _quote_path(value: str) -> str:
     """A volume for the shell: a leading ``~/`` left unquoted so that the shell expands it."""
     if value.startswith("~/"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +39,11 @@ class DockerLaunchPlan(LaunchPlan):
     docker_host: str | None = None  # None: the local engine / DOCKER_HOST / the active context
 
     def describe(self) -> str:
-        """An equivalent ``docker run`` command line (secrets stay as references)."""
-        return shlex.join(docker_run_argv(self.spec, self.docker_host))
+        """An equivalent ``docker run`` command line (secrets stay references, which a shell running
+        the line fills in from the environment)."""
+        from llm_dyno.core.profiles.exporters import shell_word
+
+        return " ".join(shell_word(w) for w in docker_run_argv(self.spec, self.docker_host))
 
 
 def is_url_host(host: str) -> bool:
