@@ -14,13 +14,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
-from llm_dyno.core.profiles.import_common import (
-    META_COMMENT,
-    Draft,
-    launcher_length,
-    parse_meta_comment,
-    read_launch,
-)
+from llm_dyno.core.profiles.import_common import META_COMMENT, Draft, parse_meta_comment
+from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
 

@@ -17,7 +17,8 @@ from typing import Any
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_service import ServiceReader
-from llm_dyno.core.profiles.import_common import META_KEY, Draft, read_launch
+from llm_dyno.core.profiles.import_common import META_KEY, Draft
+from llm_dyno.core.profiles.launchers import read_launch
 from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 
 _HANDLED = frozenset(

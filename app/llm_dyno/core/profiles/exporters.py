@@ -13,13 +13,8 @@ import shlex
 from typing import Any
 
 from llm_dyno.core.errors import Location, ProfileError
-from llm_dyno.core.profiles.import_common import (
-    META_COMMENT,
-    META_KEY,
-    loopback_port,
-    safe_name,
-    split_launch,
-)
+from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopback_port, safe_name
+from llm_dyno.core.profiles.launchers import split_launch
 from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime, is_secret_name
 from llm_dyno.core.profiles.yamlio import dump
 
