@@ -33,6 +33,23 @@ def test_editor_shows_the_plan_warnings_and_the_bind_choice(  # type: ignore[no-
     stored = store.get(MTP)
     assert stored.docker is not None and stored.docker.bind == "file"
     form.grab().save(str(tmp_path / "editor-warnings.png"))
+    window.resize(1280, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    form.ensureWidgetVisible(form.fields["ports_bind"])
+    window.grab().save(str(tmp_path / "editor-container.png"))
+
+
+def test_server_view_shows_the_plan_warnings(window, store: ProfileStore) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.core.runtime.manager import ServerManager
+
+    plan = ServerManager().plan(store.get(MTP))
+    status = ServerStatus(ServerState.PULLING, 0.0, "pulling")
+    # what the server controller calls on each status of a launch
+    window.server_view.set_status(MTP, status, plan.base_url, plan.runtime, plan)
+    panel = window.server_view.launch_panel
+    assert not panel.warnings.isHidden()
+    assert "127.0.0.1 only" in panel.warnings.text()
 
 
 def test_launch_panel_lists_the_warnings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
