@@ -298,3 +298,15 @@ def test_pasted_lines_end_where_the_shell_ends_them() -> None:
     pwd = import_text("docker run -v $(pwd)/models:/models img m")
     assert pwd.profile.docker is not None and pwd.profile.docker.volumes == ("$(pwd)/models:/models",)
     assert any("$(pwd)" in w and "command substitution" in w for w in pwd.warnings)
+
+
+def test_attached_secret_flag_exports_as_a_reference() -> None:
+    p = import_text("docker run -p 8000:8000 vllm/vllm-openai:v0.11.0 m --api-key=${VLLM_API_KEY}").profile
+    assert p.args == ("--api-key=${VLLM_API_KEY}",)
+    compose = to_compose(p)
+    assert "--api-key=${VLLM_API_KEY}" in compose and "$$" not in compose
+    run = to_docker_run(p)
+    assert '--api-key="${VLLM_API_KEY}"' in run
+    words = _shell_words(run.split("\n", 1)[1], {**os.environ, "VLLM_API_KEY": "sk-x"})
+    assert "--api-key=sk-x" in words
+    assert import_text(compose).profile == p and import_text(run).profile == p

@@ -124,8 +124,8 @@ def read_compose(
     ctx = ComposeContext.load(base_dir, draft.warnings)
     draft.unset = ctx.unset
     ctx.project = choose_project(ctx, data.get("name"), Location(source, line_for(lines, ("name",)), "name"))
-    if isinstance(meta, dict) and meta.get("project") and ctx.project is None:
-        ctx.project = str(meta["project"])
+    if isinstance(meta, dict) and meta.get("project"):
+        ctx.project = str(meta["project"])  # our own export: the project the profile came from
     svc = services[name]
     s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data)
     if isinstance(svc, dict) and "extends" in svc:

@@ -32,6 +32,11 @@ def _secret_ref(value: str) -> bool:
     return bool(m) and is_secret_name(re.split(r"[:}-]", value.lstrip("${"), maxsplit=1)[0])
 
 
+def _holds_secret_ref(word: str) -> bool:
+    """``${VLLM_API_KEY}`` or ``--api-key=${VLLM_API_KEY}``."""
+    return _secret_ref(word) or ("=" in word and _secret_ref(word.partition("=")[2]))
+
+
 def _published(docker: DockerSettings) -> list[str]:
     """The ports as the app publishes them (loopback for those without an address, unless bind: file)."""
     if docker.bind == "file":
@@ -151,7 +156,7 @@ def to_compose(profile: Profile) -> str:
         service["deploy"] = {"resources": {"reservations": {"devices": [device]}}}
     if docker.entrypoint is not None:
         service["entrypoint"] = [_escape(t) for t in docker.entrypoint]
-    service["command"] = [t if _secret_ref(t) else _escape(t) for t in profile.vllm_argv()]
+    service["command"] = [t if _holds_secret_ref(t) else _escape(t) for t in profile.vllm_argv()]
     key = safe_name(profile.name).replace(" ", "-").replace("+", "-")
     if docker.network_aliases and _SERVICE_KEY_RE.match(docker.network_aliases[0]):
         key = docker.network_aliases[0]  # the service's name on its network, as in the original file
@@ -176,7 +181,12 @@ def _quote_env(key: str, value: str) -> str:
 
 def _quote_arg(value: str) -> str:
     """An argument for the shell: a secret reference in double quotes (expanded at launch)."""
-    return f'"{value}"' if _secret_ref(value) else shlex.quote(value)
+    if _secret_ref(value):
+        return f'"{value}"'
+    head, eq, ref = value.partition("=")
+    if eq and _secret_ref(ref):  # --api-key=${VLLM_API_KEY}
+        return f'{shlex.quote(head)}="{ref}"'
+    return shlex.quote(value)
 
 
 def shell_word(word: str) -> str:
@@ -184,7 +194,7 @@ def shell_word(word: str) -> str:
     double quotes so that running the line fills them in; everything else quoted literally."""
     key, eq, value = word.partition("=")
     if eq and is_secret_name(key) and _EXPANDABLE_RE.match(value):
-        return f'{key}="{value}"'
+        return f'{key}="{value}"'  # an environment variable holding a reference to another
     return _quote_arg(word)
 
 
