@@ -196,8 +196,9 @@ class Project:
         self.compose("--profile", "sibling", "down", "-v", "--remove-orphans", check=False)
         for c in self.client.containers.list(all=True, filters={"name": self.name}):
             c.remove(force=True)
-        for n in self.client.networks.list(names=[f"{self.name}_default"]):
-            n.remove()
+        for n in self.client.networks.list(filters={"name": self.name}):
+            if n.name.startswith(self.name):
+                n.remove()
         for v in self.client.volumes.list(filters={"name": self.name}):
             v.remove(force=True)
 
@@ -262,6 +263,23 @@ def test_stack_launches_as_docker_compose_would(project: Any) -> None:
     assert "every network interface" in launched.stderr  # no --api-key: the exposure is warned about
     diff = _differences(compose, _facts(attrs))
     assert set(diff) == {"Init"}, diff
+
+
+def test_own_network_alias_and_written_loopback_port(project: Any) -> None:
+    p = project("networks")
+    compose_attrs = p.compose_container(start=True)
+    compose = _facts(compose_attrs)
+    p.import_profile(f"{p.name}-net")
+    attrs, _ = p.app_container(f"{p.name}-net")
+    app = _facts(attrs)
+    assert set(_differences(compose, app)) == {"Init"}, _differences(compose, app)
+    assert compose["NetworkMode"] == f"{p.name}_backend"
+    assert compose["Entrypoint"] == ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]
+    assert compose["Cmd"] == ["tiny", "--served-model-name", "tiny-chat", "--port", "8000"]
+    net = f"{p.name}_backend"
+    aliases = set(attrs["NetworkSettings"]["Networks"][net]["Aliases"] or [])
+    assert {"vllm", "llm-api"} <= aliases  # reachable under both names, as with Compose
+    assert {"vllm", "llm-api"} <= set(compose_attrs["NetworkSettings"]["Networks"][net]["Aliases"])
 
 
 def test_gpu_request_matches_at_creation(project: Any, docker_client: Any) -> None:
