@@ -123,9 +123,11 @@ def read_compose(
         draft.warnings = warnings
     ctx = ComposeContext.load(base_dir, draft.warnings)
     draft.unset = ctx.unset
+    if isinstance(meta, dict) and meta.get("service", name) == name:
+        draft.meta = meta
     ctx.project = choose_project(ctx, data.get("name"), Location(source, line_for(lines, ("name",)), "name"))
-    if isinstance(meta, dict) and meta.get("project"):
-        ctx.project = str(meta["project"])  # our own export: the project the profile came from
+    if draft.meta.get("project"):
+        ctx.project = str(draft.meta["project"])  # our own export: the project the profile came from
     svc = services[name]
     s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data)
     if isinstance(svc, dict) and "extends" in svc:
@@ -141,8 +143,6 @@ def read_compose(
             where=s.at("image"),
             hint="build the image first and name it in image:",
         )
-    if isinstance(meta, dict) and meta.get("service", name) == name:
-        draft.meta = meta
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
