@@ -165,6 +165,22 @@ class Project:
         self.compose("down", "-v", "--remove-orphans")
         return attrs
 
+    def run_export(self, text: str) -> dict[str, Any]:
+        """Start an exported compose file with Docker Compose in a folder of its own; its inspect."""
+        folder = self.folder / f"{self.name}x"
+        folder.mkdir()
+        (folder / "docker-compose.yml").write_text(text)
+        run = [self.compose_bin, "-f", str(folder / "docker-compose.yml")]
+        kw: dict[str, Any] = {"env": self.env, "capture_output": True, "text": True, "timeout": 120}
+        up = subprocess.run([*run, "up", "-d"], cwd=folder, check=False, **kw)
+        try:
+            assert up.returncode == 0, up.stderr
+            cid = subprocess.run([*run, "ps", "-q"], cwd=folder, check=True, **kw).stdout.strip()
+            attrs: dict[str, Any] = self.client.api.inspect_container(cid)
+        finally:
+            subprocess.run([*run, "down", "-v", "--remove-orphans"], cwd=folder, check=False, **kw)
+        return attrs
+
     def import_profile(self, profile: str, *extra: str) -> subprocess.CompletedProcess[str]:
         done = self.cli(
             "profile",
@@ -256,6 +272,12 @@ def test_stack_launches_as_docker_compose_would(project: Any) -> None:
     assert probe.stdout.strip().endswith("200"), probe.stderr
     stopped = p.cli("stop", f"{p.name}-loopback")
     assert stopped.returncode == 0, stopped.stderr
+
+    # the profile's compose export, run by Docker Compose, starts what the app started
+    exported = p.cli("profile", "export", f"{p.name}-loopback", "--format", "compose")
+    assert exported.returncode == 0, exported.stderr
+    again = p.run_export(exported.stdout)
+    assert set(_differences(_facts(again), app)) == {"Init"}, _differences(_facts(again), app)
 
     # bind: file publishes as written: then the ports are equal too
     p.import_profile(f"{p.name}-file", "--bind", "file")
