@@ -181,6 +181,8 @@ def test_env_references_resolve_from_the_environment() -> None:
 def test_reference_arguments_resolve_at_launch() -> None:
     argv = ["m", "--api-key", "${KEY}", "--port", "8000"]
     assert resolve_command(argv, {"KEY": "k"}) == ["m", "--api-key", "k", "--port", "8000"]
+    attached = ["m", "--api-key=${KEY}", "--x=a=${KEY}"]  # only a whole value is a reference
+    assert resolve_command(attached, {"KEY": "k"}) == ["m", "--api-key=k", "--x=a=${KEY}"]
 
 
 def test_same_host_folder_mounted_twice_stays_twice() -> None:
