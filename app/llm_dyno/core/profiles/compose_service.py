@@ -94,6 +94,12 @@ class ServiceReader:
         else:
             text = self.text(item, "volumes", i)
             parts = text.split(":")
+            if len(parts) > 2 and len(parts[0]) == 1 and parts[1][:1] in ("\\", "/"):
+                parts = [f"{parts[0]}:{parts[1]}", *parts[2:]]  # C:\models:/models (a Windows host)
+                self.draft.warnings.append(
+                    f"{where}: {parts[0]} is a Windows path, which a Linux Docker engine cannot mount; "
+                    "replace it with a folder on the machine that runs the server"
+                )
             if len(parts) == 1:
                 source, target, mode = "", parts[0], ""
             else:
