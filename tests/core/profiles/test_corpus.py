@@ -90,7 +90,10 @@ def test_nginx_docs(tmp_path: Path) -> None:
     assert d["network"] == "vllm_nginx" and d["shm_size"] == "10.24gb" and d["ports"] == ["8081:8000"]
     assert d["volumes"] == ["~/.cache/huggingface/:/root/.cache/huggingface/"]
     assert p["gpus"] == [0] and p["model"] == "meta-llama/Llama-2-7b-chat-hf" and "args" not in p
-    assert "docker logs vllm0 | grep Uvicorn" in done.stderr and "not imported" in done.stderr
+    assert p["docker"]["container_name"] == "vllm0"  # the first server of the block
+    assert "docker network create vllm_nginx" in done.stderr and "mkdir -p" in done.stderr
+    assert "docker run -itd --ipc host --network vllm_nginx --gpus device=1" in done.stderr
+    assert "not imported" in done.stderr
 
 
 def test_trailing_backslash_and_next_command(tmp_path: Path) -> None:

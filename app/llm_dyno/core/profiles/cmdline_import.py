@@ -92,13 +92,30 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
             "(a shell would end the command there)"
         )
     command, rest = first_command(split.words)
+    original = (command, rest)
     assigned: dict[str, str] = {}
-    # `hf_cache_dir=~/.cache/huggingface/` on a line of its own: a shell variable the command uses
-    while command and rest and all(_ASSIGN_RE.match(w.text) for w in command):
-        for w in command:
-            key, _, val = w.text.partition("=")
-            assigned[key] = val
-        command, rest = first_command(rest)
+    skipped: list[str] = []
+    # a pasted README block: `hf_cache_dir=…` lines set shell variables the command uses; commands
+    # before the server's (`docker network create …`, `mkdir -p …`) are named and passed over
+    while command and rest and not _launches([w.text for w in command]):
+        if all(_ASSIGN_RE.match(w.text) for w in command):
+            for w in command:
+                key, _, val = w.text.partition("=")
+                assigned[key] = val
+        else:
+            skipped.append(" ".join(w.text for w in command))
+        following, after = first_command(rest)
+        if not following:
+            break
+        command, rest = following, after
+    if not _launches([w.text for w in command]):
+        command, rest = original  # no server command anywhere: the error points at the first one
+        assigned, skipped = {}, []
+    if skipped:
+        warnings.append(
+            "commands before the server's are not imported (run them yourself if they are needed): "
+            + "; ".join(skipped)
+        )
     if assigned:
         command = _expand(command, assigned, warnings)
     if rest:
@@ -114,6 +131,14 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
                 "($(pwd), `…`); kept as written: replace it with the real value"
             )
     return [(w.text, w.line) for w in command], meta
+
+
+def _launches(words: list[str]) -> bool:
+    """Whether a command starts a server: ``docker run …`` / ``podman run …`` or ``vllm serve …``."""
+    i = _skip_prefix([(w, 0) for w in words], [])
+    if i < len(words) and PurePosixPath(words[i]).name in ("docker", "podman"):
+        return "run" in words[i + 1 : i + 6]
+    return i < len(words) and launcher_length(words, i) > 0
 
 
 def _expand(command: list[Word], assigned: dict[str, str], warnings: list[str]) -> list[Word]:
