@@ -223,5 +223,5 @@ def rest_text(text: str, rest: list[Word]) -> str:
     rest = [w for w in rest if not (w.operator and w.text == NEWLINE)]
     if not rest:
         return ""
-    tail = " ".join(text[rest[0].start :].split())
+    tail = " ".join(text[rest[0].start :].replace("\\\n", " ").split())  # continuations joined
     return tail if len(tail) <= 80 else tail[:77] + "…"
