@@ -32,6 +32,12 @@ def register(sub: Any) -> None:
     imp.add_argument("--service", help="compose service to import (default: the one running vLLM)")
     imp.add_argument("--runtime", choices=[r.value for r in Runtime], help="override the detected runtime")
     imp.add_argument("--executable", help="for the process runtime: the vllm executable")
+    imp.add_argument(
+        "--bind",
+        choices=["loopback", "file"],
+        help="ports written without an address: publish on 127.0.0.1 only (loopback, the default) "
+        "or on every interface as in the file (file)",
+    )
     imp.add_argument("--replace", action="store_true", help="overwrite a profile of the same name")
     imp.add_argument("--dry-run", action="store_true", help="print the profile instead of saving it")
     imp.set_defaults(handler=cmd_import)
@@ -103,19 +109,31 @@ def _read_input(file: str) -> tuple[str, str]:
         raise DynoError(f"cannot read {file}: {exc}", where=Location(file)) from None
 
 
+def _base_dir(file: str) -> Path | None:
+    """The folder of an imported file: a compose project's folder (its .env, relative paths, name)."""
+    return None if file == "-" else Path(file).resolve().parent
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Import a compose file or a command line as a new profile."""
-    from llm_dyno.core.profiles.importers import import_text
+    from llm_dyno.core.profiles.importers import ImportFailed, import_text
 
     text, source = _read_input(args.file)
-    result = import_text(
-        text,
-        source=source,
-        name=args.name,
-        service=args.service,
-        runtime=args.runtime,
-        executable=args.executable,
-    )
+    try:
+        result = import_text(
+            text,
+            source=source,
+            name=args.name,
+            service=args.service,
+            runtime=args.runtime,
+            executable=args.executable,
+            base_dir=_base_dir(args.file),
+            bind=args.bind,
+        )
+    except ImportFailed as exc:
+        for w in exc.warnings:  # e.g. the unset variables that made the import fail
+            warn(w)
+        raise
     for w in result.warnings:
         warn(w)
     if args.dry_run:

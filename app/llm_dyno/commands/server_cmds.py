@@ -70,6 +70,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     profile = store().get(args.name)
     manager = _adopted()
     handle = manager.launch(profile)
+    for message in handle.plan.warnings:
+        warn(message)
     status = handle.status
     if status.state is ServerState.FAILED:
         print_failure(status.failure, profile.name)
@@ -190,5 +192,10 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
-    print(ServerManager().plan(profile).describe())
+    plan = ServerManager().plan(profile)
+    text = plan.describe()
+    if "# warning: " not in text:  # a docker plan is a bare docker run line: warnings on stderr
+        for message in plan.warnings:
+            warn(message)
+    print(text)
     return 0

@@ -52,11 +52,18 @@ def resolve_env(env: Mapping[str, str], environ: Mapping[str, str] | None = None
 
 
 def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The command with reference-only arguments (``--hf-token ${HF_TOKEN}``) resolved."""
-    return [
-        resolve_reference(a, environ, key=f"argument {i}") or "" if is_reference(a) else a
-        for i, a in enumerate(argv)
-    ]
+    """The command with reference arguments resolved: ``--hf-token ${HF_TOKEN}`` and the attached
+    ``--api-key=${VLLM_API_KEY}``."""
+    out: list[str] = []
+    for i, a in enumerate(argv):
+        flag, eq, value = a.partition("=")
+        if is_reference(a):
+            out.append(resolve_reference(a, environ, key=f"argument {i}") or "")
+        elif eq and flag.startswith("--") and is_reference(value):
+            out.append(f"{flag}={resolve_reference(value, environ, key=flag) or ''}")
+        else:
+            out.append(a)
+    return out
 
 
 def _from_keyring(key: str, ref: str) -> str:

@@ -174,3 +174,22 @@ def test_runtime_change() -> None:
         ),
         DiffRow("runtime", "runtime", "docker", "process", "changed"),
     )
+
+
+def test_container_settings_from_compose_are_compared() -> None:
+    from llm_dyno.core.profiles.model import DockerSettings, Profile
+
+    a = Profile(name="a", model="m", docker=DockerSettings(image="i", ports=("8000:8000",)))
+    assert a.docker is not None
+    b = a.with_changes(
+        docker={
+            **a.docker.model_dump(),
+            "bind": "file",
+            "network": "p_default",
+            "logging": {"options": {"max-size": "10m"}},
+        }
+    )
+    rows = {row.key: (row.left, row.right) for row in diff_profiles(a, b).rows}
+    assert rows["bind"] == ("loopback", "file")
+    assert rows["network"] == (None, "p_default")
+    assert "max-size" in str(rows["logging"][1])

@@ -95,7 +95,28 @@ DOCKER = st.fixed_dictionaries(
         "runtime": st.sampled_from([None, "nvidia"]),
         "restart": st.sampled_from([None, "no", "unless-stopped"]),
         "entrypoint": ENTRYPOINT,
+        "bind": st.sampled_from(["loopback", "file"]),
+        "user": st.sampled_from([None, "1000:1000", "vllm"]),
+        "working_dir": st.one_of(st.none(), PATH),
+        "network": st.sampled_from([None, "host", "proj_default", "vllm_nginx"]),
+        "labels": st.dictionaries(st.sampled_from(["a.b", "traefik.enable", "x"]), TEXT, max_size=2),
+        "ulimits": st.dictionaries(
+            st.sampled_from(["memlock", "stack", "nofile"]),
+            st.sampled_from(["-1", "67108864", "1024:2048"]),
+            max_size=2,
+        ),
+        "logging": st.one_of(
+            st.none(),
+            st.builds(
+                lambda d, o: {"driver": d, "options": o},
+                st.sampled_from([None, "json-file", "local"]),
+                st.dictionaries(st.sampled_from(["max-size", "max-file"]), st.sampled_from(["10m", "3"])),
+            ),
+        ),
     }
+).map(
+    # aliases only on a network of one's own (Docker refuses them on host / the default bridge)
+    lambda d: {**d, "network_aliases": ("vllm", "llm-api") if d["network"] == "proj_default" else ()}
 )
 
 

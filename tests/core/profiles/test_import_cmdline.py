@@ -57,7 +57,7 @@ def test_docker_run_line() -> None:
     text = " ".join(result.warnings)
     assert "HF_TOKEN held a literal secret" in text
     assert "--api-key held a literal secret" in text
-    assert "docker option --network is not kept" in text
+    assert p.docker is not None and p.docker.network == "host"
     assert "hf_secretLITERAL" not in p.to_yaml() and "sk-literal" not in p.to_yaml()
 
 
@@ -113,10 +113,19 @@ def test_python_module_form_and_executable() -> None:
     assert p.process is not None and p.process.executable == "/opt/venv/bin/vllm"
 
 
-def test_vllm_serve_as_docker_uses_default_image() -> None:
-    result = import_text("vllm serve m", runtime="docker")
-    assert result.profile.docker is not None and result.profile.docker.image == "vllm/vllm-openai:latest"
-    assert any("names no image" in w for w in result.warnings)
+def test_vllm_serve_as_docker_gets_a_container_that_can_serve() -> None:
+    result = import_text("vllm serve Qwen/Qwen3-8B --port 8011", runtime="docker")
+    d = result.profile.docker
+    assert d is not None and d.image == "vllm/vllm-openai:latest"
+    assert d.ports == ("8011:8011",)
+    assert d.volumes == ("~/.cache/huggingface:/root/.cache/huggingface",)
+    assert result.profile.gpus == "all"
+    assert any("names no container" in w and "every GPU" in w for w in result.warnings)
+    local = import_text("vllm serve /models/tiny --host 127.0.0.1", runtime="docker")
+    assert local.profile.docker is not None
+    assert local.profile.docker.volumes == ("/models/tiny:/models/tiny:ro",)
+    assert local.profile.docker.ports == ("8000:8000",)
+    assert any("--host 127.0.0.1" in w for w in local.warnings)
 
 
 def test_detect_kind() -> None:

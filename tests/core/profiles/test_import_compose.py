@@ -38,7 +38,9 @@ def test_founding_compose_imports_verbatim() -> None:
     p = result.profile
     assert result.source_kind == "compose"
     assert result.service == "vllm-qwen36-27b"
-    assert result.warnings == ()
+    # the one warning: the port is published on loopback, not on every interface as in the file
+    assert len(result.warnings) == 1 and "8020:8000" in result.warnings[0]
+    assert "127.0.0.1" in result.warnings[0] and "docker.bind: file" in result.warnings[0]
     assert p.name == "vllm-qwen36-27b"
     assert p.runtime.value == "docker"
     assert p.model == "/root/.cache/huggingface/vllm-qwen36-27b-int4"
@@ -129,7 +131,13 @@ def test_exported_compose_means_the_same() -> None:
     original = yaml.safe_load(FOUNDING.read_text())
     exported = yaml.safe_load(to_compose(_founding().profile))
     assert list(exported["services"]) == ["vllm-qwen36-27b"]
+    # the export says what the app launches: the port on loopback (docker.bind: loopback)
+    original["services"]["vllm-qwen36-27b"]["ports"] = ["127.0.0.1:8020:8000"]
     assert _service_meaning(exported, "vllm-qwen36-27b") == _service_meaning(original, "vllm-qwen36-27b")
+    assert exported["services"]["vllm-qwen36-27b"]["network_mode"] == "bridge"
+    bound = import_text(FOUNDING.read_text(), bind="file").profile
+    assert yaml.safe_load(to_compose(bound))["services"]["vllm-qwen36-27b"]["ports"] == ["8020:8000"]
+    assert import_text(to_compose(bound)).profile == bound
     # the shell script's "$@" is escaped for compose in the export, and only there
     assert 'exec vllm serve "$$@"' in exported["services"]["vllm-qwen36-27b"]["entrypoint"][2]
 
@@ -262,7 +270,9 @@ def test_service_choice_and_unknown_flags() -> None:
     assert result.profile.name == "My profile"
     assert result.profile.model == "a"
     assert result.profile.args == ("--frobnicate", "3")
-    assert result.warnings == ("unknown vLLM flag --frobnicate (not in vLLM 0.32.0); kept",)
+    assert "unknown vLLM flag --frobnicate (not in vLLM 0.32.0); kept" in result.warnings
+    # two services pasted without their folder: no project network for siblings to find it on
+    assert any("default bridge network" in w for w in result.warnings)
     assert _imp(text, service="two").profile.model == "b"
 
 

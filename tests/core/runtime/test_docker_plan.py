@@ -15,7 +15,7 @@ from docker.types import DeviceRequest
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
-from llm_dyno.core.runtime.docker_spec import docker_run_argv
+from llm_dyno.core.runtime.docker_spec import docker_run_argv, network_to_create
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
 PRE_START = (
@@ -78,11 +78,10 @@ def test_founding_profile_becomes_the_compose_container() -> None:
     assert spec["entrypoint"] == ["/bin/bash", "-c", PRE_START + '\nexec vllm serve "$@"', "--"]
     assert spec["init"] is True
     assert spec["ports"] == {"8000/tcp": ("127.0.0.1", 8020)}
-    assert spec["volumes"]["/run/media/will/Storage/models"] == {
-        "bind": "/root/.cache/huggingface",
-        "mode": "rw",
-    }
-    assert spec["volumes"]["/home/will/genesis-vllm-patches/patch_genesis_unified.py"]["mode"] == "ro"
+    assert spec["volumes"] == [
+        "/run/media/will/Storage/models:/root/.cache/huggingface:rw",
+        "/home/will/genesis-vllm-patches/patch_genesis_unified.py:/patches/patch_genesis_unified.py:ro",
+    ]
     assert spec["shm_size"] == "16gb" and spec["ipc_mode"] == "host"
     assert spec["device_requests"] == [DeviceRequest(count=-1, capabilities=[["gpu"]])]
     assert "restart_policy" not in spec  # restart: "no"
@@ -200,3 +199,82 @@ def test_env_references_resolve_from_the_environment() -> None:
 def test_reference_arguments_resolve_at_launch() -> None:
     argv = ["m", "--api-key", "${KEY}", "--port", "8000"]
     assert resolve_command(argv, {"KEY": "k"}) == ["m", "--api-key", "k", "--port", "8000"]
+    attached = ["m", "--api-key=${KEY}", "--x=a=${KEY}"]  # only a whole value is a reference
+    assert resolve_command(attached, {"KEY": "k"}) == ["m", "--api-key=k", "--x=a=${KEY}"]
+
+
+def test_same_host_folder_mounted_twice_stays_twice() -> None:
+    docker = founding().docker
+    assert docker is not None
+    twice = ("/srv/models:/models", "/srv/models:/srv/models:ro")
+    plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"volumes": twice})))
+    assert plan.spec["volumes"] == ["/srv/models:/models:rw", "/srv/models:/srv/models:ro"]
+    argv = shlex.split(plan.describe())
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-v"] == ["/srv/models:/models", *twice[1:]]
+
+
+def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure() -> None:
+    plan = DockerRuntime().plan(founding())
+    assert plan.spec["ports"] == {"8000/tcp": ("127.0.0.1", 8020)}
+    assert any("8020:8000" in w and "127.0.0.1 only" in w and "docker.bind: file" in w for w in plan.warnings)
+    docker = founding().docker
+    assert docker is not None
+    open_plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"bind": "file"})))
+    assert open_plan.spec["ports"] == {"8000/tcp": ("", 8020)}  # HostIp "": every interface, as Compose
+    assert open_plan.base_url == "http://127.0.0.1:8020"
+    assert any("every network interface" in w and "--api-key" in w for w in open_plan.warnings)
+    assert "-p" in (argv := shlex.split(open_plan.describe())) and "8020:8000" in argv
+    keyed = founding(docker=docker.model_copy(update={"bind": "file"}), args=(*ARGS, "--api-key", "${K}"))
+    assert not any("every network interface" in w for w in DockerRuntime().plan(keyed).warnings)
+
+
+def test_compose_settings_reach_the_container() -> None:
+    docker = founding().docker
+    assert docker is not None
+    settings = DockerSettings.model_validate(
+        {
+            **docker.model_dump(),
+            "network": "proj_default",
+            "network_aliases": ("vllm",),
+            "project": "proj",
+            "user": "1000:1000",
+            "working_dir": "/work",
+            "labels": {"traefik.enable": "true"},
+            "ulimits": {"memlock": "-1", "nofile": "1024:2048"},
+            "logging": {"driver": "json-file", "options": {"max-size": "10m", "max-file": "3"}},
+        }
+    )
+    plan = DockerRuntime().plan(founding(docker=settings))
+    spec = plan.spec
+    assert spec["network"] == "proj_default"
+    assert spec["networking_config"]["proj_default"]["Aliases"] == ["vllm"]
+    assert spec["user"] == "1000:1000" and spec["working_dir"] == "/work"
+    assert spec["labels"]["traefik.enable"] == "true" and spec["labels"]["llm-dyno.managed"] == "1"
+    assert [(u["Name"], u["Soft"], u["Hard"]) for u in spec["ulimits"]] == [
+        ("memlock", -1, -1),
+        ("nofile", 1024, 2048),
+    ]
+    assert spec["log_config"] == {"Type": "json-file", "Config": {"max-size": "10m", "max-file": "3"}}
+    argv = shlex.split(plan.describe())
+    for pair in (("--network", "proj_default"), ("--network-alias", "vllm"), ("--log-opt", "max-size=10m")):
+        assert argv[argv.index(pair[0]) + 1] == pair[1]
+    assert network_to_create(plan) == (
+        "proj_default",
+        {"com.docker.compose.project": "proj", "com.docker.compose.network": "default"},
+    )
+    host = DockerRuntime().plan(founding(docker=docker.model_copy(update={"network": "host"})))
+    assert host.spec["network_mode"] == "host" and network_to_create(host) is None
+
+
+def test_described_line_fills_secret_references_in_when_run() -> None:
+    import subprocess
+
+    profile = founding(args=(*ARGS, "--api-key", "${VLLM_API_KEY}"))
+    line = DockerRuntime().plan(profile).describe()
+    assert 'HUGGING_FACE_HUB_TOKEN="${HF_TOKEN:-}"' in line and '--api-key "${VLLM_API_KEY}"' in line
+    env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_x", "VLLM_API_KEY": "sk_y"}
+    script = "set -- " + line + '\nprintf "%s\\n" "$@"'
+    words = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "HUGGING_FACE_HUB_TOKEN=hf_x" in words and "sk_y" in words

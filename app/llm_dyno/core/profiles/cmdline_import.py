@@ -9,26 +9,30 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
-from llm_dyno.core.profiles.import_common import (
-    META_COMMENT,
-    Draft,
-    launcher_length,
-    parse_meta_comment,
-    split_launch,
-)
+from llm_dyno.core.profiles.import_common import META_COMMENT, Draft, parse_meta_comment
+from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
+from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
-_CONTINUATION_RE = re.compile(r"\\[ \t]*$")
-_KEPT = {"-p": "--publish", "-v": "--volume", "-e": "--env", "--net": "--network"}
+_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_KEPT = {
+    "-p": "--publish",
+    "-v": "--volume",
+    "-e": "--env",
+    "--net": "--network",
+    "-u": "--user",
+    "-w": "--workdir",
+    "-l": "--label",
+}
 # Docker options that take a value (so the next word is not the image).
 _VALUE_OPTS = frozenset(
     re.findall(
@@ -55,42 +59,99 @@ _FIELD = {
     "--runtime": "docker.runtime",
     "--restart": "docker.restart",
     "--entrypoint": "docker.entrypoint",
+    "--user": "docker.user",
+    "--workdir": "docker.working_dir",
+    "--network": "docker.network",
+    "--label": "docker.labels",
+    "--ulimit": "docker.ulimits",
+    "--log-driver": "docker.logging",
+    "--log-opt": "docker.logging",
 }
 # Options that only say how to attach or clean up: the app decides those itself when it launches.
 _SILENT = frozenset({"--rm", "--detach", "--interactive", "--tty", "--init", "--sig-proxy"})
 
 
 def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[Token], dict[str, Any]]:
-    """Split a command line into words with their lines; also return the exporter's metadata comment."""
-    tokens: list[Token] = []
+    """The words of the first command of the text, with their lines; also the exporter's metadata.
+
+    The command ends where a shell would end it (a newline that is not continued, ``;``, ``&&``, ``|``,
+    a redirection); whatever follows is named in a warning and not imported. A comment line inside a
+    ``\\`` continuation is skipped (a shell would end the command there), with a warning.
+    """
     meta: dict[str, Any] = {}
-    buf, start = "", 0
-    for number, line in enumerate(text.split("\n"), 1):
-        if not buf:
-            stripped = line.strip()
-            if stripped.startswith(META_COMMENT):
-                meta = parse_meta_comment(stripped, warnings)
-                continue
-            if stripped.startswith("#") or not stripped:
-                continue
-            start = number
-        candidate = buf + line
-        m = _CONTINUATION_RE.search(candidate)
-        body = candidate[: m.start()] if m else candidate
-        try:
-            words = shlex.split(body)
-        except ValueError:
-            buf = candidate + "\n"  # a quote is still open: the next line belongs to this word
-            continue
-        tokens.extend((w, start) for w in words)
-        buf = ""
-    if buf:
-        raise ImportFormatError(
-            "unbalanced quotes: a quote opened here is never closed",
-            where=Location(source, start, "command"),
-            hint="close the ' or \" (a JSON value needs single quotes around it)",
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if line.strip().startswith(META_COMMENT):
+            meta = parse_meta_comment(line.strip(), warnings)
+            lines[number] = ""
+    clean = "\n".join(lines)
+    split = split_shell(clean, source, skip_comment_lines=True)
+    for number in split.skipped_comment_lines:
+        warnings.append(
+            f"line {number}: a comment line inside a continued command was skipped "
+            "(a shell would end the command there)"
         )
-    return tokens, meta
+    command, rest = first_command(split.words)
+    original = (command, rest)
+    assigned: dict[str, str] = {}
+    skipped: list[str] = []
+    # a pasted README block: `hf_cache_dir=…` lines set shell variables the command uses; commands
+    # before the server's (`docker network create …`, `mkdir -p …`) are named and passed over
+    while command and rest and not _launches([w.text for w in command]):
+        if all(_ASSIGN_RE.match(w.text) for w in command):
+            for w in command:
+                key, _, val = w.text.partition("=")
+                assigned[key] = val
+        else:
+            skipped.append(" ".join(w.text for w in command))
+        following, after = first_command(rest)
+        if not following:
+            break
+        command, rest = following, after
+    if not _launches([w.text for w in command]):
+        command, rest = original  # no server command anywhere: the error points at the first one
+        assigned, skipped = {}, []
+    if skipped:
+        warnings.append(
+            "commands before the server's are not imported (run them yourself if they are needed): "
+            + "; ".join(skipped)
+        )
+    if assigned:
+        command = _expand(command, assigned, warnings)
+    if rest:
+        first = next(w for w in rest if w.text != "\n" or not w.operator)
+        warnings.append(
+            f"line {first.line}: the command ends before {rest_text(clean, rest)!r}; "
+            "that is not part of it and is not imported"
+        )
+    for word in command:
+        if word.substitution:
+            warnings.append(
+                f"line {word.line}: {word.text!r} holds a command substitution that a shell would run "
+                "($(pwd), `…`); kept as written: replace it with the real value"
+            )
+    return [(w.text, w.line) for w in command], meta
+
+
+def _launches(words: list[str]) -> bool:
+    """Whether a command starts a server: ``docker run …`` / ``podman run …`` or ``vllm serve …``."""
+    i = _skip_prefix([(w, 0) for w in words], [])
+    if i < len(words) and PurePosixPath(words[i]).name in ("docker", "podman"):
+        return "run" in words[i + 1 : i + 6]
+    return i < len(words) and launcher_length(words, i) > 0
+
+
+def _expand(command: list[Word], assigned: dict[str, str], warnings: list[str]) -> list[Word]:
+    """Fill in the variables the pasted text itself set on the lines before the command."""
+
+    def value(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name in assigned:
+            warnings.append(f"${name} filled in from the line that sets it: {assigned[name]}")
+            return assigned[name]
+        return m.group(0)
+
+    return [replace(w, text=_VAR_RE.sub(value, w.text)) for w in command]
 
 
 def _skip_prefix(tokens: list[Token], env: list[Token]) -> int:
@@ -217,9 +278,24 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
             draft.warnings.append(f"line {line}: --env-file {value} is not read; add the variables you need")
         elif opt == "--entrypoint":
             entry = [value] if value else []
-        elif opt in ("--runtime", "--ipc", "--shm-size", "--name", "--restart"):
-            key = {"--name": "container_name", "--shm-size": "shm_size"}.get(opt, opt[2:])
-            docker[key] = value
+        elif opt in ("--runtime", "--ipc", "--shm-size", "--name", "--restart", "--user", "--workdir"):
+            names = {"--name": "container_name", "--shm-size": "shm_size", "--workdir": "working_dir"}
+            docker[names.get(opt, opt[2:])] = value
+        elif opt == "--network":
+            docker["network"] = None if value in ("bridge", "default") else value
+        elif opt == "--network-alias":
+            docker["network_aliases"] = (*docker.get("network_aliases", ()), value)
+        elif opt == "--label":
+            key, _, val = value.partition("=")
+            docker.setdefault("labels", {})[key] = val
+        elif opt == "--ulimit":
+            key, _, val = value.partition("=")
+            docker.setdefault("ulimits", {})[key] = val
+        elif opt == "--log-driver":
+            docker.setdefault("logging", {"options": {}})["driver"] = value
+        elif opt == "--log-opt":
+            key, _, val = value.partition("=")
+            docker.setdefault("logging", {"options": {}})["options"][key] = val
         else:
             draft.warnings.append(f"line {line}: docker option {opt} is not kept")
         if opt in _FIELD:
@@ -231,23 +307,26 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
     command, command_where = words[i + 1 :], [Location(src, t[1]) for t in tokens[i + 1 :]]
     known_entry = draft.meta.get("entrypoint")
     full = entry + command
+    full_where = [Location(src, tokens[i][1])] * len(entry) + command_where
     if isinstance(known_entry, list) and known_entry and full[: len(known_entry)] == known_entry:
         cut = len(known_entry)
+        docker["entrypoint"] = tuple(full[:cut])
+        draft.argv, draft.argv_where = full[cut:], full_where[cut:]
     else:
-        cut = split_launch(entry, command)
-    docker["entrypoint"] = tuple(full[:cut]) if cut else None
+        launch = read_launch(entry, command, full_where, draft.warnings)
+        docker["entrypoint"] = launch.entrypoint
+        if launch.pre_start is not None:
+            draft.meta = {**draft.meta, "pre_start": launch.pre_start}
+        draft.argv, draft.argv_where = launch.argv, launch.argv_where
     docker["ports"], docker["volumes"] = tuple(ports), tuple(volumes)
     draft.docker = docker
-    draft.argv, draft.argv_where = (
-        full[cut:],
-        ([Location(src, tokens[i][1])] * len(entry) + command_where)[cut:],
-    )
     draft.name_hint = docker.get("container_name")
 
 
-def read_cmdline(text: str, *, source: str | None) -> Draft:
-    """Parse a ``docker run`` or ``vllm serve`` line into a :class:`Draft`."""
-    warnings: list[str] = []
+def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = None) -> Draft:
+    """Parse a ``docker run`` or ``vllm serve`` line into a :class:`Draft` (``warnings`` collects the
+    warnings, kept by the caller when the import fails)."""
+    warnings = [] if warnings is None else warnings
     tokens, meta = tokenize(text, source, warnings)
     if not tokens:
         raise ImportFormatError("nothing to import: the text holds no command", where=Location(source, 1))

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from llm_dyno.core.profiles.flags import SWITCHES, parse_args
 from llm_dyno.core.profiles.import_common import known_flags
 from llm_dyno.core.profiles.model import Profile
@@ -124,6 +126,15 @@ class _Rows:
             self.compare(group, prefix + key, left.get(key), right.get(key))
 
 
+def _plain(value: Any) -> Any:
+    """A container setting as plain data for a diff row (empty reads as absent)."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_defaults=True)
+    if isinstance(value, tuple):
+        value = list(value)
+    return value or None
+
+
 def diff_profiles(a: Profile, b: Profile, *, include_notes: bool = False) -> ProfileDiff:
     """What differs between ``a`` (left) and ``b`` (right); name and notes only with ``include_notes``."""
     r = _Rows()
@@ -135,8 +146,13 @@ def diff_profiles(a: Profile, b: Profile, *, include_notes: bool = False) -> Pro
     image_b = db.image.split("@", 1)[0] if db else None
     r.compare("container", "image", image_a, image_b)
     r.compare("container", "image digest", da.image_digest if da else None, db.image_digest if db else None)
-    for field in ("host", "container_name", "ipc", "runtime", "restart"):
+    for field in ("host", "container_name", "ipc", "runtime", "restart", "network", "user"):
         r.compare("container", field, getattr(da, field, None), getattr(db, field, None))
+    if da is not None and db is not None:  # a default of the container section: only between two
+        r.compare("container", "bind", da.bind, db.bind)
+    r.compare("container", "working_dir", getattr(da, "working_dir", None), getattr(db, "working_dir", None))
+    for field in ("network_aliases", "labels", "ulimits", "logging"):
+        r.compare("container", field, _plain(getattr(da, field, None)), _plain(getattr(db, field, None)))
     shm_a, shm_b = (da.shm_size if da else None), (db.shm_size if db else None)
     same_size = _size_bytes(shm_a) is not None and _size_bytes(shm_a) == _size_bytes(shm_b)
     r.compare("container", "shm_size", shm_a, shm_b, same=(shm_a == shm_b) or same_size)

@@ -13,7 +13,8 @@ import shlex
 from typing import Any
 
 from llm_dyno.core.errors import Location, ProfileError
-from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, safe_name, split_launch
+from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopback_port, safe_name
+from llm_dyno.core.profiles.launchers import split_launch
 from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime, is_secret_name
 from llm_dyno.core.profiles.yamlio import dump
 
@@ -21,6 +22,26 @@ __all__ = ["to_compose", "to_docker_run", "to_vllm_serve"]
 
 # A reference the shell should expand at launch: safe inside double quotes.
 _EXPANDABLE_RE = re.compile(r'^\$(\{[A-Za-z_][A-Za-z0-9_]*(:?-[^}"`\\$]*)?\}|[A-Za-z_][A-Za-z0-9_]*)$')
+_SERVICE_KEY_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*$")
+
+
+def _secret_ref(value: str) -> bool:
+    """A reference to a secret-looking variable (``${VLLM_API_KEY}``): exported so that running the
+    export reads the variable, never as the literal text."""
+    m = _EXPANDABLE_RE.match(value)
+    return bool(m) and is_secret_name(re.split(r"[:}-]", value.lstrip("${"), maxsplit=1)[0])
+
+
+def _holds_secret_ref(word: str) -> bool:
+    """``${VLLM_API_KEY}`` or ``--api-key=${VLLM_API_KEY}``."""
+    return _secret_ref(word) or ("=" in word and _secret_ref(word.partition("=")[2]))
+
+
+def _published(docker: DockerSettings) -> list[str]:
+    """The ports as the app publishes them (loopback for those without an address, unless bind: file)."""
+    if docker.bind == "file":
+        return list(docker.ports)
+    return [loopback_port(p) for p in docker.ports]
 
 
 def _docker(profile: Profile, what: str) -> DockerSettings:
@@ -46,6 +67,14 @@ def _meta(profile: Profile, *, carries_gpus: bool, carries_host: bool) -> dict[s
         meta["cwd"] = profile.process.cwd
     if not carries_gpus and profile.gpus is not None:
         meta["gpus"] = profile.gpus if profile.gpus == "all" else list(profile.gpus)
+    docker = profile.docker
+    if docker is not None and profile.runtime is Runtime.DOCKER:
+        if docker.bind == "file":
+            meta["bind"] = "file"
+        elif _published(docker) != list(docker.ports):
+            meta["ports"] = list(docker.ports)  # the ports as the profile writes them
+        if docker.project:
+            meta["project"] = docker.project
     return meta
 
 
@@ -54,8 +83,34 @@ def _escape(value: str) -> str:
     return value.replace("$", "$$")
 
 
+def _named_volumes(docker: DockerSettings) -> dict[str, Any]:
+    """Top-level declarations of the named volumes, under their engine names (no prefix added)."""
+    out: dict[str, Any] = {}
+    for entry in docker.volumes:
+        source = entry.split(":")[0]
+        if source and not source.startswith((".", "/", "~")):
+            out[_escape(source)] = {"name": _escape(source)}
+    return out
+
+
+def _compose_network(docker: DockerSettings, key: str, service: dict[str, Any]) -> dict[str, Any]:
+    """Service network keys, and the top-level ``networks:`` the export needs."""
+    net = docker.network
+    if net is None or net in ("host", "none") or net.startswith("container:"):
+        service["network_mode"] = _escape(net or "bridge")  # Docker's default bridge, as the app does
+        return {}
+    extra = [a for a in docker.network_aliases if a != key]
+    if extra:
+        service["networks"] = {"default": {"aliases": [_escape(a) for a in extra]}}
+    return {"default": {"name": _escape(net)}}
+
+
 def to_compose(profile: Profile) -> str:
-    """A compose document with one service that launches the profile (GPUs as a device reservation)."""
+    """A compose document with one service that launches the profile (GPUs as a device reservation).
+
+    Ports are written as the app publishes them; named volumes and the network are declared under
+    their engine names, so Docker Compose runs the same container wherever the file is put.
+    """
     docker = _docker(profile, "a compose file")
     service: dict[str, Any] = {"image": _escape(docker.image)}
     if docker.container_name:
@@ -65,7 +120,7 @@ def to_compose(profile: Profile) -> str:
     if docker.runtime:
         service["runtime"] = _escape(docker.runtime)
     if docker.ports:
-        service["ports"] = [_escape(p) for p in docker.ports]
+        service["ports"] = [_escape(p) for p in _published(docker)]
     if docker.volumes:
         service["volumes"] = [_escape(v) for v in docker.volumes]
     if profile.env:
@@ -77,6 +132,20 @@ def to_compose(profile: Profile) -> str:
         service["shm_size"] = _escape(docker.shm_size)
     if docker.ipc:
         service["ipc"] = _escape(docker.ipc)
+    for key in ("user", "working_dir"):
+        if getattr(docker, key):
+            service[key] = _escape(getattr(docker, key))
+    if docker.labels:
+        service["labels"] = {k: _escape(v) for k, v in docker.labels.items()}
+    if docker.ulimits:
+        service["ulimits"] = {
+            k: int(v) if ":" not in v else dict(zip(("soft", "hard"), map(int, v.split(":")), strict=True))
+            for k, v in docker.ulimits.items()
+        }
+    if docker.logging is not None:
+        logging: dict[str, Any] = {"driver": docker.logging.driver} if docker.logging.driver else {}
+        logging["options"] = {k: _escape(v) for k, v in docker.logging.options.items()}
+        service["logging"] = logging
     if profile.gpus is not None:
         device: dict[str, Any] = {"driver": "nvidia"}
         if profile.gpus == "all":
@@ -87,16 +156,53 @@ def to_compose(profile: Profile) -> str:
         service["deploy"] = {"resources": {"reservations": {"devices": [device]}}}
     if docker.entrypoint is not None:
         service["entrypoint"] = [_escape(t) for t in docker.entrypoint]
-    service["command"] = [_escape(t) for t in profile.vllm_argv()]
+    service["command"] = [t if _holds_secret_ref(t) else _escape(t) for t in profile.vllm_argv()]
     key = safe_name(profile.name).replace(" ", "-").replace("+", "-")
+    if docker.network_aliases and _SERVICE_KEY_RE.match(docker.network_aliases[0]):
+        key = docker.network_aliases[0]  # the service's name on its network, as in the original file
+    networks = _compose_network(docker, key, service)
     meta = {"service": key, **_meta(profile, carries_gpus=True, carries_host=False)}
-    return dump({META_KEY: meta, "services": {key: service}})
+    if networks and docker.network_aliases[:1] != (key,):
+        # Compose would add the service's name as an alias: the profile's own list says it has none
+        meta["network_aliases"] = list(docker.network_aliases)
+    doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
+    if _named_volumes(docker):
+        doc["volumes"] = _named_volumes(docker)
+    if networks:
+        doc["networks"] = networks
+    return dump(doc)
 
 
 def _quote_env(key: str, value: str) -> str:
     if is_secret_name(key) and _EXPANDABLE_RE.match(value):
         return f'{key}="{value}"'  # double quotes: the shell fills the reference in at launch
     return f"{key}={shlex.quote(value)}"
+
+
+def _quote_arg(value: str) -> str:
+    """An argument for the shell: a secret reference in double quotes (expanded at launch)."""
+    if _secret_ref(value):
+        return f'"{value}"'
+    head, eq, ref = value.partition("=")
+    if eq and _secret_ref(ref):  # --api-key=${VLLM_API_KEY}
+        return f'{shlex.quote(head)}="{ref}"'
+    return shlex.quote(value)
+
+
+def shell_word(word: str) -> str:
+    """One word for a shell line: secret references (``${VLLM_API_KEY}``, ``HF_TOKEN=${HF_TOKEN}``) in
+    double quotes so that running the line fills them in; everything else quoted literally."""
+    key, eq, value = word.partition("=")
+    if eq and is_secret_name(key) and _EXPANDABLE_RE.match(value):
+        return f'{key}="{value}"'  # an environment variable holding a reference to another
+    return _quote_arg(word)
+
+
+def _quote_path(value: str) -> str:
+    """A volume for the shell: a leading ``~/`` left unquoted so that the shell expands it."""
+    if value.startswith("~/"):
+        return "~/" + shlex.quote(value[2:])
+    return shlex.quote(value)
 
 
 def _groups(tokens: list[str]) -> list[list[str]]:
@@ -133,8 +239,21 @@ def to_docker_run(profile: Profile) -> str:
         options.append(["--ipc", q(docker.ipc)])
     if docker.shm_size:
         options.append(["--shm-size", q(docker.shm_size)])
-    options += [["-p", q(p)] for p in docker.ports]
-    options += [["-v", q(v)] for v in docker.volumes]
+    if docker.user:
+        options.append(["--user", q(docker.user)])
+    if docker.working_dir:
+        options.append(["--workdir", q(docker.working_dir)])
+    if docker.network:
+        options.append(["--network", q(docker.network)])
+    options += [["--network-alias", q(a)] for a in docker.network_aliases]
+    options += [["--label", q(f"{k}={v}")] for k, v in docker.labels.items()]
+    options += [["--ulimit", q(f"{k}={v}")] for k, v in docker.ulimits.items()]
+    if docker.logging is not None:
+        if docker.logging.driver:
+            options.append(["--log-driver", q(docker.logging.driver)])
+        options += [["--log-opt", q(f"{k}={v}")] for k, v in docker.logging.options.items()]
+    options += [["-p", q(p)] for p in _published(docker)]
+    options += [["-v", _quote_path(v)] for v in docker.volumes]
     options += [["-e", _quote_env(k, v)] for k, v in profile.env.items()]
     entry = list(docker.entrypoint or ())
     argv = profile.vllm_argv()
@@ -144,8 +263,8 @@ def to_docker_run(profile: Profile) -> str:
         if split_launch(entry[:1], entry[1:] + argv) != len(entry):
             meta["entrypoint"] = entry  # the split is not evident from the line: say where it is
     head_n = 2 if profile.model_flag else 1  # the model stays on the image's line
-    options.append([q(docker.image), *(q(t) for t in entry[1:] + argv[:head_n])])
-    tail = [q(t) for t in argv[head_n:]]
+    options.append([q(docker.image), *(_quote_arg(t) for t in entry[1:] + argv[:head_n])])
+    tail = [_quote_arg(t) for t in argv[head_n:]]
     return f"{META_COMMENT} {json.dumps(meta)}\n" + _lines(head, options, tail) + "\n"
 
 
@@ -154,7 +273,7 @@ def to_vllm_serve(profile: Profile) -> str:
     executable = profile.process.executable if profile.process is not None else "vllm"
     env = [_quote_env(k, v) for k, v in profile.env.items()]
     meta = _meta(profile, carries_gpus=False, carries_host=True)
-    argv = [shlex.quote(t) for t in profile.vllm_argv()]
+    argv = [_quote_arg(t) for t in profile.vllm_argv()]
     head_n = 2 if profile.model_flag else 1
     command = [shlex.quote(executable), "serve", *argv[:head_n]]
     lines = _lines(env[:1] or command, [[e] for e in env[1:]] + ([command] if env else []), argv[head_n:])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -25,8 +26,6 @@ META_KEY = "x-llm-dyno"
 META_COMMENT = "# llm-dyno:"
 DEFAULT_IMAGE = "vllm/vllm-openai:latest"
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash"})
-_SHELL_C_RE = re.compile(r"^-[a-z]*c[a-z]*$")
 _NAME_BAD_RE = re.compile(r"[^A-Za-z0-9._ +-]+")
 # Secret flags and the reference an import puts in place of a literal value.
 _SECRET_FLAG_REFS = {**{f: "${VLLM_API_KEY}" for f in SECRET_FLAGS}, "hf-token": "${HF_TOKEN}"}
@@ -51,37 +50,6 @@ def known_flags() -> frozenset[str]:
     except OSError:
         return frozenset()
     return frozenset(s.strip() for s in text.splitlines() if s.strip() and not s.startswith("#"))
-
-
-def launcher_length(tokens: list[str], i: int) -> int:
-    """How many tokens from ``i`` spell a vLLM server launcher (``vllm serve``, ``python -m vllm…``), or 0."""
-    rest = tokens[i:]
-    if len(rest) >= 2 and "vllm" in PurePosixPath(rest[0]).name and rest[1] == "serve":
-        return 2
-    if len(rest) >= 3 and PurePosixPath(rest[0]).name.startswith("python") and rest[1] == "-m":
-        if rest[2] == "vllm.entrypoints.cli.main" and len(rest) >= 4 and rest[3] == "serve":
-            return 4
-        if rest[2].startswith("vllm.entrypoints"):
-            return 3
-    return 0
-
-
-def split_launch(entry: list[str], command: list[str]) -> int:
-    """Where the container's argv (entrypoint + command) stops being launcher and starts being vLLM args.
-
-    Docker joins entrypoint and command into one argv, so any split point launches the same thing;
-    this picks the one that leaves exactly the ``vllm serve`` arguments after it.
-    """
-    full = entry + command
-    for i in range(len(entry)):
-        n = launcher_length(full, i)
-        if n:
-            return i + n
-    if entry and len(full) >= 3 and PurePosixPath(full[0]).name in SHELLS and _SHELL_C_RE.match(full[1]):
-        # `sh -c SCRIPT ARG0 "$@"…`: the token after the script becomes $0, the rest are "$@"
-        cut = min(4, len(full))
-        return cut + launcher_length(full, cut)
-    return len(entry) + launcher_length(full, len(entry))
 
 
 def safe_name(text: str) -> str:
@@ -117,6 +85,23 @@ class Draft:
     executable: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    unset: dict[str, Location] = field(default_factory=dict)  # variables read while unset → where
+
+    def unset_note(self) -> str:
+        """`` (…is not set…)`` naming the unset variables, for an error that they may have caused."""
+        if not self.unset:
+            return ""
+        names = ", ".join(f"${n}" for n in self.unset)
+        return f" ({names} {'is' if len(self.unset) == 1 else 'are'} not set and read as empty)"
+
+    def unset_hint(self, hint: str | None) -> str | None:
+        """The hint of an error, preceded by how to set the unset variables when there are some."""
+        if not self.unset:
+            return hint
+        setting = (
+            f"set {', '.join(self.unset)} in your environment or in the .env file beside the compose file"
+        )
+        return f"{setting}; {hint}" if hint else setting
 
     def loc(self, key: str) -> Location:
         """The location recorded for a profile field (or its nearest parent)."""
@@ -146,9 +131,12 @@ def _take_model(draft: Draft) -> tuple[str, bool, list[str], list[Location]]:
         index, model = parsed.positionals[0]
         return model, False, args[:index] + args[index + 1 :], where[:index] + where[index + 1 :]
     raise ImportFormatError(
-        "no model found: expected the model as the first argument of vllm serve or as --model",
+        "no model found: expected the model as the first argument of vllm serve or as --model"
+        + draft.unset_note(),
         where=draft.loc("command"),
-        hint="add the model (a Hugging Face id or a path) after 'vllm serve', or pass --model",
+        hint=draft.unset_hint(
+            "add the model (a Hugging Face id or a path) after 'vllm serve', or pass --model"
+        ),
     )
 
 
@@ -174,10 +162,69 @@ def _scrub_secret_env(env: dict[str, str], warnings: list[str]) -> None:
             )
 
 
+class ImportFailed(ImportFormatError):
+    """An import that failed, with the warnings gathered before it did (unset variables, …)."""
+
+    def __init__(self, exc: ImportFormatError, warnings: list[str]) -> None:
+        super().__init__(exc.message, where=exc.where, hint=exc.hint)
+        self.warnings = tuple(dict.fromkeys(warnings))
+
+
+def _container_for_serve_line(draft: Draft, model: str, args: list[str]) -> tuple[dict[str, Any], str]:
+    """A container that can serve a ``vllm serve`` line: the stock image, its port published, the model
+    (a local folder, or the Hugging Face cache) mounted. Returns the docker fields and the model."""
+    engine = engine_config(args)
+    port = engine.port or 8000
+    volumes: list[str] = []
+    if model.startswith(("/", "./", "../", "~")):
+        host = os.path.abspath(os.path.expanduser(model))
+        volumes.append(f"{host}:{host}:ro")
+        if host != model:
+            draft.warnings.append(f"the model {model} is mounted and read in the container as {host}")
+        model = host
+    else:
+        volumes.append("~/.cache/huggingface:/root/.cache/huggingface")
+    draft.warnings.append(
+        f"a vllm serve line names no container: using {DEFAULT_IMAGE}, publishing port {port}, mounting "
+        f"{volumes[0].split(':')[0]} and requesting "
+        + ("every GPU" if draft.gpus is None else "the GPUs named")
+    )
+    host_flag = engine.host
+    if host_flag is not None and host_flag.startswith(("127.", "localhost", "::1")):
+        draft.warnings.append(
+            f"--host {host_flag}: vLLM listens on loopback inside the container, which a published port "
+            "cannot reach; remove --host or use --host 0.0.0.0"
+        )
+    if draft.gpus is None:
+        draft.gpus = "all"
+    return {"image": DEFAULT_IMAGE, "ports": (f"{port}:{port}",), "volumes": tuple(volumes)}, model
+
+
+def _port_warnings(profile: Profile, warnings: list[str]) -> None:
+    docker = profile.docker
+    if docker is None:
+        return
+    bare = [p for p in docker.ports if p.split("/")[0].count(":") < 2 and not p.startswith("[")]
+    if bare and docker.bind == "loopback":
+        warnings.append(
+            f"ports {', '.join(bare)} have no address: Docker Compose and docker run publish them on every "
+            "interface; the profile publishes them on 127.0.0.1 only (docker.bind: loopback). "
+            "Choose docker.bind: file (import --bind file) to bind them as written"
+        )
+
+
 def build_result(
-    draft: Draft, *, name: str | None, runtime: str | Runtime | None, executable: str | None
+    draft: Draft,
+    *,
+    name: str | None,
+    runtime: str | Runtime | None,
+    executable: str | None,
+    bind: str | None = None,
 ) -> ImportResult:
-    """Validate a draft into an :class:`ImportResult`; errors point at the source's file, line and field."""
+    """Validate a draft into an :class:`ImportResult`; errors point at the source's file, line and field.
+
+    ``bind``: ``loopback`` (default) or ``file``, how ports without an address are published.
+    """
     model, model_flag, args, args_where = _take_model(draft)
     _scrub_secret_flags(args, draft.warnings)
     _scrub_secret_env(draft.env, draft.warnings)
@@ -186,7 +233,9 @@ def build_result(
     except ProfileError as exc:
         m = re.match(r"args\[(\d+)\]", (exc.where.field if exc.where else None) or "")
         where = args_where[int(m.group(1))] if m else Location(draft.source)
-        raise ImportFormatError(exc.message, where=where, hint=exc.hint) from None
+        raise ImportFormatError(
+            exc.message + draft.unset_note(), where=where, hint=draft.unset_hint(exc.hint)
+        ) from None
     known = known_flags()
     if known:
         for flag in parse_args(args).flags:
@@ -201,10 +250,20 @@ def build_result(
     chosen = wanted or Runtime(meta.get("runtime", kind_runtime))
     docker = draft.docker
     if chosen is Runtime.DOCKER and docker is None:
-        docker = {"image": DEFAULT_IMAGE}
-        draft.warnings.append(f"a vllm serve line names no image; using {DEFAULT_IMAGE}")
+        docker, model = _container_for_serve_line(draft, model, args)
+    if docker is not None and bind is not None:
+        docker = {**docker, "bind": bind}
+    elif docker is not None and meta.get("bind") in ("loopback", "file"):
+        docker = {**docker, "bind": meta["bind"]}
+    restored = False
+    if docker is not None and isinstance(meta.get("ports"), list):
+        ports = _ports_as_written(docker.get("ports", ()), meta["ports"])
+        restored = ports != tuple(docker.get("ports", ()))
+        docker = {**docker, "ports": ports}
     if docker is not None and meta.get("host"):
         docker = {**docker, "host": meta["host"]}
+    if docker is not None and meta.get("project") and not docker.get("project"):
+        docker = {**docker, "project": str(meta["project"])}
     if chosen is Runtime.PROCESS and docker is not None and draft.kind != "vllm-serve":
         draft.warnings.append("imported as a local process: the container settings were dropped")
         docker = None
@@ -247,4 +306,26 @@ def build_result(
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
         raise ImportFormatError(f"{key}: {msg}", where=where) from None
+    if not restored:  # our own export already showed the loopback bind
+        _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)
+
+
+def loopback_port(mapping: str) -> str:
+    """A port mapping as the loopback default publishes it: ``8000:8000`` → ``127.0.0.1:8000:8000``."""
+    spec = mapping.split("/")[0]
+    if spec.count(":") >= 2 or spec.startswith("["):
+        return mapping
+    return f"127.0.0.1:{mapping}" if ":" in spec else f"127.0.0.1::{mapping}"
+
+
+def _ports_as_written(ports: Any, written: list[Any]) -> tuple[str, ...]:
+    """An export writes the ports as they are published (``127.0.0.1:…``) and what the profile says in
+    its metadata: the profile's text comes back when the two still agree (the file was not edited)."""
+    current = tuple(str(p) for p in ports)
+    original = tuple(str(p) for p in written)
+    if len(current) == len(original) and all(
+        c == o or c == loopback_port(o) for c, o in zip(current, original, strict=True)
+    ):
+        return original
+    return current

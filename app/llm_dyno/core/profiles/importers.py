@@ -8,15 +8,22 @@ naming the file, line and field.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.profiles.cmdline_import import read_cmdline
 from llm_dyno.core.profiles.compose_import import read_compose
-from llm_dyno.core.profiles.import_common import ImportResult, SourceKind, build_result, known_flags
+from llm_dyno.core.profiles.import_common import (
+    ImportFailed,
+    ImportResult,
+    SourceKind,
+    build_result,
+    known_flags,
+)
 from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import load_with_lines
 
-__all__ = ["ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
+__all__ = ["ImportFailed", "ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
 
 # A YAML document starts with a mapping key (`services:`, `x-common: &anchor`, `version: "3"`) or `---`.
 _YAML_START_RE = re.compile(r"^(---|[A-Za-z_][\w.-]*\s*:(\s|$))")
@@ -42,12 +49,17 @@ def import_text(
     service: str | None = None,
     runtime: str | Runtime | None = None,
     executable: str | None = None,
+    base_dir: Path | None = None,
+    bind: str | None = None,
 ) -> ImportResult:
     """Read a profile from compose YAML, a ``docker run`` line or a ``vllm serve`` line.
 
     ``source`` names the file in messages; ``name`` overrides the profile name; ``service`` picks the
     compose service; ``runtime`` forces ``docker`` or ``process``; ``executable`` sets the ``vllm``
-    executable of a process profile.
+    executable of a process profile; ``base_dir`` is the folder of the imported file (a compose
+    project's folder: its ``.env``, relative paths, project name); ``bind`` is ``loopback`` (default)
+    or ``file``: how ports written without an address are published. A failed import raises
+    :class:`ImportFailed`, which keeps the warnings gathered before the failure.
     """
     if not text.strip():
         raise ImportFormatError(
@@ -59,13 +71,21 @@ def import_text(
         raise ImportFormatError(
             f"runtime {runtime!r}: expected 'docker' or 'process'", where=Location(source)
         )
-    if detect_kind(text) == "compose":
-        if _is_profile_document(text):
-            return _import_profile(text, source=source, name=name)
-        draft = read_compose(text, source=source, service=service)
-    else:
-        draft = read_cmdline(text, source=source)
-    return build_result(draft, name=name, runtime=runtime, executable=executable)
+    if bind is not None and bind not in ("loopback", "file"):
+        raise ImportFormatError(f"bind {bind!r}: expected 'loopback' or 'file'", where=Location(source))
+    if detect_kind(text) == "compose" and _is_profile_document(text):
+        return _import_profile(text, source=source, name=name)
+    warnings: list[str] = []
+    try:
+        if detect_kind(text) == "compose":
+            draft = read_compose(text, source=source, service=service, base_dir=base_dir, warnings=warnings)
+        else:
+            draft = read_cmdline(text, source=source, warnings=warnings)
+        return build_result(draft, name=name, runtime=runtime, executable=executable, bind=bind)
+    except ImportFailed:
+        raise
+    except ImportFormatError as exc:
+        raise ImportFailed(exc, warnings) from None
 
 
 def _import_profile(text: str, *, source: str | None, name: str | None) -> ImportResult:

@@ -38,6 +38,13 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class LogSettings(_Frozen):
+    """The container's log driver and its options (compose ``logging:``), e.g. json-file rotation."""
+
+    driver: str | None = None
+    options: dict[str, str] = Field(default_factory=dict)
+
+
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 
@@ -53,6 +60,23 @@ class DockerSettings(_Frozen):
     entrypoint: tuple[str, ...] | None = None
     runtime: str | None = None
     restart: str | None = None
+    bind: Literal["loopback", "file"] = Field(
+        default="loopback",
+        description="ports written without an address: 'loopback' publishes them on 127.0.0.1 only, "
+        "'file' on every interface as Docker Compose and docker run do",
+    )
+    network: str | None = Field(
+        default=None,
+        description="network mode (host, none, container:…) or a network to join, created if missing; "
+        "None: Docker's default bridge",
+    )
+    network_aliases: tuple[str, ...] = ()
+    project: str | None = Field(default=None, description="the compose project the container belongs to")
+    user: str | None = None
+    working_dir: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    ulimits: dict[str, str] = Field(default_factory=dict, description="name → 'N' or 'soft:hard'")
+    logging: LogSettings | None = None
 
     @field_validator("image")
     @classmethod
@@ -75,6 +99,19 @@ class DockerSettings(_Frozen):
             parts = p.split("/")[0].rsplit(":", 2)
             if not all(x.strip() for x in parts[-2:]) or not parts[-1].split("-")[0].isdigit():
                 raise ValueError(f"{p!r} is not a port mapping; use e.g. 8020:8000 or 127.0.0.1:8020:8000")
+        return v
+
+    @field_validator("logging")
+    @classmethod
+    def _logging(cls, v: LogSettings | None) -> LogSettings | None:
+        return None if v is not None and not v.driver and not v.options else v  # nothing said: none
+
+    @field_validator("ulimits")
+    @classmethod
+    def _ulimits(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, value in v.items():
+            if not re.fullmatch(r"-?\d+(:-?\d+)?", str(value)):
+                raise ValueError(f"ulimit {name}: {value!r} is not a number or 'soft:hard'")
         return v
 
     @property

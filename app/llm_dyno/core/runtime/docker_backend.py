@@ -40,6 +40,7 @@ from llm_dyno.core.runtime.docker_spec import (
     LABEL_PROFILE,
     LABEL_SNAPSHOT,
     DockerLaunchPlan,
+    network_to_create,
     plan_container,
 )
 from llm_dyno.core.runtime.lines import LineSplitter
@@ -136,6 +137,7 @@ class DockerServerHandle(ServerHandle):
             if self._stopping.is_set():
                 return
             self._status_to(ServerState.CREATING, f"creating container {spec['name']}")
+            self._ensure_network()
             self.container = self._create(spec)
             try:
                 self.container.start()
@@ -190,6 +192,15 @@ class DockerServerHandle(ServerHandle):
                     self._status_to(ServerState.PULLING, progress.describe(), progress.fraction)
         except docker.errors.APIError as exc:
             raise errs.image_error(image, errs.api_message(exc)) from exc
+
+    def _ensure_network(self) -> None:
+        """Create the network the plan joins (a compose project's) when it does not exist yet."""
+        wanted = network_to_create(self.plan)
+        if wanted is None:
+            return
+        name, labels = wanted
+        if not any(n.name == name for n in self._docker.networks.list(names=[name])):
+            self._docker.networks.create(name, driver="bridge", labels=labels)
 
     def _create(self, spec: dict[str, Any]) -> Container:
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,9 @@ LABEL_PORT = "llm-dyno.host-port"  # the port the panel talks to, so an adopted 
 LABEL_SNAPSHOT = "llm-dyno.profile-snapshot"
 
 DEFAULT_ENGINE_PORT = 8000
+_BUILTIN_NETWORKS = ("host", "none", "bridge", "default")
+# Log drivers `docker logs` can read back (the app follows the server's log through it).
+_READABLE_LOG_DRIVERS = ("json-file", "local", "journald")
 _URL_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "http://", "https://")
 
 
@@ -41,8 +43,11 @@ class DockerLaunchPlan(LaunchPlan):
     docker_host: str | None = None  # None: the local engine / DOCKER_HOST / the active context
 
     def describe(self) -> str:
-        """An equivalent ``docker run`` command line (secrets stay as references)."""
-        return shlex.join(docker_run_argv(self.spec, self.docker_host))
+        """An equivalent ``docker run`` command line (secrets stay references, which a shell running
+        the line fills in from the environment)."""
+        from llm_dyno.core.profiles.exporters import shell_word
+
+        return " ".join(shell_word(w) for w in docker_run_argv(self.spec, self.docker_host))
 
 
 def is_url_host(host: str) -> bool:
@@ -72,24 +77,45 @@ def _parse_port(mapping: str) -> tuple[str | None, str, str, str]:
 
 def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    bare: list[str] = []
     for mapping in settings.ports:
         ip, host_port, ctr_port, proto = _parse_port(mapping)
         if "-" in ctr_port or "-" in host_port:
             warnings.append(f"port range {mapping!r} is not supported; it is left out")
             continue
-        # Published ports default to loopback: a vLLM server has no authentication unless --api-key.
-        binding: Any = (ip or "127.0.0.1", int(host_port)) if host_port else (ip or "127.0.0.1",)
+        if ip is None and settings.bind == "loopback":
+            # A vLLM server has no authentication unless --api-key: loopback unless the user chose.
+            ip = "127.0.0.1"
+            bare.append(mapping)
+        # every interface (no address, or bind: file) is written as Docker Compose writes it: HostIp ""
+        binding: Any = (ip or "", int(host_port)) if host_port else (ip or "",)
         key = f"{ctr_port}/{proto}"
         if key in out:
             prev = out[key]
             out[key] = [*(prev if isinstance(prev, list) else [prev]), binding]
         else:
             out[key] = binding
+    if bare:
+        warnings.append(
+            f"ports {', '.join(bare)} are published on 127.0.0.1 only (docker.bind: loopback), where "
+            "Docker Compose and docker run would publish them on every interface; set docker.bind: file "
+            "to publish them as written"
+        )
     return out
 
 
-def _volumes(settings: DockerSettings, warnings: list[str]) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
+def _host_ip(binding: Any) -> str:
+    """The address of a port binding in the spec ("" for every interface)."""
+    return str(binding[0]) if binding else ""
+
+
+def _host_port(binding: Any) -> int | None:
+    return int(binding[1]) if binding is not None and len(binding) > 1 else None
+
+
+def _volumes(settings: DockerSettings, warnings: list[str]) -> list[str]:
+    """Binds as ``src:dst:mode`` strings, one per entry: the same host folder twice stays twice."""
+    out: list[str] = []
     for i, entry in enumerate(settings.volumes):
         parts = entry.split(":")
         if len(parts) < 2:
@@ -98,11 +124,75 @@ def _volumes(settings: DockerSettings, warnings: list[str]) -> dict[str, dict[st
                 where=at(None, field=f"docker.volumes[{i}]"),
             )
         src, dst = os.path.expanduser(parts[0]), parts[1]
-        mode = parts[2] if len(parts) > 2 else "rw"
+        mode = ":".join(parts[2:]) or "rw"
         if src.startswith("."):
             warnings.append(f"volume source {parts[0]!r} is relative; docker needs an absolute path")
-        out[src] = {"bind": dst, "mode": mode}
+        out.append(f"{src}:{dst}:{mode}")
     return out
+
+
+def _network(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+    net = settings.network
+    if net is None:
+        return
+    if net in _BUILTIN_NETWORKS or net.startswith(("container:", "service:")):
+        spec["network_mode"] = net
+        return
+    spec["network"] = net
+    if settings.network_aliases:
+        from docker.types import EndpointConfig  # the docker SDK only where a network is joined
+
+        spec["networking_config"] = {net: EndpointConfig("1.41", aliases=list(settings.network_aliases))}
+
+
+def network_to_create(plan: LaunchPlan) -> tuple[str, dict[str, str]] | None:
+    """The network a plan joins that the launch creates when it is missing, with its labels.
+
+    A compose project's network gets the labels Docker Compose gives its own, so that ``docker compose
+    up`` of the same project later finds it as its own.
+    """
+    net = plan.spec.get("network")
+    settings = plan.profile.docker
+    if not net or settings is None:
+        return None
+    labels = {LABEL_MANAGED: "1"}
+    project = settings.project
+    if project and str(net).startswith(f"{project}_"):
+        labels = {
+            "com.docker.compose.project": project,
+            "com.docker.compose.network": str(net)[len(project) + 1 :],
+        }
+    return str(net), labels
+
+
+def _logging(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+    if settings.logging is None:
+        return
+    driver = settings.logging.driver or ""
+    spec["log_config"] = {"Type": driver, "Config": dict(settings.logging.options)}
+    if driver and driver not in _READABLE_LOG_DRIVERS:
+        warnings.append(
+            f"log driver {driver!r}: docker logs cannot read it back, so the app sees no server log "
+            "(loading progress, failures) for this container"
+        )
+
+
+def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+    """User, working directory, ulimits, network and log settings, as Docker Compose passes them."""
+    if settings.user:
+        spec["user"] = settings.user
+    if settings.working_dir:
+        spec["working_dir"] = settings.working_dir
+    if settings.ulimits:
+        from docker.types import Ulimit  # the docker SDK only where a container needs it
+
+        limits = []
+        for name, value in settings.ulimits.items():
+            soft, _, hard = value.partition(":")
+            limits.append(Ulimit(name=name, soft=int(soft), hard=int(hard or soft)))
+        spec["ulimits"] = limits
+    _network(settings, spec, warnings)
+    _logging(settings, spec, warnings)
 
 
 def _device_requests(gpus: Any) -> list[DeviceRequest]:
@@ -149,13 +239,21 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     ports = _ports(settings, warnings)
     binding = ports.get(f"{engine_port}/tcp")
     first = binding[0] if isinstance(binding, list) else binding
-    if first is None or len(first) < 2:
+    if settings.network == "host":
+        first = ("127.0.0.1", engine_port)  # the server listens on the host itself
+    found_port = _host_port(first)
+    if found_port is None:
         raise DynoError(
             f"no published port reaches the server's port {engine_port} in the container",
             where=at(None, field="docker.ports"),
             hint=f"add a mapping such as '{engine_port}:{engine_port}' (host:container)",
         )
-    bind_ip, host_port = str(first[0]), int(first[1])
+    bind_ip, host_port = _host_ip(first) or "0.0.0.0", found_port  # noqa: S104
+    if not bind_ip.startswith("127.") and bind_ip != "::1" and not _has_api_key(profile):
+        warnings.append(
+            f"port {host_port} is open on every network interface ({bind_ip}) and the server has no "
+            "--api-key: anyone who can reach this machine can use it"
+        )
     remote = remote_engine_host(settings.host)  # DOCKER_HOST and docker contexts count too
     if remote and bind_ip.startswith("127."):
         warnings.append(
@@ -171,6 +269,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         "command": profile.vllm_argv(),
         "name": container_name(profile),
         "labels": {
+            **settings.labels,
             LABEL_MANAGED: "1",
             LABEL_PROFILE: profile.name,
             LABEL_HASH: profile.content_hash(),
@@ -186,9 +285,12 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         spec["entrypoint"] = entrypoint
     if profile.env:
         spec["environment"] = dict(profile.env)
+    if any(k.startswith("llm-dyno.") for k in settings.labels):
+        warnings.append("labels starting with llm-dyno. are the app's own; the file's values are replaced")
     volumes = _volumes(settings, warnings)
     if volumes:
         spec["volumes"] = volumes
+    _extras(settings, spec, warnings)
     if settings.shm_size:
         spec["shm_size"] = str(settings.shm_size).replace(" ", "")
     if settings.ipc:
@@ -215,6 +317,10 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         warnings=tuple(warnings + list(engine.warnings)),
         docker_host=settings.host,
     )
+
+
+def _has_api_key(profile: Profile) -> bool:
+    return profile.engine().api_key is not None or "VLLM_API_KEY" in profile.env
 
 
 def _remote_hostname(host: str | None) -> str | None:
@@ -255,9 +361,27 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
         for b in bindings if isinstance(bindings, list) else [bindings]:
             port, proto = ctr.split("/")
             suffix = "" if proto == "tcp" else f"/{proto}"
-            argv += ["-p", f"{b[0]}:{b[1] if len(b) > 1 else ''}:{port}{suffix}"]
-    for src, vol in spec.get("volumes", {}).items():
-        argv += ["-v", f"{src}:{vol['bind']}" + ("" if vol["mode"] == "rw" else f":{vol['mode']}")]
+            ip, host_port = _host_ip(b), _host_port(b)
+            published = f"{ip}:{host_port or ''}:" if ip else (f"{host_port}:" if host_port else "")
+            argv += ["-p", f"{published}{port}{suffix}"]
+    for bind in spec.get("volumes", []):
+        argv += ["-v", bind.removesuffix(":rw")]
+    if "network_mode" in spec or "network" in spec:
+        argv += ["--network", str(spec.get("network_mode") or spec.get("network"))]
+    for endpoint in (spec.get("networking_config") or {}).values():
+        for alias in endpoint.get("Aliases") or []:
+            argv += ["--network-alias", alias]
+    if "user" in spec:
+        argv += ["--user", str(spec["user"])]
+    if "working_dir" in spec:
+        argv += ["--workdir", str(spec["working_dir"])]
+    for limit in spec.get("ulimits", []):
+        argv += ["--ulimit", f"{limit['Name']}={limit['Soft']}:{limit['Hard']}"]
+    if "log_config" in spec:
+        if spec["log_config"]["Type"]:
+            argv += ["--log-driver", spec["log_config"]["Type"]]
+        for key, value in spec["log_config"]["Config"].items():
+            argv += ["--log-opt", f"{key}={value}"]
     for key, value in spec.get("environment", {}).items():
         argv += ["-e", f"{key}={value}"]
     if "shm_size" in spec:

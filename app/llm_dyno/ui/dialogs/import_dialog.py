@@ -48,8 +48,11 @@ def compose_services(text: str) -> list[str]:
 def preview_import(
     text: str, *, source: str | None = None, name: str | None = None, service: str | None = None
 ) -> ImportResult:
-    """What the dialog imports: the core importer with the dialog's choices (raises DynoError)."""
-    return import_text(text, source=source, name=name or None, service=service or None)
+    """What the dialog imports: the core importer with the dialog's choices (raises DynoError).
+
+    A file opened from disk is read in its folder (a compose project's .env, relative paths, name)."""
+    base = Path(source).resolve().parent if source and Path(source).is_file() else None
+    return import_text(text, source=source, name=name or None, service=service or None, base_dir=base)
 
 
 class ImportDialog(QDialog):
@@ -197,6 +200,9 @@ class ImportDialog(QDialog):
             )
         except DynoError as exc:
             self.error.setText(str(exc))
+            gathered = getattr(exc, "warnings", ())  # e.g. the unset variables behind the failure
+            if gathered:
+                self.warnings.setText("\n".join(f"⚠ {w}" for w in gathered))
             self.import_button.setEnabled(False)
             return
         self.result_ = result

@@ -48,6 +48,7 @@ DOCKER_FIELDS: dict[str, str] = {
     "shm_size": "shm_size",
     "ipc": "ipc",
     "ports": "ports",
+    "ports_bind": "bind",
     "volumes": "volumes",
 }
 _PYDANTIC_FIELDS: dict[str, str] = {

@@ -196,6 +196,7 @@ class ProfileEditor(QWidget):
             message = next(iter(self._validation.errors.values()), None)
             self.yaml.show_error(message, None)
         profile = self._validation.profile
+        self.form.show_plan_warnings(plan_warnings(profile) if profile is not None else [])
         self._set_dirty(self._original is not None and (profile is None or profile != self._original))
         self._update_state()
 
@@ -217,6 +218,16 @@ class ProfileEditor(QWidget):
             self.save_button.setToolTip("Fix the problems marked in red to save")
         else:
             self.save_button.setToolTip("Save the profile (Ctrl+S)")
+
+
+def plan_warnings(profile: Profile) -> list[str]:
+    """What a launch of the profile would warn about (the plan is pure: nothing is started)."""
+    from llm_dyno.core.runtime.manager import ServerManager
+
+    try:
+        return list(ServerManager().plan(profile).warnings)
+    except DynoError as exc:
+        return [exc.message]
 
 
 def _safe_mapping(text: str) -> dict[str, Any] | None:

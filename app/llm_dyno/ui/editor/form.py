@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.ui import theme
 from llm_dyno.ui.editor.draft import Draft
 from llm_dyno.ui.editor.widgets import EnvTable, Field, ListEditor, Section, TriState
 
@@ -61,6 +62,12 @@ class ProfileForm(QScrollArea):
         self.general_error.setWordWrap(True)
         self.general_error.hide()
         self._layout.addWidget(self.general_error)
+        # what the launch would warn about (loopback ports, relative paths, no GPUs…), as `plan` says
+        self.plan_warnings = QLabel()
+        self.plan_warnings.setObjectName("planWarnings")
+        self.plan_warnings.setWordWrap(True)
+        self.plan_warnings.hide()
+        self._layout.addWidget(self.plan_warnings)
         self._build()
         self._layout.addStretch(1)
 
@@ -132,6 +139,18 @@ class ProfileForm(QScrollArea):
         ports = ListEditor("8000:8000")
         ports.changed.connect(lambda v: self._emit("ports", v))
         s.add(self._field("ports", "Ports", ports, "host:container, e.g. 8020:8000"))
+        bind = QComboBox()
+        bind.addItem("Loopback only (127.0.0.1)", "loopback")
+        bind.addItem("As written, every interface (like Docker Compose)", "file")
+        bind.activated.connect(lambda _i: self._emit("ports_bind", bind.currentData()))
+        s.add(
+            self._field(
+                "ports_bind",
+                "Ports without an address",
+                bind,
+                "Loopback keeps a server without --api-key off the network",
+            )
+        )
         volumes = ListEditor("/host/path:/container/path")
         volumes.changed.connect(lambda v: self._emit("volumes", v))
         s.add(self._field("volumes", "Volumes", volumes, "host:container[:ro]"))
@@ -223,6 +242,12 @@ class ProfileForm(QScrollArea):
         general = errors.get("", "")
         self.general_error.setText(general)
         self.general_error.setVisible(bool(general))
+
+    def show_plan_warnings(self, warnings: list[str]) -> None:
+        """The launch plan's warnings for the draft (hidden when there are none)."""
+        self.plan_warnings.setText("\n".join(f"⚠ At launch: {w}" for w in warnings))
+        self.plan_warnings.setStyleSheet(f"color: {theme.colors().amber};")
+        self.plan_warnings.setVisible(bool(warnings))
 
     def editor(self, key: str) -> QWidget:
         """The editing widget of a field (tests and focus)."""

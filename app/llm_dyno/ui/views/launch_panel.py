@@ -112,6 +112,12 @@ class LaunchPanel(QFrame):
         self.detail.setObjectName("sectionSubtitle")
         self.detail.setWordWrap(True)
         layout.addWidget(self.detail)
+        self.warnings = QLabel()
+        self.warnings.setObjectName("launchWarnings")
+        self.warnings.setWordWrap(True)
+        self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings.hide()
+        layout.addWidget(self.warnings)
         self._started: float | None = None
         self._ended: float | None = None
         self.status: ServerStatus | None = None
@@ -176,6 +182,12 @@ class LaunchPanel(QFrame):
             self._ended = time.time()
             self._tick.stop()
         self._update_elapsed()
+
+    def set_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:
+        """The launch plan's warnings (loopback ports, relative paths, no GPUs…), under the steps."""
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
+        self.warnings.setStyleSheet(f"color: {theme.colors().amber};")
+        self.warnings.setVisible(bool(warnings))
 
     def current_step(self) -> ServerState | None:
         """The step highlighted now."""

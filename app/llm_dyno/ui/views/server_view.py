@@ -128,6 +128,8 @@ class ServerView(QWidget):
         if url:
             self.launch_panel.url.setText(url)
         self.launch_panel.set_status(status)
+        if plan is not None:
+            self.launch_panel.set_warnings(plan.warnings)
         self.failure_panel.set_reason(status.failure if status.state is ServerState.FAILED else None)
         self.graphs_note.setVisible(False)
         key = f"profile:{profile}"

@@ -1,0 +1,337 @@
+"""One compose service read into profile fields, with Compose's meaning of each key.
+
+The project-level semantics (interpolation, ``.env``, project name, relative paths, prefixes) live in
+:mod:`~llm_dyno.core.profiles.compose_project`; this module knows the service keys.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
+from llm_dyno.core.profiles.import_common import Draft
+from llm_dyno.core.profiles.model import is_secret_name
+from llm_dyno.core.profiles.yamlio import Path_, line_for
+
+
+class ServiceReader:
+    """One compose service being read, with the helpers that know its lines and paths."""
+
+    def __init__(
+        self,
+        name: str,
+        svc: dict[str, Any],
+        lines: dict[Path_, int],
+        draft: Draft,
+        ctx: ComposeContext,
+        top: dict[str, Any],
+    ) -> None:
+        """``top``: the whole compose document (for its ``volumes:`` and ``networks:`` declarations)."""
+        self.name, self.svc, self.lines, self.draft, self.ctx, self.top = name, svc, lines, draft, ctx, top
+        self.interp = ctx.interpolate
+
+    def at(self, *path: str | int) -> Location:
+        full = ("services", self.name, *path)
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in full).lstrip(".")
+        return Location(self.draft.source, line_for(self.lines, full), field)
+
+    def text(self, value: Any, *path: str | int) -> str:
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if isinstance(value, dict | list) or value is None:
+            raise ImportFormatError("expected a single value here", where=self.at(*path))
+        return self.interp(str(value), self.at(*path))
+
+    def items(self, key: str) -> list[tuple[Any, int]]:
+        value = self.svc.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ImportFormatError(f"'{key}' must be a list", where=self.at(key))
+        return list(zip(value, range(len(value)), strict=True))
+
+    def tokens(self, key: str) -> tuple[list[str], list[Location]]:
+        value = self.svc.get(key)
+        if value is None:
+            return [], []
+        if isinstance(value, list):
+            return [self.text(v, key, i) for i, v in enumerate(value)], [
+                self.at(key, i) for i in range(len(value))
+            ]
+        try:
+            words = shlex.split(self.text(value, key))
+        except ValueError as exc:
+            raise ImportFormatError(
+                f"cannot split {key}: {exc} (unbalanced quotes?)", where=self.at(key)
+            ) from None
+        return words, [self.at(key)] * len(words)
+
+    def port(self, item: Any, i: int) -> str:
+        if not isinstance(item, dict):
+            return self.text(item, "ports", i)
+        if "target" not in item:
+            raise ImportFormatError("a long-syntax port needs 'target'", where=self.at("ports", i))
+        host = ":".join(str(item[k]) for k in ("host_ip", "published") if item.get(k) not in (None, ""))
+        text = f"{host}:{item['target']}" if host else str(item["target"])
+        return self.interp(
+            text + (f"/{item['protocol']}" if item.get("protocol") else ""), self.at("ports", i)
+        )
+
+    def volume(self, item: Any, i: int) -> str | None:
+        """``src:dst[:mode]`` with Compose's reading of the source: a path resolved against the project
+        folder, or a named volume under its engine name (``<project>_<name>``)."""
+        where = self.at("volumes", i)
+        if isinstance(item, dict):
+            if item.get("type") == "tmpfs" or "target" not in item:
+                self.draft.warnings.append(f"{where}: this volume is not kept (tmpfs or no target)")
+                return None
+            source = self.interp(str(item["source"]), where) if item.get("source") else ""
+            target = self.interp(str(item["target"]), where)
+            mode = "ro" if item.get("read_only") else ""
+        else:
+            text = self.text(item, "volumes", i)
+            parts = text.split(":")
+            if len(parts) > 2 and len(parts[0]) == 1 and parts[1][:1] in ("\\", "/"):
+                parts = [f"{parts[0]}:{parts[1]}", *parts[2:]]  # C:\models:/models (a Windows host)
+                self.draft.warnings.append(
+                    f"{where}: {parts[0]} is a Windows path, which a Linux Docker engine cannot mount; "
+                    "replace it with a folder on the machine that runs the server"
+                )
+            if len(parts) == 1:
+                source, target, mode = "", parts[0], ""
+            else:
+                source, target, mode = parts[0], parts[1], ":".join(parts[2:])
+        if not source:
+            self.draft.warnings.append(
+                f"{where}: an anonymous volume for {target} is not kept (Docker would make a new one each "
+                "time); name it, e.g. cache:{target}"
+            )
+            return None
+        if is_path_source(source):
+            source = self.ctx.resolve_path(source, where)
+        else:
+            declared = (self.top.get("volumes") or {}) if isinstance(self.top.get("volumes"), dict) else {}
+            if source not in declared:
+                self.draft.warnings.append(
+                    f"{where}: volume '{source}' is not declared under the top-level volumes: (Docker "
+                    "Compose refuses such a file); read as a volume of this project"
+                )
+            source = self.ctx.scoped(source, declared.get(source), "volume", where)
+        return ":".join([source, target, *([mode] if mode else [])])
+
+    def env_files(self) -> dict[str, str]:
+        """The variables of ``env_file:`` (later files win), read against the project folder."""
+        raw = self.svc.get("env_file")
+        if raw is None:
+            return {}
+        entries = raw if isinstance(raw, list) else [raw]
+        out: dict[str, str] = {}
+        for i, entry in enumerate(entries):
+            where = self.at("env_file", i) if isinstance(raw, list) else self.at("env_file")
+            required = True
+            if isinstance(entry, dict):
+                required = entry.get("required", True) is not False
+                entry = entry.get("path", "")
+            name = self.interp(str(entry), where)
+            base = self.ctx.base_dir
+            if base is None and not Path(name).is_absolute():
+                self.draft.warnings.append(
+                    f"{where}: env_file {name} is not read: pasted text has no folder to find it in "
+                    "(import the compose file itself)"
+                )
+                continue
+            path = Path(name) if Path(name).is_absolute() else (base or Path()) / name
+            if not path.is_file():
+                if not required:
+                    continue
+                raise ImportFormatError(
+                    f"env_file {name} not found ({path})",
+                    where=where,
+                    hint="create it, or mark it optional with required: false",
+                )
+            out.update(read_env_file(path, self.ctx.variables, self.draft.warnings))
+        return out
+
+    def environment(self) -> dict[str, str]:
+        raw = self.svc.get("environment") or {}
+        pairs: list[tuple[str, Any, Location]] = []
+        if isinstance(raw, dict):
+            pairs = [(str(k), v, self.at("environment", str(k))) for k, v in raw.items()]
+        elif isinstance(raw, list):
+            for i, item in enumerate(raw):
+                key, eq, value = str(item).partition("=")
+                pairs.append((key, value if eq else None, self.at("environment", i)))
+        else:
+            raise ImportFormatError("'environment' must be a list or a mapping", where=self.at("environment"))
+        # env_file first: environment: overrides it, as in Compose
+        env: dict[str, str] = self.env_files()
+        for key, value, where in pairs:
+            if value is None:  # "NAME" alone: passed through from the host at run time
+                if is_secret_name(key):
+                    env[key] = f"${{{key}}}"
+                elif key in self.ctx.variables:
+                    env[key] = self.ctx.variables[key]
+                else:
+                    self.draft.warnings.append(f"{where}: {key} is passed through but not set here; left out")
+                continue
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            # a secret's value is kept as written: the reference text, never what it points to
+            env[key] = str(value) if is_secret_name(key) else self.interp(str(value), where)
+        return env
+
+    def mapping(self, key: str) -> dict[str, str]:
+        """A ``labels:`` / ``logging.options``-style mapping or ``K=V`` list, interpolated."""
+        raw = self.svc.get(key)
+        if raw is None:
+            return {}
+        if isinstance(raw, list):
+            return {
+                str(item).partition("=")[0]: self.interp(str(item).partition("=")[2], self.at(key, i))
+                for i, item in enumerate(raw)
+            }
+        if not isinstance(raw, dict):
+            raise ImportFormatError(f"'{key}' must be a list or a mapping", where=self.at(key))
+        return {str(k): self.text("" if v is None else v, key, str(k)) for k, v in raw.items()}
+
+    def logging(self) -> dict[str, Any] | None:
+        """``logging: {driver, options}`` (log rotation: ``max-size``, ``max-file``)."""
+        raw = self.svc.get("logging")
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise ImportFormatError(
+                "'logging' must be a mapping (driver:, options:)", where=self.at("logging")
+            )
+        out: dict[str, Any] = {}
+        if raw.get("driver"):
+            out["driver"] = self.text(raw["driver"], "logging", "driver")
+        options = raw.get("options") or {}
+        if not isinstance(options, dict):
+            raise ImportFormatError(
+                "'logging.options' must be a mapping", where=self.at("logging", "options")
+            )
+        out["options"] = {str(k): self.text(v, "logging", "options", str(k)) for k, v in options.items()}
+        return out
+
+    def ulimits(self) -> dict[str, str]:
+        """``ulimits:`` as ``name → 'N'`` or ``'soft:hard'``."""
+        raw = self.svc.get("ulimits")
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise ImportFormatError("'ulimits' must be a mapping", where=self.at("ulimits"))
+        out: dict[str, str] = {}
+        for name, value in raw.items():
+            if isinstance(value, dict):
+                soft = self.text(value.get("soft", ""), "ulimits", str(name), "soft")
+                hard = self.text(value.get("hard", ""), "ulimits", str(name), "hard")
+                out[str(name)] = f"{soft}:{hard}"
+            else:
+                out[str(name)] = self.text(value, "ulimits", str(name))
+        return out
+
+    def network(self) -> tuple[str | None, tuple[str, ...]]:
+        """The network the container joins and its aliases there, as Compose would attach it.
+
+        Without ``networks:`` or ``network_mode:`` that is the project's default network
+        (``<project>_default``), where sibling services reach the container by its service name.
+        """
+        mode = self.svc.get("network_mode")
+        if mode is not None:
+            text = self.text(mode, "network_mode")
+            if text.startswith("service:"):
+                self.draft.warnings.append(
+                    f"{self.at('network_mode')}: network_mode {text} is not supported (LLM Dyno starts one "
+                    "service); the container joins Docker's default bridge network"
+                )
+                return None, ()
+            return (None if text in ("bridge", "default") else text), ()
+        declared = self.top.get("networks") if isinstance(self.top.get("networks"), dict) else {}
+        raw = self.svc.get("networks")
+        if raw is None:
+            names: list[str] = ["default"]
+            aliases: list[str] = []
+        elif isinstance(raw, list):
+            names, aliases = [str(n) for n in raw], []
+        elif isinstance(raw, dict):
+            names = [str(n) for n in raw]
+            first = raw[names[0]] if names else None
+            aliases = [str(a) for a in (first or {}).get("aliases") or []] if isinstance(first, dict) else []
+        else:
+            raise ImportFormatError("'networks' must be a list or a mapping", where=self.at("networks"))
+        if not names:
+            return None, ()
+        if len(names) > 1:
+            self.draft.warnings.append(
+                f"{self.at('networks')}: only the first network ({names[0]}) is joined; "
+                f"not joined: {', '.join(names[1:])}"
+            )
+        if self.ctx.project is None and names[0] == "default" and "default" not in (declared or {}):
+            if len(self.top.get("services") or {}) < 2:
+                return None, ()  # no sibling service could look it up by name: nothing is lost
+            self.draft.warnings.append(
+                f"{self.at('networks') if raw is not None else self.at('image')}: pasted text has no compose "
+                "project, so the container joins Docker's default bridge network instead of "
+                "<project>_default (import the file from its folder to join the project network)"
+            )
+            return None, ()
+        name = self.ctx.scoped(names[0], (declared or {}).get(names[0]), "network", self.at("networks"))
+        return name, tuple(dict.fromkeys([self.name, *aliases]))
+
+    def gpus(self) -> Any:
+        requests: list[tuple[Any, tuple[str | int, ...]]] = []
+        gpus = self.svc.get("gpus")
+        if gpus is not None:
+            if gpus == "all":
+                return "all"
+            if not isinstance(gpus, list):
+                raise ImportFormatError(
+                    "'gpus' must be 'all' or a list of device requests", where=self.at("gpus")
+                )
+            requests += [(g, ("gpus", i)) for i, g in enumerate(gpus)]
+        devices: Any = self.svc
+        path: tuple[str, ...] = ()
+        for key in ("deploy", "resources", "reservations", "devices"):
+            if not isinstance(devices, dict):
+                raise ImportFormatError(f"'{'.'.join(path)}' must be a mapping", where=self.at(*path))
+            devices = devices.get(key) or ([] if key == "devices" else {})
+            path = (*path, key)
+        if not isinstance(devices, list):
+            raise ImportFormatError(
+                "'deploy.resources.reservations.devices' must be a list", where=self.at(*path)
+            )
+        requests += [(d, (*path, i)) for i, d in enumerate(devices)]
+        for request, where in requests:
+            if not isinstance(request, dict):
+                continue
+            caps = [
+                c
+                for group in request.get("capabilities") or []
+                for c in (group if isinstance(group, list) else [group])
+            ]
+            if "gpu" not in caps and request.get("driver") != "nvidia":
+                continue
+            if request.get("device_ids") is not None:
+                try:
+                    return tuple(int(str(x)) for x in request["device_ids"])
+                except ValueError:
+                    raise ImportFormatError(
+                        "GPU device_ids must be indices such as ['0', '1'] (UUIDs are not supported)",
+                        where=self.at(*where, "device_ids"),
+                    ) from None
+            count = request.get("count", "all")
+            if str(count) == "all" or str(count) == "-1":
+                return "all"
+            try:
+                n = int(str(count))
+            except ValueError:
+                raise ImportFormatError(
+                    f"GPU count {count!r}: expected 'all' or a number", where=self.at(*where, "count")
+                ) from None
+            self.draft.warnings.append(f"GPU count {n} read as GPUs {', '.join(map(str, range(n)))}")
+            return tuple(range(n))
+        return None
