@@ -75,6 +75,8 @@ def _launch(w, qtbot, fake: FakeRuntime):  # type: ignore[no-untyped-def]
     assert w.profile_list.lamp(NAME) == "loading"
     assert w.current_view() == "dashboard"
     qtbot.waitUntil(lambda: bool(fake.handles), timeout=5000)
+    # the window follows the handle (subscribed) before the test drives it
+    qtbot.waitUntil(lambda: bool(fake.handles[-1]._status_subs), timeout=5000)
     return fake.handles[-1]
 
 
