@@ -24,7 +24,8 @@ from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logfiles import latest_log
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.rates import MetricsRates
 
 
 @dataclass(frozen=True)

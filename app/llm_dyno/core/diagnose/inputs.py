@@ -10,8 +10,9 @@ from llm_dyno.core.bench.stats import Comparison
 from llm_dyno.core.diagnose.evidence import LogEvidence
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading
+from llm_dyno.core.telemetry.rates import MetricsRates
 
 
 @dataclass(frozen=True)

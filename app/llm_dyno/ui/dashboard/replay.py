@@ -12,8 +12,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
+from llm_dyno.core.telemetry.rates import MetricsRates
 from llm_dyno.ui.dashboard.view import Dashboard
 
 
