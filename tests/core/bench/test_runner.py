@@ -158,7 +158,7 @@ def test_burst_stream_has_no_decode_tps_and_says_why() -> None:
     burst = outcome(0.270, 0.280)
     assert _decode_tps(burst) is None
     (warning,) = _warnings(burst, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None)
-    assert "burst" in warning and "256 tokens within 10 ms" in warning
+    assert "burst" in warning and "256 tokens arrived within 10 ms after a TTFT of 0.27 s" in warning
     streamed = outcome(0.010, 0.270)
     assert _decode_tps(streamed) == 256 / 0.260
     assert _warnings(streamed, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None) == []

@@ -17,6 +17,7 @@ from enum import StrEnum
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError, StreamOutcome
 from llm_dyno.core.bench.counters import CounterSource, counter_delta
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler, wait_for_stable_temperature
+from llm_dyno.core.bench.peer import PeerTimings, burst_reason
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.suite import Suite, SuitePrompt
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
@@ -215,6 +216,7 @@ class BenchRunner:
             energy=energy,
             warnings=tuple(_warnings(outcome, prompt, gen_delta)),
             started_at=started,
+            peer=PeerTimings.of(outcome.event_times_s, outcome.completion_tokens),
         )
 
     def _settled_scrape(self, before: MetricsSnapshot | None, tokens: int) -> MetricsSnapshot | None:
@@ -230,19 +232,16 @@ class BenchRunner:
                 return after
 
 
-# When the tokens after the first arrive within this share of the wall time, the stream came in a
-# burst (the server produced it before sending, or a proxy buffered it): tokens / (wall - TTFT) then
-# divides by transport time, not decode time, and reads as tens of thousands of tokens/s.
-BURST_SHARE = 0.1
-
-
-def _is_burst(o: StreamOutcome) -> bool:
-    return o.ttft_s is not None and o.completion_tokens > 1 and (o.wall_s - o.ttft_s) < BURST_SHARE * o.wall_s
+def _burst(o: StreamOutcome) -> str | None:
+    # the rule lives with the timings (core/bench/peer.py), so stored results are judged alike
+    return burst_reason(
+        o.ttft_s, o.wall_s, o.completion_tokens, PeerTimings.of(o.event_times_s, o.completion_tokens)
+    )
 
 
 def _decode_tps(o: StreamOutcome) -> float | None:
-    """The protocol's tokens / (wall - TTFT); None when it would not measure decoding (see BURST_SHARE)."""
-    if o.ttft_s is None or _is_burst(o):
+    """The protocol's tokens / (wall - TTFT); None when it would not measure decoding (a burst)."""
+    if o.ttft_s is None or _burst(o) is not None:
         return None
     decode = o.wall_s - o.ttft_s
     return o.completion_tokens / decode if decode > 0 else None
@@ -262,11 +261,8 @@ def _warnings(o: StreamOutcome, prompt: SuitePrompt, gen_delta: int | None) -> l
         )
     if o.ttft_s is None:
         out.append("no visible text in the stream (only special tokens?): TTFT and decode TPS unknown")
-    if _is_burst(o):
-        out.append(
-            f"the stream arrived in a burst ({o.completion_tokens} tokens within "
-            f"{(o.wall_s - (o.ttft_s or 0)) * 1000:.0f} ms after the first): decode TPS not measured"
-        )
+    if (burst := _burst(o)) is not None:
+        out.append(f"the stream arrived in a burst ({burst}): decode TPS not measured")
     if gen_delta is not None and gen_delta != o.completion_tokens:
         out.append(
             f"the server generated {gen_delta} tokens during this run but streamed {o.completion_tokens}: "
