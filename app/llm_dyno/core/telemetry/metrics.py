@@ -52,6 +52,11 @@ _COUNTERS: dict[str, tuple[str, ...]] = {
         "vllm:gpu_prefix_cache_hits",
     ),
     "request_success": ("vllm:request_success_total", "vllm:request_success"),
+    # with --enable-mfu-metrics: vLLM's own estimate of the bytes it read, per GPU (a roofline input)
+    "estimated_read_bytes": (
+        "vllm:estimated_read_bytes_per_gpu_total",
+        "vllm:estimated_read_bytes_per_gpu",
+    ),
 }
 _PER_POS = (
     "vllm:spec_decode_num_accepted_tokens_per_pos_total",
@@ -93,6 +98,7 @@ class MetricsSnapshot:
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
     request_success: float | None = None
+    estimated_read_bytes: float | None = None
     running: float | None = None
     waiting: float | None = None
     kv_cache_usage: float | None = None

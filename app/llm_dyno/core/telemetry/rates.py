@@ -53,6 +53,7 @@ class MetricsRates:
     prefix_cache_hit_rate: float | None = None
     preemptions_per_s: float | None = None
     requests_per_s: float | None = None
+    read_bytes_per_s: float | None = None  # vLLM's estimate (--enable-mfu-metrics), per GPU
 
 
 # MetricsRates field -> MetricsSnapshot counter it is the rate of
@@ -63,6 +64,7 @@ _PER_SECOND = {
     "accepted_tps": "spec_accepted_tokens",
     "preemptions_per_s": "preemptions",
     "requests_per_s": "request_success",
+    "read_bytes_per_s": "estimated_read_bytes",
 }
 
 
@@ -120,6 +122,7 @@ def compute_rates(prev: MetricsSnapshot, cur: MetricsSnapshot) -> MetricsRates:
         accepted_tps=per_s("accepted_tps"),
         preemptions_per_s=per_s("preemptions_per_s"),
         requests_per_s=per_s("requests_per_s"),
+        read_bytes_per_s=per_s("read_bytes_per_s"),
     )
 
 
@@ -200,4 +203,5 @@ class RateWindow:
             accepted_tps=stepped("accepted_tps"),
             preemptions_per_s=stepped("preemptions_per_s"),
             requests_per_s=stepped("requests_per_s"),
+            read_bytes_per_s=stepped("read_bytes_per_s"),
         )
