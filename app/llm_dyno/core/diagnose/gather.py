@@ -93,6 +93,18 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def _acceptance_source(source: str) -> str:
+    return source.split("acceptance from ")[-1]
+
+
+def published_rows(reference: Reference | None, references: list[Reference]) -> tuple[Reference, ...]:
+    """The other references its source published (same source URL): e.g. a README's table rows."""
+    url = reference.source.url if reference is not None else None
+    if not url:
+        return ()
+    return tuple(r for r in references if r.source.url == url and r.id != reference.id)  # type: ignore[union-attr]
+
+
 def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
     """Config rows (the semantic profile diff, or the image alone) and environment rows vs the reference."""
     ref = inp.reference
@@ -111,6 +123,16 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
         out.append(DiffLine("config", "image", _fmt(inp.image()), ref.image_ref))
     m = inp.measured_numbers()
     limit = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None
+    if ref_profile is None and ref.engine is not None:  # no published configuration: its stated flags
+        ours = inp.profile.engine() if inp.profile is not None else None
+        spec = ours.speculative_config if ours is not None else None
+        mine = None if ours is None else (
+            f"{spec.get('method') or 'draft'}, {ours.num_speculative_tokens} tokens" if spec else "none"
+        )  # fmt: skip
+        out.append(DiffLine("config", "speculative decoding", _fmt(mine), ref.engine.describe_spec()))
+        if ref.engine.kv_cache_dtype:
+            out.append(DiffLine("config", "KV cache dtype", _fmt(ours.kv_cache_dtype if ours else None),
+                                ref.engine.kv_cache_dtype))  # fmt: skip
     env = [
         ("vLLM version", inp.environment.vllm_version, ref.vllm_version),
         ("GPU", inp.gpu_name(), ref.hardware.gpu),
@@ -119,9 +141,15 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
         ("narrative TPS", m.narrative_tps if m else None, ref.numbers.narrative_tps),
         ("code TPS", m.code_tps if m else None, ref.numbers.code_tps),
         (
-            "acceptance per position",
+            "acceptance per position"
+            + (f" ({_acceptance_source(m.source)})" if m and m.acceptance_per_position else ""),
             m.acceptance_per_position if m else (),
             ref.numbers.acceptance_per_position,
+        ),
+        (
+            "mean acceptance length",
+            m.mean_acceptance_length if m else None,
+            ref.numbers.mean_acceptance_length,
         ),
     ]
     for key, yours, theirs in env:
@@ -175,9 +203,16 @@ def gather(
             sources.append("live /metrics")
         except (DynoError, httpx.HTTPError) as exc:
             notes.append(f"live metrics unavailable: {exc}")
+    published: tuple[Reference, ...] = ()
+    if reference is not None and reference.source.url:
+        try:
+            published = published_rows(reference, load_references())
+        except DynoError as exc:
+            notes.append(f"the reference's other published rows unavailable: {exc}")
     inp = DiagnosisInput(
         profile=profile,
         reference=reference,
+        published=published,
         environment=Environment(
             image_digest=ctx.get("image_digest"),
             vllm_version=version,

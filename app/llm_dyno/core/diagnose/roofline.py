@@ -31,7 +31,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from llm_dyno.core.telemetry.logformats import EventKind, parse_events, parse_spec_decoding
+from llm_dyno.core.diagnose.spec_log import log_acceptance
+from llm_dyno.core.telemetry.logformats import EventKind, parse_events
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 GIB = 1024**3
@@ -86,24 +87,9 @@ def weights_bytes_from_log(lines: Iterable[str]) -> float | None:
 
 
 def log_acceptance_length(lines: Iterable[str]) -> tuple[float, int] | None:
-    """Mean acceptance length over the log's ``SpecDecoding metrics`` lines and how many there were.
-
-    Each line covers one logging interval; they are weighted by the tokens drafted in it where the line
-    says (V1: ``Drafted: N tokens``), so a busy interval counts for more than an idle one.
-    """
-    total = weight = 0.0
-    n = 0
-    for line in lines:
-        if "SpecDecoding metrics" not in line and "Speculative metrics" not in line:
-            continue
-        parsed = parse_spec_decoding(line)
-        if parsed is None or parsed.mean_acceptance_length is None:
-            continue
-        w = float(parsed.drafted_tokens) if parsed.drafted_tokens else 1.0
-        total += parsed.mean_acceptance_length * w
-        weight += w
-        n += 1
-    return (total / weight, n) if n and weight > 0 else None
+    """Mean acceptance length over the log's SpecDecoding lines (drafted-token weighted) and their count."""
+    found = log_acceptance(lines)
+    return (found.mean_length, found.lines) if found is not None and found.mean_length is not None else None
 
 
 _NUM_SPEC = re.compile(r"num_spec(?:ulative)?_tokens['\"]?\s*[=:]\s*(\d+)")
