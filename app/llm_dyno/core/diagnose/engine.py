@@ -101,7 +101,7 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
         (*inp.gpu_under_load, *inp.gpu_before),
         m.mean_acceptance_length if m is not None else None,
         achieved,
-        tokens_source=m.source if m is not None else "given",
+        tokens_source=m.acceptance_from if m is not None else "given",
         speculative_tokens=inp.speculative_tokens(),
         engine_bytes_per_token=engine_bytes,
     )

@@ -83,6 +83,40 @@ def remember_reference(profile_name: str, reference_id: str | None) -> None:
     atomic_write_text(_choices_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def _typed_file() -> Path:
+    return data_dir() / "diagnostics-typed.json"
+
+
+def remembered_typed(profile_name: str) -> Measured | None:
+    """The narrative / code TPS last typed for a profile in the Diagnostics view (None: none)."""
+    try:
+        data = json.loads(_typed_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = data.get(profile_name) if isinstance(data, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    narr, code = entry.get("narrative_tps"), entry.get("code_tps")
+    narr = float(narr) if isinstance(narr, int | float) and narr > 0 else None
+    code = float(code) if isinstance(code, int | float) and code > 0 else None
+    return Measured(narr, code) if narr is not None or code is not None else None
+
+
+def remember_typed(profile_name: str, typed: Measured | None) -> None:
+    """Remember (or forget, with None) the TPS typed for a profile."""
+    try:
+        data = json.loads(_typed_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if typed is None:
+        data.pop(profile_name, None)
+    else:
+        data[profile_name] = {"narrative_tps": typed.narrative_tps, "code_tps": typed.code_tps}
+    atomic_write_text(_typed_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
 def _fmt(value: object) -> str:
     if value is None or value == "" or value == ():
         return "—"
@@ -93,8 +127,8 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def _acceptance_source(source: str) -> str:
-    return source.split("acceptance from ")[-1]
+def _short_source(source: str) -> str:
+    return "log" if source.startswith("log") else source
 
 
 def published_rows(reference: Reference | None, references: list[Reference]) -> tuple[Reference, ...]:
@@ -141,8 +175,7 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
         ("narrative TPS", m.narrative_tps if m else None, ref.numbers.narrative_tps),
         ("code TPS", m.code_tps if m else None, ref.numbers.code_tps),
         (
-            "acceptance per position"
-            + (f" ({_acceptance_source(m.source)})" if m and m.acceptance_per_position else ""),
+            "acceptance per position",
             m.acceptance_per_position if m else (),
             ref.numbers.acceptance_per_position,
         ),
@@ -155,7 +188,10 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
     for key, yours, theirs in env:
         if yours is None and theirs is None:
             continue
-        out.append(DiffLine("env", key, _fmt(yours), _fmt(theirs)))
+        mine = _fmt(yours)
+        if key in ("acceptance per position", "mean acceptance length") and m is not None and mine != "—":
+            mine += f" ({_short_source(m.acceptance_from)})"  # where "Yours" came from
+        out.append(DiffLine("env", key, mine, _fmt(theirs)))
     return out
 
 

@@ -64,6 +64,12 @@ class Measured:
     acceptance_per_position: tuple[float, ...] = ()
     mean_acceptance_length: float | None = None
     source: str = "typed"
+    acceptance_source: str = ""  # where the acceptance figures came from, when not from ``source``
+
+    @property
+    def acceptance_from(self) -> str:
+        """Where the acceptance figures came from (``/metrics``, ``log: 3 SpecDecoding lines``, …)."""
+        return self.acceptance_source or self.source
 
 
 def measured_from_bench(result: BenchResult) -> Measured:
@@ -126,7 +132,7 @@ class DiagnosisInput:
             return Measured(None, None, per_position, length, source)
         return Measured(
             base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
-            f"{base.source}; acceptance from {source}",
+            base.source, source,
         )  # fmt: skip
 
     def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:

@@ -161,6 +161,7 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
         return []
     m = inp.measured_numbers()
     claimed_txt = " / ".join(f"{c:g}" for _, c, *_ in gaps)
+    best_txt = " / ".join(f"{hi:g}" for _, _, _, hi, _ in gaps)
     table_txt = " / ".join(f"{lo:g}–{hi:g}" if lo != hi else f"{hi:g}" for _, _, lo, hi, _ in gaps)
     hw = ref.hardware
     where = ", ".join(
@@ -189,8 +190,7 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
     return [
         Finding(
             "claim-above-published",
-            f"The {claimed_txt} TPS you compare with is above its source's own table ({table_txt} TPS"
-            + (f", {where})" if where else ")"),
+            f"Claimed {claimed_txt} TPS; its source's own table: {best_txt} at best",
             Severity.HIGH,
             Impact(
                 tps_pct=round(cost, 1),
@@ -198,8 +198,9 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
                 "the same speculative setting",
             ),
             tuple(evidence),
-            "Compare with the published rows, not the quoted claim: they are what the recipe measured on "
-            f"its pinned image.{yours} Then look at what differs from those rows (image pin, CUDA graphs).",
+            f"Compare with the published rows ({table_txt} TPS" + (f", {where}" if where else "") + "), not "
+            f"the quoted claim: they are what the source measured on its pinned image.{yours} Then look at "
+            "what differs from those rows (image pin, CUDA graphs).",
             fix_label="reference",
         )
     ]
