@@ -103,6 +103,51 @@ class EnergyStats:
 
 
 @dataclass(frozen=True)
+class ThermalState:
+    """The GPU's thermal condition a run started from (cold and heat-soaked GPUs differ by ~4–5 %).
+
+    ``stable`` True: the temperature held within the tolerance before the prompt's first run; False:
+    it did not settle within the wait (the runs went on); None: no GPU was visible or no wait was
+    asked for. ``start_c`` is the reading as this run began.
+    """
+
+    stable: bool | None
+    settled_c: float | None = None
+    waited_s: float = 0.0
+    start_c: float | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        """``stable at 54 °C (waited 12 s); run started at 55 °C`` for humans."""
+        if self.stable is None:
+            return self.note or "thermal state unknown"
+        head = "stable" if self.stable else "not stable"
+        at = f" at {self.settled_c:.0f} °C" if self.settled_c is not None else ""
+        text = f"{head}{at} (waited {self.waited_s:.0f} s)"
+        if self.start_c is not None:
+            text += f"; run started at {self.start_c:.0f} °C"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "stable": self.stable,
+            "settled_c": self.settled_c,
+            "waited_s": self.waited_s,
+            "start_c": self.start_c,
+            "note": self.note,
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ThermalState:
+        """Inverse of :meth:`to_dict`."""
+        return ThermalState(
+            d.get("stable"), d.get("settled_c"), float(d.get("waited_s") or 0.0), d.get("start_c"),
+            str(d.get("note") or ""),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class BenchRun:
     """One timed request."""
 
@@ -123,6 +168,7 @@ class BenchRun:
     warnings: tuple[str, ...] = ()
     started_at: str | None = None
     peer: PeerTimings | None = None
+    thermal: ThermalState | None = None
 
     @property
     def stopped_early(self) -> bool:
@@ -161,6 +207,7 @@ class BenchRun:
             "warnings": list(self.warnings),
             "started_at": self.started_at,
             "peer": self.peer.to_dict() if self.peer else None,
+            "thermal": self.thermal.to_dict() if self.thermal else None,
         }
 
     @staticmethod
@@ -201,6 +248,7 @@ class BenchRun:
             warnings=tuple(d.get("warnings") or ()),
             started_at=d.get("started_at"),
             peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
+            thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
         )
 
 
