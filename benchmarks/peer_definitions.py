@@ -34,10 +34,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, workspace
 from tests.support import vllm_env
+
+from llm_dyno.core.bench.peer import PeerSummary, PeerTimings
 
 PROMPT = "Write a Python implementation of quicksort with comments explaining each step."
 OUTPUT_TOKENS = 256  # overridden by --output-tokens
@@ -69,7 +72,8 @@ def vllm_bench(
             "--num-prompts", str(requests), "--custom-output-len", str(OUTPUT_TOKENS), "--ignore-eos",
             "--temperature", "0", "--max-concurrency", "1", "--num-warmups", "1",
             "--percentile-metrics", "ttft,tpot,itl,e2el", "--metric-percentiles", "50,99",
-            "--save-result", "--result-dir", str(out.parent), "--result-filename", out.name,
+            "--save-result", "--save-detailed", "--result-dir", str(out.parent),
+            "--result-filename", out.name,
             "--disable-tqdm"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, check=False)
     if done.returncode != 0:
@@ -105,6 +109,30 @@ def app_bench(url: str, suite: Path, requests: int, out: Path) -> dict[str, floa
         "decode_tps_community": (prompt["summary"]["decode_tps"] or {}).get("mean"),
         "bursts": len(prompt["summary"]["burst_runs"]),
     }
+
+
+def same_data(a: dict[str, Any]) -> list[str]:
+    """The app's definitions (llm_dyno.core.bench.peer) applied to ``vllm bench serve``'s own per-request
+    data: (TTFT, ITLs, output tokens) -> event times -> the figures it printed. Returns mismatches."""
+    runs = []
+    for ttft, itl, n in zip(a["ttfts"], a["itls"], a["output_lens"], strict=True):
+        times = [ttft]
+        for gap in itl:
+            times.append(times[-1] + gap)
+        timings = PeerTimings.of(times, n)
+        assert timings is not None
+        runs.append((timings, n))
+    ours = PeerSummary.of(runs)
+    assert ours is not None
+    bad = []
+    for name, spread in (("ttft", ours.ttft), ("tpot", ours.tpot), ("itl", ours.itl), ("e2el", ours.e2el)):
+        assert spread is not None
+        for stat, value in (("mean", spread.mean_ms), ("median", spread.median_ms), ("p99", spread.p99_ms)):
+            theirs = a[f"{stat}_{name}_ms"]
+            # ITL gaps are stored rounded to 0.1 µs (peer.PeerTimings): far below any real figure
+            if abs(value - theirs) > 1e-3 + 1e-6 * abs(theirs):
+                bad.append(f"{stat} {name}: ours {value:.6f} ms, theirs {theirs:.6f} ms")
+    return bad
 
 
 def mean_std(xs: list[float]) -> tuple[float, float]:
@@ -159,7 +187,8 @@ def main() -> int:
                 f"{OUTPUT_TOKENS} tokens, {args.pairs} pairs x {args.requests} requests, {when}")  # fmt: skip
             say(f"{'pair':>4} {'side':<17} {'TPOT ms':>8} {'out tok/s':>9} {'TTFT ms':>8} {'ITL ms':>7} "
                 f"{'E2E ms':>7}")  # fmt: skip
-            a_runs, b_runs = [], []
+            a_runs: list[dict[str, Any]] = []
+            b_runs: list[dict[str, Any]] = []
             for i in range(1, args.pairs + 1):
                 a = vllm_bench(
                     exe, served.url, model, dataset, args.requests, folder / f"a{i}.json", bench_env
@@ -176,7 +205,17 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    verdicts = []
+    mismatches = [m for a in a_runs for m in same_data(a)]
+    n_req = sum(len(a["ttfts"]) for a in a_runs)
+    say(f"same data: the app's definitions applied to vllm bench serve's own {n_req} requests (TTFT, ITLs, "
+        "tokens) give its mean / median / p99 TTFT, TPOT, ITL and E2E: "
+        + ("identical (within 1 µs)" if not mismatches
+           else "MISMATCH " + "; ".join(mismatches[:4])))  # fmt: skip
+    gaps = [(r["duration"] - sum(r["latencies"])) / r["completed"] * 1000 for r in a_runs]
+    say(f"output throughput: vllm bench serve divides by its benchmark duration, which includes "
+        f"{sum(gaps) / len(gaps):.1f} ms per request between requests; the app divides by the sum of E2E "
+        "(one request at a time, nothing else counted)")  # fmt: skip
+    verdicts = [not mismatches]
     for key, label in (("mean_tpot_ms", "TPOT ms (mean)"), ("output_throughput", "output tok/s")):
         ma, sa = mean_std([r[key] for r in a_runs])
         mb, sb = mean_std([r[key] for r in b_runs])
