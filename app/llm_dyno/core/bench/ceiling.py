@@ -82,6 +82,7 @@ def prompt_roofline(
         bandwidth_source=bandwidth_source,
         tokens_source=tokens.source,
         tokens_assumed=tokens.assumed,
+        engine_bytes_per_token=prompt.engine_bytes_per_token(),
     )
 
 
@@ -117,6 +118,8 @@ def attach_roofline(
             "achieved_tps": r.achieved_tps,
             "share": r.achieved_share,
             "problem": r.problem,
+            "engine_bytes_per_token": r.engine_bytes_per_token,
+            "engine_ceiling_tps": r.engine_ceiling_tps,
         }
     data: dict[str, Any] = {
         "weights_bytes": weights,
@@ -174,6 +177,8 @@ def roofline_summary(result: BenchResult) -> str:
         )
         if r.tokens_assumed:
             text += " (assumed)"
+        if r.engine_ceiling_tps is not None:
+            text += f"; vLLM's estimate {r.engine_ceiling_tps:.0f} tok/s"
         if r.problem is not None:
             text += f" [{r.problem}]"
         parts.append(text)

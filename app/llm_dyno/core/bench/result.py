@@ -169,6 +169,7 @@ class BenchRun:
     started_at: str | None = None
     peer: PeerTimings | None = None
     thermal: ThermalState | None = None
+    read_bytes_delta: int | None = None  # vLLM's estimated bytes read during the run (MFU metrics)
 
     @property
     def stopped_early(self) -> bool:
@@ -208,6 +209,7 @@ class BenchRun:
             "started_at": self.started_at,
             "peer": self.peer.to_dict() if self.peer else None,
             "thermal": self.thermal.to_dict() if self.thermal else None,
+            "estimated_read_bytes_delta": self.read_bytes_delta,
         }
 
     @staticmethod
@@ -249,6 +251,7 @@ class BenchRun:
             started_at=d.get("started_at"),
             peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
             thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
+            read_bytes_delta=d.get("estimated_read_bytes_delta"),
         )
 
 
@@ -303,6 +306,13 @@ class PromptResult:
     def acceptance(self) -> Acceptance | None:
         """Acceptance over the measured runs, from summed counts (a short run's drafts count too)."""
         return sum_acceptance([r.acceptance for r in self.measured])
+
+    def engine_bytes_per_token(self) -> float | None:
+        """vLLM's own estimate of the bytes read per generated token over the counted runs (None
+        without ``--enable-mfu-metrics``, whose counter then stays at 0)."""
+        runs = [r for r in self.counted if r.read_bytes_delta and r.generation_tokens_delta]
+        tokens = sum(r.generation_tokens_delta or 0 for r in runs)
+        return sum(r.read_bytes_delta or 0 for r in runs) / tokens if tokens else None
 
     def peer(self) -> PeerSummary | None:
         """``vllm bench serve``'s figures over the counted runs that have chunk timings."""

@@ -201,11 +201,12 @@ class BenchRunner:
             raise
         energy = sampler.stop(outcome.completion_tokens) if sampler is not None else None
         after = self._settled_scrape(before, outcome.completion_tokens)
-        acceptance = gen_delta = None
+        acceptance = gen_delta = read_bytes = None
         if before is not None and after is not None:
             delta = counter_delta(before, after)
             gen_delta = delta.generation_tokens
             acceptance = delta.acceptance
+            read_bytes = delta.read_bytes
         return BenchRun(
             prompt=prompt.name,
             index=index,
@@ -224,6 +225,7 @@ class BenchRunner:
             warnings=tuple(_warnings(outcome, prompt, gen_delta)),
             started_at=started,
             peer=PeerTimings.of(outcome.event_times_s, outcome.completion_tokens),
+            read_bytes_delta=read_bytes,
             thermal=dataclasses.replace(
                 self._thermal, start_c=sampler.start_temperature_c if sampler is not None else None
             ),
