@@ -49,6 +49,7 @@ def test_panel_marks_left_out_runs_and_shows_peer_figures(qtbot) -> None:  # typ
     text = panel.peer.text()
     assert text.startswith("code: TTFT ") and "/ TPOT " in text and "; median " in text
     assert "1 of 3 runs left out (stopped early)" in text
+    assert text.endswith("· thermal: no GPU visible: thermal state unknown")  # no GPU read here
     code = result.prompt("code")
     assert code is not None and code.peer() is not None and code.peer().requests == 2  # type: ignore[union-attr]
     # the replayed stream arrives at once (no server between its events): every counted run is a burst,

@@ -118,7 +118,8 @@ def markdown_line(result: BenchResult) -> str:
 
 
 def prompt_lines(result: BenchResult) -> list[str]:
-    """Per prompt: ``vllm bench serve``'s figures (mean, median, p99) and what the headlines left out.
+    """Per prompt: ``vllm bench serve``'s figures (mean, median, p99), what the headlines left out, and
+    the thermal state its runs started from.
 
     ``code: TTFT 12.1 / TPOT 2.90 / ITL 2.88 / E2E 751 ms (mean) · 340.2 tok/s output;
     median 11.9 / 2.88 / 2.80 / 748, p99 15.0 / 3.40 / 4.10 / 790 ms · 1 of 5 runs left out (stopped early)``
@@ -136,5 +137,7 @@ def prompt_lines(result: BenchResult) -> list[str]:
             )
             text = f"{p.name}: {peer.describe()}; median {median}, p99 {p99} ms"
         note = p.exclusion_note()
-        lines.append(text + (f" · {note}" if note else ""))
+        states = {r.thermal.describe().split("; run started")[0] for r in p.measured if r.thermal is not None}
+        thermal = f" · thermal: {' / '.join(sorted(states))}" if states else ""
+        lines.append(text + (f" · {note}" if note else "") + thermal)
     return lines
