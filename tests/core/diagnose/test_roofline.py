@@ -160,3 +160,36 @@ def test_engine_estimate_from_a_real_mfu_server() -> None:
     assert rates.read_bytes_per_s and rates.generation_tps
     per_token = rates.read_bytes_per_s / rates.generation_tps
     assert per_token == pytest.approx((6.126299136e9 - 3.063149568e9) / (7200 - 3600))  # ~0.85 MB per token
+
+
+def test_a_separate_draft_model_adds_its_own_weights(draft_model: Path) -> None:
+    """A real tiny draft model folder (tests/support/tinymodel.py, 1 layer) named by the profile's
+    speculative config with k=3: two further passes of its weights per step are added to the bytes."""
+    import json as _json
+
+    from llm_dyno.core.diagnose import DiagnosisInput, Environment, Measured, diagnose
+    from llm_dyno.core.profiles.importers import import_text
+
+    spec = _json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": 3})
+    profile = import_text(f"vllm serve /models/target --speculative-config '{spec}'", source="test").profile
+    size = sum(f.stat().st_size for f in draft_model.glob("*.safetensors"))
+    assert size > 0
+    log_ = LaunchLog.from_text(
+        "(EngineCore pid=1) INFO Model loading took 16.87 GiB memory and 9.1 seconds\n"
+    )
+    d = diagnose(DiagnosisInput(profile=profile, environment=Environment(gpu_name="NVIDIA GeForce RTX 3090"),
+                                log=log_, measured=Measured(40.0, 50.0, (0.9, 0.8, 0.7), 3.4)))  # fmt: skip
+    r = d.roofline
+    assert r is not None and r.draft_bytes_per_pass == 2 * size
+    assert r.ceiling_tps == pytest.approx(936e9 / (16.87 * GIB + 2 * size) * 3.4)
+    assert any("for the drafter's further passes" in a for a in r.assumptions())
+    # an MTP head has no folder of its own: nothing added, and the assumption says so
+    mtp = import_text(
+        'vllm serve /models/target --speculative-config \'{"method": "mtp", "num_speculative_tokens": 3}\'',
+        source="test",
+    ).profile
+    gpu = Environment(gpu_name="NVIDIA GeForce RTX 3090")
+    measured = Measured(40.0, 50.0, (0.9, 0.8, 0.7), 3.4)
+    m = diagnose(DiagnosisInput(profile=mtp, environment=gpu, log=log_, measured=measured)).roofline
+    assert m is not None and m.draft_bytes_per_pass == 0
+    assert any("a drafter's further passes per step not counted" in a for a in m.assumptions())

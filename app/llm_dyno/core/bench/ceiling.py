@@ -31,6 +31,7 @@ from llm_dyno.core.diagnose.roofline import (
     Roofline,
     bandwidth_for,
     decode_ceiling,
+    separate_draft_bytes,
     tokens_per_pass,
     weights_bytes_from_log,
 )
@@ -70,6 +71,7 @@ def prompt_roofline(
     bandwidth_bytes_s: float,
     bandwidth_source: str = "given",
     tokens: PassTokens | None = None,
+    draft_bytes_per_pass: float = 0.0,
 ) -> Roofline:
     """The ceiling for one prompt and its mean decode TPS against it (``tokens``: its tokens per pass)."""
     tokens = tokens or prompt_tokens_per_pass(prompt)
@@ -82,6 +84,7 @@ def prompt_roofline(
         bandwidth_source=bandwidth_source,
         tokens_source=tokens.source,
         tokens_assumed=tokens.assumed,
+        draft_bytes_per_pass=draft_bytes_per_pass,
         engine_bytes_per_token=prompt.engine_bytes_per_token(),
     )
 
@@ -93,6 +96,7 @@ def attach_roofline(
     gpu_name: str | None = None,
     readings: Sequence[GpuReading] = (),
     speculative_tokens: int | None = None,
+    draft_bytes_per_pass: float = 0.0,
 ) -> dict[str, Any] | None:
     """Compute the ceiling per prompt and store it in ``result.context["roofline"]``.
 
@@ -109,7 +113,7 @@ def attach_roofline(
     prompts: dict[str, Any] = {}
     for prompt in result.prompts:
         tokens = prompt_tokens_per_pass(prompt, lines, speculative_tokens)
-        r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1], tokens)
+        r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1], tokens, draft_bytes_per_pass)
         prompts[prompt.name] = {
             "mean_acceptance_length": r.mean_acceptance_length,
             "tokens_source": r.tokens_source,
@@ -123,6 +127,7 @@ def attach_roofline(
         }
     data: dict[str, Any] = {
         "weights_bytes": weights,
+        "draft_bytes_per_pass": draft_bytes_per_pass,
         "bandwidth_bytes_s": bandwidth[0],
         "bandwidth_source": bandwidth[1],
         "prompts": prompts,
@@ -158,7 +163,9 @@ def result_rooflines(result: BenchResult) -> dict[str, Roofline]:
                     str(kept["tokens_source"]),
                     bool(kept.get("tokens_assumed")),
                 )
-        out[p.name] = prompt_roofline(p, weights, bandwidth, source, tokens)
+        draft = data.get("draft_bytes_per_pass")
+        draft = float(draft) if isinstance(draft, int | float) and draft > 0 else 0.0
+        out[p.name] = prompt_roofline(p, weights, bandwidth, source, tokens, draft)
     return out
 
 
@@ -232,5 +239,6 @@ def attach_roofline_for(result: BenchResult, profile: Profile | None) -> dict[st
     engine = profile.engine()
     k = (engine.num_speculative_tokens or None) if engine.speculative_config else 0
     return attach_roofline(
-        result, latest_log_lines(profile), gpu_name=gpu_name, readings=readings, speculative_tokens=k
-    )
+        result, latest_log_lines(profile), gpu_name=gpu_name, readings=readings, speculative_tokens=k,
+        draft_bytes_per_pass=separate_draft_bytes(engine.speculative_config),
+    )  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
-from llm_dyno.core.diagnose.roofline import Roofline, roofline
+from llm_dyno.core.diagnose.roofline import Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose.rules import RULES, Rule
 
 
@@ -103,6 +103,9 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
         achieved,
         tokens_source=m.acceptance_from if m is not None else "given",
         speculative_tokens=inp.speculative_tokens(),
+        draft_bytes_per_pass=separate_draft_bytes(inp.profile.engine().speculative_config)
+        if inp.profile
+        else 0.0,
         engine_bytes_per_token=engine_bytes,
     )
     return Diagnosis(tuple(rank(found)), ceiling, tuple(errors))

@@ -28,8 +28,10 @@ Assumptions, all of which make the figure a ceiling rather than a prediction:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from llm_dyno.core.diagnose.spec_log import log_acceptance
 from llm_dyno.core.telemetry.logformats import EventKind, parse_events
@@ -285,6 +287,31 @@ def decode_ceiling(
         bandwidth_bytes_s, bandwidth_source, weights_bytes, length, ceiling, achieved_tps, tokens_source,
         tokens_assumed, max(0.0, draft_bytes_per_pass), batch, engine_bytes_per_token,
     )  # fmt: skip
+
+
+def separate_draft_bytes(speculative_config: Mapping[str, Any] | None) -> float:
+    """Bytes a separate draft model adds per decode step beyond its one load in "Model loading took".
+
+    A drafter with its own weights (``"model": <local folder>``, e.g. ``method: draft_model``) runs
+    ``num_speculative_tokens`` passes per step, each reading its weights; one of them is counted in the
+    logged VRAM already. The size is that of the folder's weight files; 0 when the config names no
+    local folder (MTP heads, ngram, a hub id, a path inside a container): the roofline then says the
+    drafter's further passes are not counted.
+    """
+    if not speculative_config:
+        return 0.0
+    model, k = speculative_config.get("model"), speculative_config.get("num_speculative_tokens")
+    if not isinstance(model, str) or not isinstance(k, int) or k < 2:
+        return 0.0
+    folder = Path(model).expanduser()
+    try:
+        size = sum(f.stat().st_size for pattern in _WEIGHT_FILES for f in folder.glob(pattern))
+    except OSError:
+        return 0.0
+    return float(size * (k - 1))
+
+
+_WEIGHT_FILES = ("*.safetensors", "*.bin", "*.pt")
 
 
 def bandwidth_for(gpu_name: str | None, readings: Iterable[GpuReading] = ()) -> tuple[float, str] | None:
