@@ -118,6 +118,10 @@ def test_watch_rates_span_the_counters_steps(tmp_path: Path) -> None:
     assert len(gen) >= 25  # rates from 2 s on
     assert all(0.6 * true < g < 1.5 * true for g in gen), (true, gen)
     assert human.stdout.count("collecting counters of tiny; rates follow") == 2, human.stdout
+    with metrics_replay.serve_steps(1.0) as replay:
+        lines = llm_dyno(tmp_path, "watch", "--url", replay.url, "--interval", "0.5", "--count", "7").stdout
+    last = lines.strip().splitlines()[-1]
+    assert "gen " in last and "tok/s" in last and "(over " in last, lines
 
 
 def test_watch_unreachable_keeps_trying(tmp_path: Path) -> None:

@@ -103,6 +103,7 @@ def format_sample(sample: MetricsSample) -> str:
         parts.append(f"prefix hit {r.prefix_cache_hit_rate * 100:.1f}%")
     if r.preemptions_per_s:
         parts.append(f"preempt {r.preemptions_per_s:.2f}/s")
+    parts.append(f"(over {r.interval_s:.1f} s)")  # rates cover a window of snapshots, not the last gap
     return "  ".join(parts)
 
 
