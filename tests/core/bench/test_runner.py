@@ -9,8 +9,14 @@ import threading
 from llm_dyno.core.bench.client import BenchClient
 from llm_dyno.core.bench.counters import metrics_source
 from llm_dyno.core.bench.report import markdown_line, to_csv
-from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import BenchRunner, EventKind, ProgressEvent
+from llm_dyno.core.bench.result import BenchResult, BenchRun
+from llm_dyno.core.bench.runner import (
+    DEFAULT_THERMAL_WAIT,
+    BenchRunner,
+    EventKind,
+    ProgressEvent,
+    ThermalWait,
+)
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.telemetry.nvml import GpuReading
 from tests.core.bench.replay import ReplayServer, fixture, sse_transport
@@ -90,13 +96,41 @@ def test_gpu_energy_per_run() -> None:
             index=0, taken_at=0.0, power_w=300.0, energy_j=next(energy), temperature_c=70.0, throttle_mask=4
         )
 
+    # a visible GPU: the runner waits for a stable temperature by default (here a short window)
+    quick = ThermalWait(window_s=0.3, interval_s=0.05, timeout_s=5.0)
     with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
-        result = BenchRunner(client, SUITE, "tiny", gpu=read).run()
+        result = BenchRunner(client, SUITE, "tiny", gpu=read, thermal_wait=quick).run()
     run = result.all_runs()[0]
+    assert run.thermal is not None and run.thermal.stable is True
+    assert (run.thermal.settled_c, run.thermal.start_c) == (70.0, 70.0) and run.thermal.waited_s >= 0.3
+    assert run.thermal.describe().startswith("stable at 70 °C (waited 0 s); run started at 70 °C")
+    assert BenchRun.from_dict("narrative", run.to_dict()).thermal == run.thermal
     assert run.energy is not None and run.energy.energy_j is not None and run.energy.energy_j >= 5.0
     assert run.energy.tokens_per_j == 24 / run.energy.energy_j
     assert run.energy.peak_power_w == 300.0 and run.energy.max_temperature_c == 70.0
     assert run.energy.throttle_reasons  # SwPowerCap decoded by telemetry.nvml
+
+
+def test_thermal_wait_is_the_default_and_no_gpu_says_so() -> None:
+    assert BenchRunner.__init__.__kwdefaults__["thermal_wait"] == DEFAULT_THERMAL_WAIT  # type: ignore[index]
+    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+        run = BenchRunner(client, SUITE, "tiny").run().all_runs()[0]
+    assert run.thermal is not None and run.thermal.stable is None
+    assert run.thermal.describe() == "no GPU visible: thermal state unknown"
+
+
+def test_a_rising_temperature_is_not_stable_and_the_runs_go_on() -> None:
+    temps = itertools.count(60.0, 0.5)  # warming up by 0.5 °C a reading
+
+    def read() -> GpuReading:
+        return GpuReading(index=0, taken_at=0.0, temperature_c=next(temps))
+
+    quick = ThermalWait(window_s=0.2, interval_s=0.02, timeout_s=0.5)
+    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+        result = BenchRunner(client, SUITE, "tiny", gpu=read, thermal_wait=quick).run()
+    assert result.complete and len(result.all_runs()) == 6
+    state = result.all_runs()[0].thermal
+    assert state is not None and state.stable is False and "did not settle within ±1 °C" in state.note
 
 
 def test_warnings_for_early_stop_and_invisible_text() -> None:
@@ -158,7 +192,7 @@ def test_burst_stream_has_no_decode_tps_and_says_why() -> None:
     burst = outcome(0.270, 0.280)
     assert _decode_tps(burst) is None
     (warning,) = _warnings(burst, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None)
-    assert "burst" in warning and "256 tokens within 10 ms" in warning
+    assert "burst" in warning and "256 tokens arrived within 10 ms after a TTFT of 0.27 s" in warning
     streamed = outcome(0.010, 0.270)
     assert _decode_tps(streamed) == 256 / 0.260
     assert _warnings(streamed, dataclasses.replace(SUITE.prompts[0], max_tokens=256), None) == []

@@ -6,7 +6,6 @@ in the middle of a watch is flagged as a counter reset and never yields negative
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -22,6 +21,7 @@ import httpx
 import pytest
 
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler, MetricsSnapshot, scrape
+from llm_dyno.core.telemetry.rates import step_rate
 from tests.support import vllm_env
 
 pytestmark = pytest.mark.vllm
@@ -96,19 +96,25 @@ def _load(url: str, n: int = 4, max_tokens: int = 48) -> None:
         t.join()
 
 
-def _check_against_counters(a: MetricsSnapshot, b: MetricsSnapshot, sample: MetricsSample) -> None:
+def _check_against_counters(window: list[MetricsSnapshot], sample: MetricsSample) -> None:
+    """The sample's rates over its window of real snapshots: ratios from the counts between the first
+    and the last, per-second rates by the step rule (rates.step_rate) over them."""
+    a, b = window[0], window[-1]
     r = sample.rates
     assert r is not None and not r.reset
     dt = b.taken_at - a.taken_at
-    assert r.interval_s == pytest.approx(dt)
+    assert r.interval_s == pytest.approx(dt) and dt >= 2.0  # never from two samples close together
 
     def d(name: str) -> float:
         return float(getattr(b, name)) - float(getattr(a, name))
 
-    assert r.generation_tps == pytest.approx(d("generation_tokens") / dt)
-    assert r.prompt_tps == pytest.approx(d("prompt_tokens") / dt)
-    assert r.drafted_tps == pytest.approx(d("spec_draft_tokens") / dt)
-    assert r.accepted_tps == pytest.approx(d("spec_accepted_tokens") / dt)
+    def stepped(name: str) -> float:
+        return step_rate([(s.taken_at, float(getattr(s, name))) for s in window], b.taken_at)
+
+    assert r.generation_tps == pytest.approx(stepped("generation_tokens"))
+    assert r.prompt_tps == pytest.approx(stepped("prompt_tokens"))
+    assert r.drafted_tps == pytest.approx(stepped("spec_draft_tokens"))
+    assert r.accepted_tps == pytest.approx(stepped("spec_accepted_tokens"))
     for value in (r.generation_tps, r.prompt_tps, r.drafted_tps, r.accepted_tps):
         assert value is not None and value >= 0
     if d("spec_drafts") > 0:
@@ -127,14 +133,19 @@ def test_rates_equal_recomputed_counters_under_load(server: Server) -> None:
     samples: list[MetricsSample] = []
     with MetricsSampler(server.url, samples.append, interval_s=0.5):
         _load(server.url)
-        time.sleep(1.2)
+        time.sleep(2.5)
     good = [s for s in samples if s.reachable]
-    assert len(good) >= 3 and good[0].snapshot is not None
+    assert len(good) >= 6 and good[0].snapshot is not None
     snap0 = good[0].snapshot
     assert snap0.has_spec_decode and sorted(snap0.spec_accepted_per_pos) == [0, 1, 2]
-    for prev, cur in itertools.pairwise(good):
-        assert prev.snapshot is not None and cur.snapshot is not None
-        _check_against_counters(prev.snapshot, cur.snapshot, cur)
+    snaps = [s.snapshot for s in good if s.snapshot is not None]
+    rated = [s for s in good if s.rates is not None]
+    assert rated and all(s.taken_at - good[0].taken_at >= 2.0 for s in rated)  # a window first
+    for cur in rated:
+        assert cur.rates is not None
+        start = cur.taken_at - cur.rates.interval_s
+        window = [s for s in snaps if start - 1e-9 <= s.taken_at <= cur.taken_at]
+        _check_against_counters(window, cur)
     # over the whole load: generation = verify steps + accepted, plus each request's prefill token
     first, last = good[0].snapshot, good[-1].snapshot
     assert last is not None and last.generation_tokens and first.generation_tokens is not None
@@ -148,15 +159,15 @@ def test_rates_equal_recomputed_counters_under_load(server: Server) -> None:
 
 def test_watch_cli_prints_lines(server: Server) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "llm_dyno", "watch", "--url", server.url, "--count", "3", "--interval", "0.3"],
+        [sys.executable, "-m", "llm_dyno", "watch", "--url", server.url, "--count", "10", "--interval", ".3"],
         capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "LLM_DYNO_HOME": str(server.log.parent / "home"), "PYTHONPATH": str(REPO / "app")},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert len(lines) == 3
-    assert "first sample of tiny" in lines[0]
-    assert all("gen " in ln and "accept " in ln for ln in lines[1:])
+    assert len(lines) == 10
+    assert "collecting counters of tiny; rates follow" in lines[0]  # the window spans 2 s first
+    assert "gen " in lines[-1] and "accept " in lines[-1]
 
 
 def test_restart_mid_watch_flags_reset_and_no_negative_rates(server: Server) -> None:
@@ -168,7 +179,7 @@ def test_restart_mid_watch_flags_reset_and_no_negative_rates(server: Server) -> 
         time.sleep(1.5)
         server.start()
         _load(server.url, n=1, max_tokens=8)
-        time.sleep(1.5)
+        time.sleep(2.5)
     assert any(not s.reachable for s in samples), "the sampler should have seen the server gone"
     resets = [s for s in samples if s.rates is not None and s.rates.reset]
     assert len(resets) == 1
@@ -179,7 +190,9 @@ def test_restart_mid_watch_flags_reset_and_no_negative_rates(server: Server) -> 
         for value in (r.generation_tps, r.prompt_tps, r.drafted_tps, r.accepted_tps, r.acceptance_rate):
             assert value is None or value >= 0
     # after the restart the sampler goes on with normal rates
+    # after the restart the window fills again (rates None meanwhile), then rates resume
     after = samples[samples.index(resets[0]) + 1 :]
-    assert after and all(s.rates is not None and not s.rates.reset for s in after if s.reachable)
+    assert after and all(s.rates is None or not s.rates.reset for s in after)
+    assert after[-1].rates is not None and after[-1].rates.generation_tps is not None
     snap = scrape(httpx.Client(), server.url)
     assert snap.request_success == 1

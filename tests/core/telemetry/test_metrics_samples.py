@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.telemetry.metrics import MetricsSnapshot, compute_rates, metrics_url, parse_metrics
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot, metrics_url, parse_metrics
+from llm_dyno.core.telemetry.rates import compute_rates
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "metrics"
 

@@ -1,12 +1,19 @@
 """The physical decode ceiling attached to a benchmark result, and the share of it each prompt reached.
 
-The ceiling itself is :mod:`llm_dyno.core.diagnose.roofline`'s: memory bandwidth / weights in VRAM ×
-mean acceptance length. Here it is stored in the result's context (new, optional keys only, so old
-JSON still reads and old readers ignore it)::
+The ceiling itself is :mod:`llm_dyno.core.diagnose.roofline`'s: memory bandwidth / bytes read per
+pass × tokens per pass, the tokens per pass being the prompt's mean acceptance length from /metrics
+deltas, else the server log's SpecDecoding lines, else 1 (assumed, and said so, when the profile
+speculates). Here it is stored in the result's context (new, optional keys only, so old JSON still
+reads and old readers ignore it)::
 
     "roofline": {"weights_bytes": …, "bandwidth_bytes_s": …, "bandwidth_source": "RTX 3090 datasheet",
-                 "prompts": {"narrative": {"mean_acceptance_length": 3.55, "ceiling_tps": 183.4,
-                                           "achieved_tps": 62.0, "share": 0.338}, …}}
+                 "prompts": {"narrative": {"mean_acceptance_length": 3.55, "tokens_source": "/metrics …",
+                                           "tokens_assumed": false, "ceiling_tps": 183.4,
+                                           "achieved_tps": 62.0, "share": 0.338, "problem": null,
+                                           "engine_bytes_per_token": null}, …}}
+
+A share above 1 is stored as it is, with ``problem`` saying which input is wrong; readers show that
+instead of the share.
 
 The achieved figure is the prompt's mean measured decode TPS (tokens after the first / time after it):
 the closest a single-stream benchmark gets to the per-pass speed the ceiling bounds.
@@ -14,11 +21,20 @@ the closest a single-stream benchmark gets to the per-pass speed the ceiling bou
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
-from llm_dyno.core.diagnose.roofline import Roofline, bandwidth_for, decode_ceiling, weights_bytes_from_log
+from llm_dyno.core.diagnose.roofline import (
+    PassTokens,
+    Roofline,
+    bandwidth_for,
+    decode_ceiling,
+    separate_draft_bytes,
+    tokens_per_pass,
+    weights_bytes_from_log,
+)
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.telemetry.nvml import GpuReading, nvml
 
@@ -36,19 +52,40 @@ def missing_inputs(weights_bytes: float | None, bandwidth: tuple[float, str] | N
     return "unknown: " + "; ".join(missing) if missing else None
 
 
-def prompt_roofline(
-    prompt: PromptResult, weights_bytes: float, bandwidth_bytes_s: float, bandwidth_source: str = "given"
-) -> Roofline:
-    """The ceiling for one prompt (its measured acceptance length) and its mean decode TPS against it."""
+def prompt_tokens_per_pass(
+    prompt: PromptResult, lines: Sequence[str] = (), speculative_tokens: int | None = None
+) -> PassTokens:
+    """Tokens per pass for one prompt: its runs' /metrics acceptance, else the log's, else 1."""
     acc = prompt.acceptance
-    length = acc.mean_length if acc is not None and acc.mean_length is not None else 1.0
+    return tokens_per_pass(
+        acc.mean_length if acc is not None else None,
+        lines,
+        measured_source="/metrics deltas over the measured runs",
+        speculative_tokens=speculative_tokens,
+    )
+
+
+def prompt_roofline(
+    prompt: PromptResult,
+    weights_bytes: float,
+    bandwidth_bytes_s: float,
+    bandwidth_source: str = "given",
+    tokens: PassTokens | None = None,
+    draft_bytes_per_pass: float = 0.0,
+) -> Roofline:
+    """The ceiling for one prompt and its mean decode TPS against it (``tokens``: its tokens per pass)."""
+    tokens = tokens or prompt_tokens_per_pass(prompt)
     decode = prompt.summary("decode_tps")
     return decode_ceiling(
         weights_bytes=weights_bytes,
         bandwidth_bytes_s=bandwidth_bytes_s,
-        mean_acceptance_length=length,
+        mean_acceptance_length=tokens.value,
         achieved_tps=decode.mean if decode is not None else None,
         bandwidth_source=bandwidth_source,
+        tokens_source=tokens.source,
+        tokens_assumed=tokens.assumed,
+        draft_bytes_per_pass=draft_bytes_per_pass,
+        engine_bytes_per_token=prompt.engine_bytes_per_token(),
     )
 
 
@@ -58,27 +95,39 @@ def attach_roofline(
     *,
     gpu_name: str | None = None,
     readings: Sequence[GpuReading] = (),
+    speculative_tokens: int | None = None,
+    draft_bytes_per_pass: float = 0.0,
 ) -> dict[str, Any] | None:
     """Compute the ceiling per prompt and store it in ``result.context["roofline"]``.
 
-    ``lines`` are the server's log lines (for the weights), ``gpu_name`` defaults to the context's GPU.
-    Returns the stored dict, or None (and stores nothing) when the weights or the bandwidth are unknown.
+    ``lines`` are the server's log lines (the weights; SpecDecoding lines when /metrics had no
+    acceptance), ``gpu_name`` defaults to the context's GPU, ``speculative_tokens`` is the profile's k
+    (0: no speculative decoding; None: unknown). Returns the stored dict, or None (and stores nothing)
+    when the weights or the bandwidth are unknown.
     """
+    lines = list(lines)
     weights = weights_bytes_from_log(lines)
     bandwidth = bandwidth_for(gpu_name or result.context.get("gpu"), readings)
     if weights is None or bandwidth is None:
         return None
     prompts: dict[str, Any] = {}
     for prompt in result.prompts:
-        r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1])
+        tokens = prompt_tokens_per_pass(prompt, lines, speculative_tokens)
+        r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1], tokens, draft_bytes_per_pass)
         prompts[prompt.name] = {
             "mean_acceptance_length": r.mean_acceptance_length,
+            "tokens_source": r.tokens_source,
+            "tokens_assumed": r.tokens_assumed,
             "ceiling_tps": r.ceiling_tps,
             "achieved_tps": r.achieved_tps,
             "share": r.achieved_share,
+            "problem": r.problem,
+            "engine_bytes_per_token": r.engine_bytes_per_token,
+            "engine_ceiling_tps": r.engine_ceiling_tps,
         }
     data: dict[str, Any] = {
         "weights_bytes": weights,
+        "draft_bytes_per_pass": draft_bytes_per_pass,
         "bandwidth_bytes_s": bandwidth[0],
         "bandwidth_source": bandwidth[1],
         "prompts": prompts,
@@ -100,7 +149,24 @@ def result_rooflines(result: BenchResult) -> dict[str, Roofline]:
     if weights <= 0 or bandwidth <= 0:
         return {}
     source = str(data.get("bandwidth_source") or "stored")
-    return {p.name: prompt_roofline(p, weights, bandwidth, source) for p in result.prompts}
+    stored = data.get("prompts")
+    stored = stored if isinstance(stored, dict) else {}
+    out: dict[str, Roofline] = {}
+    for p in result.prompts:
+        tokens = prompt_tokens_per_pass(p)
+        kept = stored.get(p.name)
+        # tokens per pass that came from the log (or were assumed) are not in the runs: take the stored
+        if isinstance(kept, dict) and tokens.source.startswith("assumed") and kept.get("tokens_source"):
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                tokens = PassTokens(
+                    float(kept["mean_acceptance_length"]),
+                    str(kept["tokens_source"]),
+                    bool(kept.get("tokens_assumed")),
+                )
+        draft = data.get("draft_bytes_per_pass")
+        draft = float(draft) if isinstance(draft, int | float) and draft > 0 else 0.0
+        out[p.name] = prompt_roofline(p, weights, bandwidth, source, tokens, draft)
+    return out
 
 
 def roofline_summary(result: BenchResult) -> str:
@@ -110,16 +176,25 @@ def roofline_summary(result: BenchResult) -> str:
         return "Roofline: n/a (model size from the server log or GPU bandwidth unknown)"
     parts = []
     for name, r in rooflines.items():
-        share = r.achieved_share
+        share = r.plausible_share
         achieved = f"{r.achieved_tps:.1f}" if r.achieved_tps is not None else "—"
         pct = f" ({share:.0%})" if share is not None else ""
-        parts.append(f"{name} {achieved} of {r.ceiling_tps:.0f} tok/s{pct}")
+        text = (
+            f"{name} {achieved} of {r.ceiling_tps:.0f} tok/s{pct}, {r.mean_acceptance_length:.2f} tokens/pass"
+        )
+        if r.tokens_assumed:
+            text += " (assumed)"
+        if r.engine_ceiling_tps is not None:
+            text += f"; vLLM's estimate {r.engine_ceiling_tps:.0f} tok/s"
+        if r.problem is not None:
+            text += f" [{r.problem}]"
+        parts.append(text)
     first = next(iter(rooflines.values()))
     return (
         "Roofline (decode TPS of ceiling): "
         + " · ".join(parts)
         + f" — {first.bandwidth_bytes_s / 1e9:.0f} GB/s ({first.bandwidth_source}), "
-        f"{first.weights_bytes / 1024**3:.2f} GiB weights"
+        f"{first.weights_bytes / 1024**3:.2f} GiB read per pass"
     )
 
 
@@ -161,4 +236,9 @@ def attach_roofline_for(result: BenchResult, profile: Profile | None) -> dict[st
     reading = local_gpu()
     readings = (reading,) if reading is not None else ()
     gpu_name = result.context.get("gpu") or (reading.name if reading is not None else None)
-    return attach_roofline(result, latest_log_lines(profile), gpu_name=gpu_name, readings=readings)
+    engine = profile.engine()
+    k = (engine.num_speculative_tokens or None) if engine.speculative_config else 0
+    return attach_roofline(
+        result, latest_log_lines(profile), gpu_name=gpu_name, readings=readings, speculative_tokens=k,
+        draft_bytes_per_pass=separate_draft_bytes(engine.speculative_config),
+    )  # fmt: skip

@@ -92,6 +92,9 @@ class StreamOutcome:
     content_chars: int
     reasoning_chars: int
     saw_done: bool
+    # arrival of every event that carries a choice, seconds after the request was sent: what
+    # `vllm bench serve` times (TTFT, ITL, E2E; see llm_dyno.core.bench.peer)
+    event_times_s: tuple[float, ...] = ()
 
 
 class BenchClient:
@@ -234,11 +237,13 @@ class _Reader:
         self.content = 0
         self.reasoning = 0
         self.done = False
+        self.event_times: list[float] = []
 
     def event(self, data: bytes, now: float) -> None:
         text = _plain_content(data)
         if text is not None:
             self.chunks += 1
+            self.event_times.append(now - self.t0)
             if text:
                 self.content += len(text)
                 self._text_at(now)
@@ -260,7 +265,10 @@ class _Reader:
         if isinstance(usage, dict):
             self.usage = usage
         had_text = False
-        for choice in obj.get("choices") or ():
+        choices = obj.get("choices")
+        if isinstance(choices, list) and choices:
+            self.event_times.append(now - self.t0)
+        for choice in choices or ():
             if not isinstance(choice, dict):
                 continue
             delta = choice.get("delta") or {}
@@ -331,4 +339,5 @@ def _consume(response: httpx.Response, t0: float, cancel: threading.Event | None
         content_chars=reader.content,
         reasoning_chars=reader.reasoning,
         saw_done=reader.done,
+        event_times_s=tuple(reader.event_times),
     )

@@ -23,6 +23,7 @@ class CounterDelta:
 
     generation_tokens: int | None
     acceptance: Acceptance | None
+    read_bytes: int | None = None  # vLLM's estimate (--enable-mfu-metrics; 0 or None without it)
 
 
 def _int(before: float | None, after: float | None) -> int | None:
@@ -41,4 +42,8 @@ def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> CounterDel
             for i, v in sorted(after.spec_accepted_per_pos.items())
         )
         acceptance = Acceptance(drafts, draft_tokens, accepted, per_pos)
-    return CounterDelta(_int(before.generation_tokens, after.generation_tokens), acceptance)
+    return CounterDelta(
+        _int(before.generation_tokens, after.generation_tokens),
+        acceptance,
+        _int(before.estimated_read_bytes, after.estimated_read_bytes),
+    )

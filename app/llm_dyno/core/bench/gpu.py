@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from llm_dyno.core.bench.result import EnergyStats
+from llm_dyno.core.bench.result import EnergyStats, ThermalState
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 # NVML in production; a fake in tests; None where no GPU is visible
@@ -30,6 +30,7 @@ class RunSampler:
         self._reasons: set[str] = set()
         self._first_energy: float | None = None
         self._last_energy: float | None = None
+        self.start_temperature_c: float | None = None  # the first reading's, as the run began
 
     def _take(self) -> None:
         try:
@@ -39,6 +40,8 @@ class RunSampler:
         if reading.power_w is not None:
             self._power.append(float(reading.power_w))
         if reading.temperature_c is not None:
+            if not self._temps:
+                self.start_temperature_c = float(reading.temperature_c)
             self._temps.append(float(reading.temperature_c))
         self._reasons.update(reading.throttle_reasons)
         if reading.energy_j is not None:
@@ -74,6 +77,34 @@ class RunSampler:
         )
 
 
+def settle_temperature(
+    reader: GpuReader,
+    *,
+    tolerance_c: float = 1.0,
+    window_s: float = 10.0,
+    timeout_s: float = 120.0,
+    interval_s: float = 1.0,
+    cancel: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ThermalState:
+    """:func:`wait_for_stable_temperature`, reported as the state the runs then start from."""
+    start = clock()
+    stable = wait_for_stable_temperature(
+        reader, tolerance_c=tolerance_c, window_s=window_s, timeout_s=timeout_s, interval_s=interval_s,
+        cancel=cancel, clock=clock,
+    )  # fmt: skip
+    try:
+        temp = reader().temperature_c
+    except Exception:  # an unreadable GPU: the state is unknown, the runs go on
+        temp = None
+    if temp is None:
+        return ThermalState(None, note="GPU temperature not readable: thermal state unknown")
+    note = (
+        "" if stable else f"did not settle within ±{tolerance_c:g} °C over {window_s:g} s in {timeout_s:g} s"
+    )
+    return ThermalState(stable, float(temp), clock() - start, note=note)
+
+
 def wait_for_stable_temperature(
     reader: GpuReader,
     *,
@@ -100,9 +131,12 @@ def wait_for_stable_temperature(
             return False
         now = clock()
         history.append((now, float(temp)))
-        history = [(t, v) for t, v in history if now - t <= window_s]
+        # keep one reading at or before the window's start: with readings a little more than
+        # interval_s apart the window would otherwise never span window_s (and never be "stable")
+        while len(history) > 1 and now - history[1][0] >= window_s:
+            history.pop(0)
         values = [v for _, v in history]
-        if now - history[0][0] >= window_s * 0.99 and max(values) - min(values) <= tolerance_c:
+        if now - history[0][0] >= window_s and max(values) - min(values) <= tolerance_c:
             return True
         if wait.wait(interval_s):
             return False

@@ -12,6 +12,7 @@ CSV_COLUMNS = (
     "prompt",
     "index",
     "warmup",
+    "counted",
     "ttft_s",
     "wall_s",
     "completion_tokens",
@@ -32,6 +33,8 @@ CSV_COLUMNS = (
     "max_temperature_c",
     "itl_mean_s",
     "itl_p99_s",
+    "tpot_s",
+    "e2e_s",
     "warnings",
 )
 
@@ -40,21 +43,23 @@ _SHORT = {"narrative": "narr"}
 
 
 def to_csv(result: BenchResult) -> str:
-    """One row per run, warm-ups included (flagged)."""
+    """One row per run, warm-ups included (flagged); ``counted`` 0 marks a run left out of the headline
+    figures (a warm-up, or one that stopped early)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in result.all_runs():
-        a, e, lat = r.acceptance, r.energy, r.latency
+        a, e, lat, peer = r.acceptance, r.energy, r.latency, r.peer
         row: list[Any] = [
             r.prompt,
             r.index,
             int(r.warmup),
+            int(not r.warmup and not r.stopped_early),
             r.ttft_s,
             r.wall_s,
             r.completion_tokens,
             r.wall_tps,
-            r.decode_tps,
+            None if r.burst else r.decode_tps,
             r.finish_reason,
             a.rate if a else None,
             a.mean_length if a else None,
@@ -70,6 +75,8 @@ def to_csv(result: BenchResult) -> str:
             e.max_temperature_c if e else None,
             lat.mean_s if lat else None,
             lat.p99_s if lat else None,
+            peer.tpot_s if peer else None,
+            peer.e2e_s if peer else None,
             " | ".join(r.warnings),
         ]
         writer.writerow(["" if v is None else v for v in row])
@@ -83,8 +90,8 @@ def _num(value: float) -> str:
 def markdown_line(result: BenchResult) -> str:
     """``narr 45.1 / code 58.6 TPS · accept 93/87/74 % · 330 W · vLLM 0.19.2 · RTX 3090``.
 
-    Wall TPS means of the measured runs; acceptance per position from the counts summed over all
-    measured runs; parts that are unknown are left out.
+    Wall TPS means of the counted runs (those that stopped early left out); acceptance per position
+    from the counts summed over all measured runs; parts that are unknown are left out.
     """
     parts: list[str] = []
     tps = [
@@ -108,3 +115,29 @@ def markdown_line(result: BenchResult) -> str:
     if ctx.get("gpu"):
         parts.append(str(ctx["gpu"]))
     return " · ".join(parts)
+
+
+def prompt_lines(result: BenchResult) -> list[str]:
+    """Per prompt: ``vllm bench serve``'s figures (mean, median, p99), what the headlines left out, and
+    the thermal state its runs started from.
+
+    ``code: TTFT 12.1 / TPOT 2.90 / ITL 2.88 / E2E 751 ms (mean) · 340.2 tok/s output;
+    median 11.9 / 2.88 / 2.80 / 748, p99 15.0 / 3.40 / 4.10 / 790 ms · 1 of 5 runs left out (stopped early)``
+    """
+    lines: list[str] = []
+    for p in result.prompts:
+        peer = p.peer()
+        if peer is None:
+            text = f"{p.name}: vllm bench serve figures n/a (no chunk timings in this result)"
+        else:
+            spreads = (peer.ttft, peer.tpot, peer.itl, peer.e2el)
+            median, p99 = (
+                " / ".join("—" if s is None else f"{getattr(s, attr):.2f}" for s in spreads)
+                for attr in ("median_ms", "p99_ms")
+            )
+            text = f"{p.name}: {peer.describe()}; median {median}, p99 {p99} ms"
+        note = p.exclusion_note()
+        states = {r.thermal.describe().split("; run started")[0] for r in p.measured if r.thermal is not None}
+        thermal = f" · thermal: {' / '.join(sorted(states))}" if states else ""
+        lines.append(text + (f" · {note}" if note else "") + thermal)
+    return lines

@@ -14,9 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
+from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
 from llm_dyno.core.bench.stats import Summary, summarize
 
 SUMMARY_METRICS = ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j")
+# the runner's warning for a run that ended before max_tokens (kept in the JSON, so old results read too)
+STOPPED_EARLY = "stopped early"
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,51 @@ class EnergyStats:
 
 
 @dataclass(frozen=True)
+class ThermalState:
+    """The GPU's thermal condition a run started from (cold and heat-soaked GPUs differ by ~4–5 %).
+
+    ``stable`` True: the temperature held within the tolerance before the prompt's first run; False:
+    it did not settle within the wait (the runs went on); None: no GPU was visible or no wait was
+    asked for. ``start_c`` is the reading as this run began.
+    """
+
+    stable: bool | None
+    settled_c: float | None = None
+    waited_s: float = 0.0
+    start_c: float | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        """``stable at 54 °C (waited 12 s); run started at 55 °C`` for humans."""
+        if self.stable is None:
+            return self.note or "thermal state unknown"
+        head = "stable" if self.stable else "not stable"
+        at = f" at {self.settled_c:.0f} °C" if self.settled_c is not None else ""
+        text = f"{head}{at} (waited {self.waited_s:.0f} s)"
+        if self.start_c is not None:
+            text += f"; run started at {self.start_c:.0f} °C"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "stable": self.stable,
+            "settled_c": self.settled_c,
+            "waited_s": self.waited_s,
+            "start_c": self.start_c,
+            "note": self.note,
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> ThermalState:
+        """Inverse of :meth:`to_dict`."""
+        return ThermalState(
+            d.get("stable"), d.get("settled_c"), float(d.get("waited_s") or 0.0), d.get("start_c"),
+            str(d.get("note") or ""),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class BenchRun:
     """One timed request."""
 
@@ -119,6 +167,21 @@ class BenchRun:
     energy: EnergyStats | None = None
     warnings: tuple[str, ...] = ()
     started_at: str | None = None
+    peer: PeerTimings | None = None
+    thermal: ThermalState | None = None
+    read_bytes_delta: int | None = None  # vLLM's estimated bytes read during the run (MFU metrics)
+
+    @property
+    def stopped_early(self) -> bool:
+        """Ended before its max_tokens: not comparable with full-length runs, so out of headlines."""
+        return any(w.startswith(STOPPED_EARLY) for w in self.warnings)
+
+    @property
+    def burst(self) -> bool:
+        """The stream arrived in a burst: its decode TPS measured transport (kept out of decode figures).
+
+        Judged again from the stored timings, so results stored before the rule changed read right."""
+        return arrived_in_burst(self.ttft_s, self.wall_s, self.completion_tokens, self.peer)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of one run (the contract's keys first)."""
@@ -144,6 +207,9 @@ class BenchRun:
             "inter_chunk": self.latency.to_dict() if self.latency else None,
             "warnings": list(self.warnings),
             "started_at": self.started_at,
+            "peer": self.peer.to_dict() if self.peer else None,
+            "thermal": self.thermal.to_dict() if self.thermal else None,
+            "estimated_read_bytes_delta": self.read_bytes_delta,
         }
 
     @staticmethod
@@ -183,25 +249,50 @@ class BenchRun:
             energy=energy,
             warnings=tuple(d.get("warnings") or ()),
             started_at=d.get("started_at"),
+            peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
+            thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
+            read_bytes_delta=d.get("estimated_read_bytes_delta"),
         )
 
 
 @dataclass
 class PromptResult:
-    """All runs of one prompt; summaries cover the measured (non-warm-up) runs."""
+    """All runs of one prompt; summaries cover the counted runs: measured (not warm-up) and full-length.
+
+    A measured run that stopped early is shown and counted in :attr:`excluded`, never averaged into a
+    headline; a run whose stream arrived in a burst stays in every figure but decode TPS.
+    """
 
     name: str
     runs: list[BenchRun] = field(default_factory=list)
 
     @property
     def measured(self) -> list[BenchRun]:
-        """The runs that count (warm-ups excluded)."""
+        """The measured runs (warm-ups excluded), flagged ones included."""
         return [r for r in self.runs if not r.warmup]
 
+    @property
+    def counted(self) -> list[BenchRun]:
+        """The measured runs the headline figures use (those that stopped early left out)."""
+        return [r for r in self.measured if not r.stopped_early]
+
+    @property
+    def excluded(self) -> list[BenchRun]:
+        """Measured runs kept out of the headline figures (stopped early: not comparable)."""
+        return [r for r in self.measured if r.stopped_early]
+
+    @property
+    def bursts(self) -> list[BenchRun]:
+        """Counted runs whose decode TPS is left out (the stream arrived in a burst)."""
+        return [r for r in self.counted if r.burst]
+
     def values(self, metric: str) -> list[float]:
-        """Values of a metric over the measured runs (``wall_tps``, ``decode_tps``, ``ttft_s``, …)."""
+        """Values of a metric over the counted runs (``wall_tps``, ``decode_tps``, ``ttft_s``, …);
+        decode TPS also without the runs that arrived in a burst."""
         out: list[float] = []
-        for r in self.measured:
+        for r in self.counted:
+            if metric == "decode_tps" and r.burst:
+                continue
             v = r.energy.tokens_per_j if metric == "tokens_per_j" and r.energy else getattr(r, metric, None)
             if isinstance(v, int | float):
                 out.append(float(v))
@@ -213,8 +304,29 @@ class PromptResult:
 
     @property
     def acceptance(self) -> Acceptance | None:
-        """Acceptance over the measured runs, from summed counts."""
+        """Acceptance over the measured runs, from summed counts (a short run's drafts count too)."""
         return sum_acceptance([r.acceptance for r in self.measured])
+
+    def engine_bytes_per_token(self) -> float | None:
+        """vLLM's own estimate of the bytes read per generated token over the counted runs (None
+        without ``--enable-mfu-metrics``, whose counter then stays at 0)."""
+        runs = [r for r in self.counted if r.read_bytes_delta and r.generation_tokens_delta]
+        tokens = sum(r.generation_tokens_delta or 0 for r in runs)
+        return sum(r.read_bytes_delta or 0 for r in runs) / tokens if tokens else None
+
+    def peer(self) -> PeerSummary | None:
+        """``vllm bench serve``'s figures over the counted runs that have chunk timings."""
+        return PeerSummary.of([(r.peer, r.completion_tokens) for r in self.counted if r.peer is not None])
+
+    def exclusion_note(self) -> str | None:
+        """``1 of 5 runs left out (stopped early) · decode TPS of 1 run left out (burst)``, or None."""
+        parts = []
+        if self.excluded:
+            parts.append(f"{len(self.excluded)} of {len(self.measured)} runs left out (stopped early)")
+        if self.bursts:
+            n = len(self.bursts)
+            parts.append(f"decode TPS of {n} run{'s' if n > 1 else ''} left out (stream arrived in a burst)")
+        return " · ".join(parts) or None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, with summaries."""
@@ -224,6 +336,11 @@ class PromptResult:
             summary[metric] = s.to_dict() if s else None
         acc = self.acceptance
         summary["acceptance"] = acc.to_dict() if acc else None
+        peer = self.peer()
+        summary["peer"] = peer.to_dict() if peer else None
+        summary["counted_runs"] = len(self.counted)
+        summary["excluded_runs"] = [r.index for r in self.excluded]
+        summary["burst_runs"] = [r.index for r in self.bursts]
         return {"name": self.name, "runs": [r.to_dict() for r in self.runs], "summary": summary}
 
 

@@ -7,6 +7,7 @@ equals the Δ of ``vllm:generation_tokens_total`` over the suite (the live test 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import threading
 import time
@@ -16,8 +17,9 @@ from enum import StrEnum
 
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError, StreamOutcome
 from llm_dyno.core.bench.counters import CounterSource, counter_delta
-from llm_dyno.core.bench.gpu import GpuReader, RunSampler, wait_for_stable_temperature
-from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.gpu import GpuReader, RunSampler, settle_temperature
+from llm_dyno.core.bench.peer import PeerTimings, burst_reason
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult, ThermalState
 from llm_dyno.core.bench.suite import Suite, SuitePrompt
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
@@ -48,11 +50,17 @@ Progress = Callable[[ProgressEvent], None]
 
 @dataclass(frozen=True)
 class ThermalWait:
-    """Wait for a stable GPU temperature before each prompt's first run."""
+    """Wait for a stable GPU temperature before each prompt's first run (the default when a GPU is
+    read: measured runs start from a stated thermal state, recorded in each run)."""
 
     tolerance_c: float = 1.0
     window_s: float = 10.0
     timeout_s: float = 120.0
+    interval_s: float = 1.0
+
+
+DEFAULT_THERMAL_WAIT = ThermalWait()
+NO_GPU_THERMAL = ThermalState(None, note="no GPU visible: thermal state unknown")
 
 
 def _now_iso(timespec: str = "seconds") -> str:
@@ -76,7 +84,7 @@ class BenchRunner:
         gpu: GpuReader | None = None,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        thermal_wait: ThermalWait | None = None,
+        thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
         settle_s: float = 1.0,
     ) -> None:
         self.client = client
@@ -87,6 +95,7 @@ class BenchRunner:
         self.progress = progress
         self.cancel = cancel or threading.Event()
         self.thermal_wait = thermal_wait
+        self._thermal = NO_GPU_THERMAL  # the state the current prompt's runs start from
         # how long to re-scrape when the counters lag the stream's end
         self.settle_s = settle_s
 
@@ -124,23 +133,7 @@ class BenchRunner:
 
     def _run_prompt(self, prompt: SuitePrompt, pr: PromptResult, result: BenchResult) -> bool:
         total = self.suite.warmups + self.suite.runs
-        if self.thermal_wait is not None and self.gpu is not None:
-            tw = self.thermal_wait
-            self._emit(
-                ProgressEvent(EventKind.MESSAGE, prompt.name, message="waiting for a stable GPU temperature")
-            )
-            if not wait_for_stable_temperature(
-                self.gpu,
-                tolerance_c=tw.tolerance_c,
-                window_s=tw.window_s,
-                timeout_s=tw.timeout_s,
-                cancel=self.cancel,
-            ):
-                self._emit(
-                    ProgressEvent(
-                        EventKind.MESSAGE, prompt.name, message="GPU temperature not stable; going on"
-                    )
-                )
+        self._thermal = self._settle(prompt.name)
         for i in range(1, total + 1):
             warmup = i <= self.suite.warmups
             if self.cancel.is_set():
@@ -177,6 +170,21 @@ class BenchRunner:
             self._emit(ProgressEvent(EventKind.RUN_FINISHED, prompt.name, i, total, warmup, run))
         return True
 
+    def _settle(self, prompt: str) -> ThermalState:
+        """Wait for a stable temperature (when a GPU is read and the wait is on); the state reached."""
+        if self.gpu is None:
+            return NO_GPU_THERMAL
+        if self.thermal_wait is None:
+            return ThermalState(None, note="no wait for a stable temperature (turned off)")
+        tw = self.thermal_wait
+        self._emit(ProgressEvent(EventKind.MESSAGE, prompt, message="waiting for a stable GPU temperature"))
+        state = settle_temperature(
+            self.gpu, tolerance_c=tw.tolerance_c, window_s=tw.window_s, timeout_s=tw.timeout_s,
+            interval_s=tw.interval_s, cancel=self.cancel,
+        )  # fmt: skip
+        self._emit(ProgressEvent(EventKind.MESSAGE, prompt, message=f"GPU temperature {state.describe()}"))
+        return state
+
     def _one(self, prompt: SuitePrompt, index: int, warmup: bool) -> BenchRun:
         path = "/v1/chat/completions" if self.suite.endpoint == "chat" else "/v1/completions"
         body = self.suite.request_body(prompt, self.model)
@@ -193,11 +201,12 @@ class BenchRunner:
             raise
         energy = sampler.stop(outcome.completion_tokens) if sampler is not None else None
         after = self._settled_scrape(before, outcome.completion_tokens)
-        acceptance = gen_delta = None
+        acceptance = gen_delta = read_bytes = None
         if before is not None and after is not None:
             delta = counter_delta(before, after)
             gen_delta = delta.generation_tokens
             acceptance = delta.acceptance
+            read_bytes = delta.read_bytes
         return BenchRun(
             prompt=prompt.name,
             index=index,
@@ -215,6 +224,11 @@ class BenchRunner:
             energy=energy,
             warnings=tuple(_warnings(outcome, prompt, gen_delta)),
             started_at=started,
+            peer=PeerTimings.of(outcome.event_times_s, outcome.completion_tokens),
+            read_bytes_delta=read_bytes,
+            thermal=dataclasses.replace(
+                self._thermal, start_c=sampler.start_temperature_c if sampler is not None else None
+            ),
         )
 
     def _settled_scrape(self, before: MetricsSnapshot | None, tokens: int) -> MetricsSnapshot | None:
@@ -230,19 +244,16 @@ class BenchRunner:
                 return after
 
 
-# When the tokens after the first arrive within this share of the wall time, the stream came in a
-# burst (the server produced it before sending, or a proxy buffered it): tokens / (wall - TTFT) then
-# divides by transport time, not decode time, and reads as tens of thousands of tokens/s.
-BURST_SHARE = 0.1
-
-
-def _is_burst(o: StreamOutcome) -> bool:
-    return o.ttft_s is not None and o.completion_tokens > 1 and (o.wall_s - o.ttft_s) < BURST_SHARE * o.wall_s
+def _burst(o: StreamOutcome) -> str | None:
+    # the rule lives with the timings (core/bench/peer.py), so stored results are judged alike
+    return burst_reason(
+        o.ttft_s, o.wall_s, o.completion_tokens, PeerTimings.of(o.event_times_s, o.completion_tokens)
+    )
 
 
 def _decode_tps(o: StreamOutcome) -> float | None:
-    """The protocol's tokens / (wall - TTFT); None when it would not measure decoding (see BURST_SHARE)."""
-    if o.ttft_s is None or _is_burst(o):
+    """The protocol's tokens / (wall - TTFT); None when it would not measure decoding (a burst)."""
+    if o.ttft_s is None or _burst(o) is not None:
         return None
     decode = o.wall_s - o.ttft_s
     return o.completion_tokens / decode if decode > 0 else None
@@ -262,11 +273,8 @@ def _warnings(o: StreamOutcome, prompt: SuitePrompt, gen_delta: int | None) -> l
         )
     if o.ttft_s is None:
         out.append("no visible text in the stream (only special tokens?): TTFT and decode TPS unknown")
-    if _is_burst(o):
-        out.append(
-            f"the stream arrived in a burst ({o.completion_tokens} tokens within "
-            f"{(o.wall_s - (o.ttft_s or 0)) * 1000:.0f} ms after the first): decode TPS not measured"
-        )
+    if (burst := _burst(o)) is not None:
+        out.append(f"the stream arrived in a burst ({burst}): decode TPS not measured")
     if gen_delta is not None and gen_delta != o.completion_tokens:
         out.append(
             f"the server generated {gen_delta} tokens during this run but streamed {o.completion_tokens}: "

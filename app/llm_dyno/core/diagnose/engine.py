@@ -8,17 +8,31 @@ from typing import Any
 
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
-from llm_dyno.core.diagnose.roofline import Roofline, roofline
+from llm_dyno.core.diagnose.roofline import Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose.rules import RULES, Rule
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Ranked findings, the decode ceiling when it can be computed, and rules that broke (id, error)."""
+    """Ranked findings, the decode ceiling when it can be computed, and rules that broke (id, error).
+
+    ``findings`` holds the performance findings in rank order, then the security ones: those are
+    shown, but apart, since they say nothing about the speed that was asked about.
+    """
 
     findings: tuple[Finding, ...]
     roofline: Roofline | None = None
     rule_errors: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def performance(self) -> tuple[Finding, ...]:
+        """Findings about speed, most likely effect on the asked-for figure first."""
+        return tuple(f for f in self.findings if not f.impact.security)
+
+    @property
+    def security(self) -> tuple[Finding, ...]:
+        """Findings about exposure (not part of the performance ranking)."""
+        return tuple(f for f in self.findings if f.impact.security)
 
     def ids(self) -> list[str]:
         """Finding ids in rank order."""
@@ -32,7 +46,8 @@ class Diagnosis:
         """Plain data for JSON output."""
         r = self.roofline
         return {
-            "findings": [f.to_dict() for f in self.findings],
+            "findings": [f.to_dict() for f in self.performance],
+            "security": [f.to_dict() for f in self.security],
             "roofline": None
             if r is None
             else {
@@ -43,6 +58,11 @@ class Diagnosis:
                 "bandwidth_source": r.bandwidth_source,
                 "weights_bytes": r.weights_bytes,
                 "mean_acceptance_length": r.mean_acceptance_length,
+                "tokens_per_pass_source": r.tokens_source,
+                "tokens_per_pass_assumed": r.tokens_assumed,
+                "engine_ceiling_tps": r.engine_ceiling_tps,
+                "problem": r.problem,
+                "assumptions": r.assumptions(),
                 "summary": r.describe(),
             },
             "rule_errors": [{"rule": i, "error": e} for i, e in self.rule_errors],
@@ -50,8 +70,9 @@ class Diagnosis:
 
 
 def rank(findings: Sequence[Finding]) -> list[Finding]:
-    """Most likely impact first: severity, then estimated TPS share, then start-up seconds."""
-    return sorted(findings, key=lambda f: f.rank_key())
+    """Performance findings, most likely impact first (severity, then estimated TPS share, then start-up
+    seconds); then the security findings, ranked alike among themselves."""
+    return sorted(findings, key=lambda f: (f.impact.security, *f.rank_key()))
 
 
 def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
@@ -68,11 +89,23 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
     if m is not None:
         tps = [x for x in (m.narrative_tps, m.code_tps) if x is not None]
         achieved = max(tps) if tps else None
+    r = inp.rates
+    engine_bytes = (
+        r.read_bytes_per_s / r.generation_tps
+        if r is not None and r.read_bytes_per_s and r.generation_tps and r.generation_tps > 0
+        else None
+    )
     ceiling = roofline(
         inp.log.lines,
         inp.gpu_name() or (inp.reference.hardware.gpu if inp.reference else None),
         (*inp.gpu_under_load, *inp.gpu_before),
         m.mean_acceptance_length if m is not None else None,
         achieved,
+        tokens_source=m.acceptance_from if m is not None else "given",
+        speculative_tokens=inp.speculative_tokens(),
+        draft_bytes_per_pass=separate_draft_bytes(inp.profile.engine().speculative_config)
+        if inp.profile
+        else 0.0,
+        engine_bytes_per_token=engine_bytes,
     )
     return Diagnosis(tuple(rank(found)), ceiling, tuple(errors))

@@ -26,8 +26,9 @@ from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logfiles import latest_log
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
+from llm_dyno.core.telemetry.rates import MetricsRates
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,40 @@ def remember_reference(profile_name: str, reference_id: str | None) -> None:
     atomic_write_text(_choices_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def _typed_file() -> Path:
+    return data_dir() / "diagnostics-typed.json"
+
+
+def remembered_typed(profile_name: str) -> Measured | None:
+    """The narrative / code TPS last typed for a profile in the Diagnostics view (None: none)."""
+    try:
+        data = json.loads(_typed_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = data.get(profile_name) if isinstance(data, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    narr, code = entry.get("narrative_tps"), entry.get("code_tps")
+    narr = float(narr) if isinstance(narr, int | float) and narr > 0 else None
+    code = float(code) if isinstance(code, int | float) and code > 0 else None
+    return Measured(narr, code) if narr is not None or code is not None else None
+
+
+def remember_typed(profile_name: str, typed: Measured | None) -> None:
+    """Remember (or forget, with None) the TPS typed for a profile."""
+    try:
+        data = json.loads(_typed_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if typed is None:
+        data.pop(profile_name, None)
+    else:
+        data[profile_name] = {"narrative_tps": typed.narrative_tps, "code_tps": typed.code_tps}
+    atomic_write_text(_typed_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
 def _fmt(value: object) -> str:
     if value is None or value == "" or value == ():
         return "—"
@@ -93,6 +128,18 @@ def _fmt(value: object) -> str:
     if isinstance(value, tuple | list):
         return " / ".join(f"{v * 100:.0f} %" if isinstance(v, float) else str(v) for v in value)
     return str(value)
+
+
+def _short_source(source: str) -> str:
+    return "log" if source.startswith("log") else source
+
+
+def published_rows(reference: Reference | None, references: list[Reference]) -> tuple[Reference, ...]:
+    """The other references its source published (same source URL): e.g. a README's table rows."""
+    url = reference.source.url if reference is not None else None
+    if not url:
+        return ()
+    return tuple(r for r in references if r.source.url == url and r.id != reference.id)  # type: ignore[union-attr]
 
 
 def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
@@ -113,6 +160,16 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
         out.append(DiffLine("config", "image", _fmt(inp.image()), ref.image_ref))
     m = inp.measured_numbers()
     limit = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None
+    if ref_profile is None and ref.engine is not None:  # no published configuration: its stated flags
+        ours = inp.profile.engine() if inp.profile is not None else None
+        spec = ours.speculative_config if ours is not None else None
+        mine = None if ours is None else (
+            f"{spec.get('method') or 'draft'}, {ours.num_speculative_tokens} tokens" if spec else "none"
+        )  # fmt: skip
+        out.append(DiffLine("config", "speculative decoding", _fmt(mine), ref.engine.describe_spec()))
+        if ref.engine.kv_cache_dtype:
+            out.append(DiffLine("config", "KV cache dtype", _fmt(ours.kv_cache_dtype if ours else None),
+                                ref.engine.kv_cache_dtype))  # fmt: skip
     env = [
         ("vLLM version", inp.environment.vllm_version, ref.vllm_version),
         ("GPU", inp.gpu_name(), ref.hardware.gpu),
@@ -125,11 +182,19 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
             m.acceptance_per_position if m else (),
             ref.numbers.acceptance_per_position,
         ),
+        (
+            "mean acceptance length",
+            m.mean_acceptance_length if m else None,
+            ref.numbers.mean_acceptance_length,
+        ),
     ]
     for key, yours, theirs in env:
         if yours is None and theirs is None:
             continue
-        out.append(DiffLine("env", key, _fmt(yours), _fmt(theirs)))
+        mine = _fmt(yours)
+        if key in ("acceptance per position", "mean acceptance length") and m is not None and mine != "—":
+            mine += f" ({_short_source(m.acceptance_from)})"  # where "Yours" came from
+        out.append(DiffLine("env", key, mine, _fmt(theirs)))
     return out
 
 
@@ -189,9 +254,16 @@ def gather(
             sources.append("live /metrics")
         except (DynoError, httpx.HTTPError) as exc:
             notes.append(f"live metrics unavailable: {exc}")
+    published: tuple[Reference, ...] = ()
+    if reference is not None and reference.source.url:
+        try:
+            published = published_rows(reference, load_references())
+        except DynoError as exc:
+            notes.append(f"the reference's other published rows unavailable: {exc}")
     inp = DiagnosisInput(
         profile=profile,
         reference=reference,
+        published=published,
         environment=Environment(
             image_digest=ctx.get("image_digest"),
             vllm_version=version,

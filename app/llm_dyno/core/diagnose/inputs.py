@@ -9,9 +9,11 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.stats import Comparison
 from llm_dyno.core.diagnose.evidence import LogEvidence
 from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.diagnose.spec_log import log_acceptance
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading
+from llm_dyno.core.telemetry.rates import MetricsRates
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,12 @@ class Measured:
     acceptance_per_position: tuple[float, ...] = ()
     mean_acceptance_length: float | None = None
     source: str = "typed"
+    acceptance_source: str = ""  # where the acceptance figures came from, when not from ``source``
+
+    @property
+    def acceptance_from(self) -> str:
+        """Where the acceptance figures came from (``/metrics``, ``log: 3 SpecDecoding lines``, …)."""
+        return self.acceptance_source or self.source
 
 
 def measured_from_bench(result: BenchResult) -> Measured:
@@ -106,17 +114,42 @@ class DiagnosisInput:
     bench: BenchResult | None = None
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
     measured: Measured | None = None
+    published: tuple[Reference, ...] = ()  # the other rows the reference's source published
 
     def measured_numbers(self) -> Measured | None:
-        """Typed numbers if given, else the benchmark's, else per-position acceptance from /metrics."""
-        if self.measured is not None:
-            return self.measured
-        if self.bench is not None:
-            return measured_from_bench(self.bench)
+        """Typed numbers if given, else the benchmark's; acceptance from them, else from /metrics, else
+        from the log's SpecDecoding lines (``source`` says which)."""
+        base = self.measured if self.measured is not None else None
+        if base is None and self.bench is not None:
+            base = measured_from_bench(self.bench)
+        if base is not None and base.acceptance_per_position:
+            return base
+        acc = self._acceptance()
+        if acc is None:
+            return base
+        per_position, length, source = acc
+        if base is None:
+            return Measured(None, None, per_position, length, source)
+        return Measured(
+            base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
+            base.source, source,
+        )  # fmt: skip
+
+    def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:
         r = self.rates
         if r is not None and r.per_position:
-            return Measured(None, None, r.per_position, r.mean_acceptance_length, "/metrics")
+            return r.per_position, r.mean_acceptance_length, "/metrics"
+        found = log_acceptance(self.log.lines)
+        if found is not None and found.per_position:
+            return found.per_position, found.mean_length, found.source
         return None
+
+    def speculative_tokens(self) -> int | None:
+        """The profile's draft tokens per step (0: it does not speculate; None: no profile or unknown)."""
+        if self.profile is None:
+            return None
+        engine = self.profile.engine()
+        return (engine.num_speculative_tokens or None) if engine.speculative_config else 0
 
     def image(self) -> str | None:
         """The image that ran (environment), else the profile's."""

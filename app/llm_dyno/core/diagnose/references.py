@@ -66,6 +66,34 @@ class Numbers(_Frozen):
         return v
 
 
+class EngineFlags(_Frozen):
+    """The engine settings a reference published, where it published no whole configuration.
+
+    ``speculative_method`` is ``"none"`` for a run without speculative decoding (None: not stated).
+    """
+
+    speculative_method: str | None = None
+    num_speculative_tokens: int | None = Field(default=None, ge=0)
+    kv_cache_dtype: str | None = None
+    max_model_len: int | None = Field(default=None, gt=0)
+
+    @property
+    def speculates(self) -> bool | None:
+        """Whether it ran with speculative decoding (None: not stated)."""
+        if self.speculative_method is None:
+            return None
+        return self.speculative_method != "none"
+
+    def describe_spec(self) -> str:
+        """``mtp, 3 tokens`` / ``none`` / ``not stated``."""
+        if self.speculates is None:
+            return "not stated"
+        if not self.speculates:
+            return "none"
+        k = f", {self.num_speculative_tokens} tokens" if self.num_speculative_tokens else ""
+        return f"{self.speculative_method}{k}"
+
+
 class Source(_Frozen):
     """Where the reference was published."""
 
@@ -84,6 +112,7 @@ class Reference(_Frozen):
     vllm_version: str | None = None
     hardware: Hardware = Field(default_factory=Hardware)
     numbers: Numbers = Field(default_factory=Numbers)
+    engine: EngineFlags | None = None  # where no compose/profile was published
     source: Source = Field(default_factory=Source)
     compose: str | None = None  # a compose file next to this one
     profile: dict[str, Any] | None = None  # or an inline profile in the profile file layout
@@ -114,6 +143,23 @@ class Reference(_Frozen):
                 where=Location(self.file, None, "compose"),
             ) from None
         return import_text(text, source=str(path), name=self.id).profile
+
+    def engine_flags(self) -> EngineFlags | None:
+        """The engine settings: from the published configuration, else the ``engine:`` fields."""
+        try:
+            profile = self.load_profile()
+        except ReferenceError:
+            profile = None
+        if profile is None:
+            return self.engine
+        e = profile.engine()
+        spec = e.speculative_config
+        return EngineFlags(
+            speculative_method=str(spec.get("method") or "draft") if spec else "none",
+            num_speculative_tokens=e.num_speculative_tokens,
+            kv_cache_dtype=e.kv_cache_dtype,
+            max_model_len=e.max_model_len,
+        )
 
     @property
     def image_ref(self) -> str | None:

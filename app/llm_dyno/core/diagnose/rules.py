@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from llm_dyno.core.diagnose import rules_gpu, rules_launch, rules_serving
+from llm_dyno.core.diagnose import rules_gpu, rules_launch, rules_reference, rules_serving
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 
@@ -26,6 +26,10 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "claim-above-published", "reference, its source's other rows", rules_reference.claim_above_published
+    ),
+    Rule("spec-decode-differs-from-reference", "profile, reference", rules_reference.engine_flags_differ),
     Rule("cuda-graphs-downgraded", "launch log", rules_launch.cuda_graphs_downgraded),
     Rule("enforce-eager", "profile, launch log", rules_launch.enforce_eager),
     Rule("compile-cache-not-on-volume", "profile, launch log", rules_launch.compile_cache_not_on_volume),

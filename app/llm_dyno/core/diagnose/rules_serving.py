@@ -41,7 +41,10 @@ def acceptance_below_reference(inp: DiagnosisInput) -> list[Finding]:
     cost = (1 - (1 + sum(mine)) / (1 + sum(theirs))) * 100
     evidence = tuple(
         MetricEvidence(
-            f"acceptance at position {i + 1}", round(mine[i], 3), reference=theirs[i], source=m.source
+            f"acceptance at position {i + 1}",
+            round(mine[i], 3),
+            reference=theirs[i],
+            source=m.acceptance_from,
         )
         for i in range(n)
     )

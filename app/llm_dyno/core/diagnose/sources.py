@@ -9,7 +9,8 @@ import httpx
 
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSnapshot, compute_rates, scrape
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
+from llm_dyno.core.telemetry.rates import MetricsRates, compute_rates
 
 
 def reference_from_profile(profile: Profile) -> Reference | None:

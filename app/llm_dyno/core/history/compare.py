@@ -45,7 +45,8 @@ def compare_pair(
     baseline_id: int | None = None,
     candidate_id: int | None = None,
 ) -> ResultComparison:
-    """Verdicts for every prompt both results ran and every metric both measured."""
+    """Verdicts for every prompt both results ran and every metric both measured, over the counted runs
+    (:attr:`PromptResult.counted`); what was left out of either side is named in the notes."""
     rows: list[tuple[str, Comparison]] = []
     for prompt in baseline.prompts:
         other = candidate.prompt(prompt.name)
@@ -56,6 +57,11 @@ def compare_pair(
             if a and b:
                 rows.append((prompt.name, compare_samples(metric, a, b, higher_is_better=higher)))
     notes: list[str] = []
+    for side, result in (("baseline", baseline), ("candidate", candidate)):
+        for prompt in result.prompts:
+            note = prompt.exclusion_note()
+            if note:
+                notes.append(f"{side} {prompt.name}: {note}")
     if baseline.suite != candidate.suite:
         notes.append(f"different suites: {baseline.suite} vs {candidate.suite}")
     return ResultComparison(

@@ -1,9 +1,9 @@
 """The one place that knows vLLM's Prometheus metric names: scrape ``/metrics``, snapshot, rates.
 
 A :class:`MetricsSnapshot` is one scrape reduced to the numbers the app shows, summed over every
-``engine`` (one per data-parallel engine core) and ``model_name``. :func:`compute_rates` turns two
-snapshots into :class:`MetricsRates`. :class:`MetricsSampler` scrapes on a thread and hands
-:class:`MetricsSample` records to a sink.
+``engine`` (one per data-parallel engine core) and ``model_name``. :class:`MetricsSampler` scrapes on
+a thread and hands :class:`MetricsSample` records, with rates over a window of snapshots
+(:class:`~llm_dyno.core.telemetry.rates.RateWindow`), to a sink: ``watch`` and the dashboard both.
 
 Names drift between versions (see reference/VLLM_FACTS.md §1): counters are exposed with ``_total``
 (older declarations without it are accepted too), the prefix-cache counters were ``gpu_prefix_cache_*``
@@ -24,6 +24,7 @@ import httpx
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.telemetry.exposition import SampleReader
+from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
 # Counters: field name -> exposed names, preferred first. Values are summed over all label sets.
@@ -51,6 +52,11 @@ _COUNTERS: dict[str, tuple[str, ...]] = {
         "vllm:gpu_prefix_cache_hits",
     ),
     "request_success": ("vllm:request_success_total", "vllm:request_success"),
+    # with --enable-mfu-metrics: vLLM's own estimate of the bytes it read, per GPU (a roofline input)
+    "estimated_read_bytes": (
+        "vllm:estimated_read_bytes_per_gpu_total",
+        "vllm:estimated_read_bytes_per_gpu",
+    ),
 }
 _PER_POS = (
     "vllm:spec_decode_num_accepted_tokens_per_pos_total",
@@ -92,6 +98,7 @@ class MetricsSnapshot:
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
     request_success: float | None = None
+    estimated_read_bytes: float | None = None
     running: float | None = None
     waiting: float | None = None
     kv_cache_usage: float | None = None
@@ -253,84 +260,12 @@ class MetricsReader:
 
 
 @dataclass(frozen=True)
-class MetricsRates:
-    """What happened between two snapshots, per second or as ratios; None where not applicable.
-
-    ``reset`` is True when any counter went down (the server restarted in between): every rate of
-    that interval is None then, never negative. Acceptance figures follow vLLM's own definitions:
-    ``acceptance_rate`` = Δaccepted / Δdraft_tokens, ``mean_acceptance_length`` = 1 + Δaccepted /
-    Δdrafts (the bonus token counts), ``per_position[i]`` = Δaccepted_at_i / Δdrafts.
-    """
-
-    interval_s: float
-    reset: bool = False
-    generation_tps: float | None = None
-    prompt_tps: float | None = None
-    drafted_tps: float | None = None
-    accepted_tps: float | None = None
-    acceptance_rate: float | None = None
-    mean_acceptance_length: float | None = None
-    per_position: tuple[float, ...] | None = None
-    prefix_cache_hit_rate: float | None = None
-    preemptions_per_s: float | None = None
-    requests_per_s: float | None = None
-
-
-def _delta(prev: float | None, cur: float | None) -> float | None:
-    return None if prev is None or cur is None else cur - prev
-
-
-def _ratio(num: float | None, den: float | None) -> float | None:
-    return None if num is None or den is None or den <= 0 else num / den
-
-
-def compute_rates(prev: MetricsSnapshot, cur: MetricsSnapshot) -> MetricsRates:
-    """Rates from two snapshots of the same server, ``prev`` taken first."""
-    dt = cur.taken_at - prev.taken_at
-    old, new = prev.counters(), cur.counters()
-    if any(new[k] < v for k, v in old.items() if k in new):
-        return MetricsRates(interval_s=dt, reset=True)
-    if dt <= 0:
-        return MetricsRates(interval_s=dt)
-
-    def per_s(name: str) -> float | None:
-        d = _delta(getattr(prev, name), getattr(cur, name))
-        return None if d is None else d / dt
-
-    d_drafts = _delta(prev.spec_drafts, cur.spec_drafts)
-    d_draft_tokens = _delta(prev.spec_draft_tokens, cur.spec_draft_tokens)
-    d_accepted = _delta(prev.spec_accepted_tokens, cur.spec_accepted_tokens)
-    per_position: tuple[float, ...] | None = None
-    if d_drafts and d_drafts > 0 and cur.spec_accepted_per_pos:
-        per_position = tuple(
-            (v - prev.spec_accepted_per_pos.get(i, 0.0)) / d_drafts
-            for i, v in cur.spec_accepted_per_pos.items()
-        )
-    length = _ratio(d_accepted, d_drafts)
-    return MetricsRates(
-        interval_s=dt,
-        generation_tps=per_s("generation_tokens"),
-        prompt_tps=per_s("prompt_tokens"),
-        drafted_tps=per_s("spec_draft_tokens"),
-        accepted_tps=per_s("spec_accepted_tokens"),
-        acceptance_rate=_ratio(d_accepted, d_draft_tokens),
-        mean_acceptance_length=None if length is None else 1.0 + length,
-        per_position=per_position,
-        prefix_cache_hit_rate=_ratio(
-            _delta(prev.prefix_cache_hits, cur.prefix_cache_hits),
-            _delta(prev.prefix_cache_queries, cur.prefix_cache_queries),
-        ),
-        preemptions_per_s=per_s("preemptions"),
-        requests_per_s=per_s("request_success"),
-    )
-
-
-@dataclass(frozen=True)
 class MetricsSample:
-    """One tick of a :class:`MetricsSampler`: a snapshot and the rates since the previous good one.
+    """One tick of a :class:`MetricsSampler`: a snapshot and the rates over the window ending at it.
 
     ``error`` is set (and ``snapshot`` None) when the server did not answer: ``reachable`` is False.
-    ``rates`` is None for the first good scrape and for any scrape that failed.
+    ``rates`` is None while the window is shorter than its minimum (the first seconds) and for any
+    scrape that failed.
     """
 
     taken_at: float
@@ -377,7 +312,7 @@ class MetricsSampler(PeriodicSampler[MetricsSample]):
         timeout = timeout_s if timeout_s is not None else max(1.0, 2 * interval_s)
         self._reader = MetricsReader(base_url, api_key=api_key, timeout_s=timeout)
         self.url = self._reader.url
-        self._last: MetricsSnapshot | None = None
+        self.window = RateWindow.for_interval(interval_s)
         super().__init__(
             self._scrape_once, sink, interval_s=interval_s, name="metrics-sampler", max_samples=max_samples
         )
@@ -387,9 +322,7 @@ class MetricsSampler(PeriodicSampler[MetricsSample]):
             snap = self._reader.read()
         except MetricsError as exc:
             return MetricsSample(time.monotonic(), self.url, None, None, error=exc.message)
-        rates = compute_rates(self._last, snap) if self._last is not None else None
-        self._last = snap
-        return MetricsSample(snap.taken_at, self.url, snap, rates)
+        return MetricsSample(snap.taken_at, self.url, snap, self.window.add(snap))
 
     def _run(self) -> None:
         try:

@@ -14,6 +14,7 @@ RUN_COLUMNS = (
     "Tokens",
     "Wall TPS",
     "Decode TPS",
+    "TPOT ms",
     "Accept %",
     "Energy J",
     "Finish",
@@ -37,15 +38,17 @@ def run_cells(run: BenchRun) -> list[str]:
     """The table cells of one run, in :data:`RUN_COLUMNS` order."""
     acc = run.acceptance.rate if run.acceptance is not None else None
     energy = run.energy.energy_j if run.energy is not None else None
+    peer = run.peer
     return [
         run.prompt,
         str(run.index),
-        "yes" if run.warmup else "",
+        "yes" if run.warmup else "left out" if run.stopped_early else "",
         num(run.ttft_s, 3),
         num(run.wall_s, 2),
         str(run.completion_tokens),
         num(run.wall_tps),
-        num(run.decode_tps),
+        "burst" if run.burst else num(run.decode_tps),
+        num(peer.tpot_s * 1000 if peer is not None and peer.tpot_s is not None else None, 2),
         num(acc * 100 if acc is not None else None, 0),
         num(energy),
         run.finish_reason or "—",

@@ -1,4 +1,5 @@
-"""The current run: a table that fills run by run, the spread chart, and the Markdown line to paste."""
+"""The current run: a table that fills run by run, the spread chart, the Markdown line to paste, and
+beside it the figures ``vllm bench serve`` would print for the same runs (with what was left out)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,18 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.report import markdown_line
+from llm_dyno.core.bench.report import markdown_line, prompt_lines
 from llm_dyno.core.bench.result import BenchResult, BenchRun
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import METRIC_LABELS, RUN_COLUMNS, run_cells
 from llm_dyno.ui.icons import icon
 
-_NUMERIC = {1, 3, 4, 5, 6, 7, 8, 9}
+_NUMERIC = {1, 3, 4, 5, 6, 7, 8, 9, 10}
 
 
 class RunsTable(QTableWidget):
-    """One row per run, warm-ups greyed, warnings in amber."""
+    """One row per run, warm-ups and runs left out of the headlines greyed, warnings in amber."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(RUN_COLUMNS), parent)
@@ -53,7 +54,7 @@ class RunsTable(QTableWidget):
             item = QTableWidgetItem(text)
             if col in _NUMERIC:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if run.warmup:
+            if run.warmup or run.stopped_early:
                 item.setForeground(QColor(c.muted))
             if col == len(RUN_COLUMNS) - 1 and text:
                 item.setForeground(QColor(c.amber))
@@ -121,6 +122,16 @@ class ResultPanel(QWidget):
             "× mean acceptance length"
         )
         layout.addWidget(self.roofline)
+        self.peer = QLabel("")
+        self.peer.setObjectName("sectionSubtitle")
+        self.peer.setWordWrap(True)
+        self.peer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.peer.setToolTip(
+            "What vllm bench serve reports for these runs: TTFT, TPOT = (E2E − TTFT) / (tokens − 1), "
+            "ITL = every gap between streamed chunks, E2E latency; mean / median / p99 in ms, and "
+            "output throughput. Runs that stopped early are left out of every headline figure."
+        )
+        layout.addWidget(self.peer)
         self._runs: list[BenchRun] = []
 
     def _metric_changed(self) -> None:
@@ -134,6 +145,7 @@ class ResultPanel(QWidget):
         self.chart.set_runs([], self.metric_box.currentData())
         self.markdown.clear()
         self.roofline.clear()
+        self.peer.clear()
         self.copy_button.setEnabled(False)
 
     def add_run(self, run: BenchRun) -> None:
@@ -159,8 +171,10 @@ class ResultPanel(QWidget):
         self.set_roofline(result)
 
     def set_roofline(self, result: BenchResult) -> None:
-        """Show each prompt's share of the decode ceiling (or why it is unknown)."""
+        """Show the figures of a finished result: each prompt's share of the decode ceiling (or why it
+        is unknown) and ``vllm bench serve``'s figures with what the headlines left out."""
         self.roofline.setText(roofline_summary(result) if result.all_runs() else "")
+        self.peer.setText("\n".join(prompt_lines(result)) if result.all_runs() else "")
 
     def copy_markdown(self) -> None:
         """Put the Markdown line on the clipboard."""

@@ -43,6 +43,8 @@ def metrics_values(sample: MetricsSample) -> dict[str, float | None]:
         out.update(kv_pct=_pct(snap.kv_cache_usage), running=snap.running, waiting=snap.waiting)
     if rates is not None and not rates.reset:
         out.update(gen_tps=rates.generation_tps, prompt_tps=rates.prompt_tps)
+        if rates.read_bytes_per_s is not None:  # not plotted: the Roofline figure's second estimate
+            out["read_bytes_per_s"] = rates.read_bytes_per_s
         # Acceptance only exists while drafting: skip idle intervals (no gap) so the line joins the
         # intervals that had drafts, like the per-position lines do.
         if rates.acceptance_rate is not None:

@@ -7,13 +7,15 @@ re-based so that the last sample lands at ``end`` (Unix seconds).
 
 from __future__ import annotations
 
+import itertools
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.telemetry.metrics import MetricsRates, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
+from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.ui.dashboard.view import Dashboard
 
 
@@ -52,10 +54,15 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def replay_metrics(dash: Dashboard, path: Path, end: float, *, events: tuple[str, ...] | None = None) -> int:
     """Feed every metrics sample and event (of the ``events`` kinds; None: all) of a recording.
 
-    Returns the number of samples fed.
+    Rates are computed again from the recorded snapshots by the live sampler's rate window
+    (:class:`~llm_dyno.core.telemetry.rates.RateWindow`), so a replay shows what a live dashboard shows
+    now, not the rates stored when it was recorded. Returns the number of samples fed.
     """
     rows = _lines(path)
     last = max(r["t"] for r in rows)
+    times = sorted(r["t"] for r in rows if "event" not in r)
+    gaps = sorted(b - a for a, b in itertools.pairwise(times) if b > a)
+    window = RateWindow.for_interval(gaps[len(gaps) // 2] if gaps else 1.0)
     n = 0
     for r in rows:
         ts = end - (last - r["t"])
@@ -63,7 +70,10 @@ def replay_metrics(dash: Dashboard, path: Path, end: float, *, events: tuple[str
             if events is None or r["event"] in events:
                 dash.add_event(ts, r["event"], r["text"])
         else:
-            dash.feed_metrics(metrics_sample(r), t=ts)
+            sample = metrics_sample(r)
+            if sample.snapshot is not None:
+                sample = replace(sample, rates=window.add(sample.snapshot))
+            dash.feed_metrics(sample, t=ts)
             n += 1
     return n
 

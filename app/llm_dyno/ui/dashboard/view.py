@@ -227,10 +227,16 @@ class Dashboard(QWidget):
                 self.add_event(time.time(), "warning" if w.level == "WARNING" else "error", w.message)
 
     def set_log_lines(self, lines: list[str]) -> None:
-        """Read the model size (``Model loading took X GiB``) from server log lines, e.g. the backlog."""
-        before = self.roofline.weights_bytes
+        """Read the Roofline figure's inputs from server log lines, e.g. the backlog: the model size
+        (``Model loading took X GiB``), the speculative setting and the SpecDecoding lines."""
+        before = (
+            self.roofline.weights_bytes,
+            self.roofline.speculative_tokens,
+            len(self.roofline.spec_lines),
+        )
         self.roofline.feed_lines(lines)
-        if self.roofline.weights_bytes != before:
+        after = (self.roofline.weights_bytes, self.roofline.speculative_tokens, len(self.roofline.spec_lines))
+        if after != before or any("SpecDecoding metrics" in line for line in lines):
             self._update_roofline()
 
     def set_gpu_name(self, name: str | None) -> None:
@@ -243,7 +249,12 @@ class Dashboard(QWidget):
         return x[1] if x is not None else None
 
     def _update_roofline(self) -> None:
-        self.header.set_roofline(*self.roofline.figure(self._latest("gen_tps"), self._latest("mean_acc_len")))
+        self.header.set_roofline(
+            *self.roofline.figure(
+                self._latest("gen_tps"), self._latest("mean_acc_len"), self._latest("running"),
+                self._latest("read_bytes_per_s"),
+            )
+        )  # fmt: skip
 
     def add_event(self, ts: float, kind: str, text: str) -> None:
         """Mark an event (``kind``: warning, error, launch, benchmark, …) at Unix time ``ts``."""

@@ -25,7 +25,9 @@ from llm_dyno.core.diagnose.gather import (
     Gathered,
     reference_choices,
     remember_reference,
+    remember_typed,
     remembered_reference,
+    remembered_typed,
 )
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference
@@ -43,7 +45,9 @@ def _tps_box() -> QDoubleSpinBox:
     box.setDecimals(1)
     box.setSpecialValueText("auto")
     box.setToolTip("Your measured tokens/s; “auto” takes them from the latest benchmark of this profile")
-    box.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)
+    # No step buttons; hidden by width, since NoButtons under the app's style sheet leaves the text a
+    # one-pixel-wide field (the typed number was invisible)
+    box.setStyleSheet("QDoubleSpinBox::up-button, QDoubleSpinBox::down-button { width: 0px; }")
     box.setFixedWidth(72)
     return box
 
@@ -106,6 +110,8 @@ class DiagnosticsView(QWidget):
         src.addWidget(QLabel("code"))
         self.code_box = _tps_box()
         src.addWidget(self.code_box)
+        for box in (self.narr_box, self.code_box):  # typed numbers are kept per profile
+            box.editingFinished.connect(self._typed_changed)
         layout.addLayout(src)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -142,11 +148,33 @@ class DiagnosticsView(QWidget):
     def set_target(self, profile: Profile | None, url: str | None) -> None:
         """The selected profile and its server's URL when it is ready; diagnoses again when either changed."""
         changed = profile != self.profile or url != self.server_url
+        new_profile = profile is not None and (self.profile is None or profile.name != self.profile.name)
         self.profile, self.server_url = profile, url
+        if new_profile and profile is not None:
+            self._load_typed(profile.name)
         if changed:
             self.log_path = None
             self._fill_references()
             self.refresh()
+
+    def _load_typed(self, profile_name: str) -> None:
+        typed = remembered_typed(profile_name)
+        if typed is None and (self.narr_box.value() or self.code_box.value()):
+            self._typed_changed()  # numbers typed before a profile was chosen stay with this one
+            return
+        for box, value in ((self.narr_box, typed.narrative_tps if typed else None),
+                           (self.code_box, typed.code_tps if typed else None)):  # fmt: skip
+            box.blockSignals(True)
+            box.setValue(value or 0.0)
+            box.blockSignals(False)
+
+    def _typed_changed(self) -> None:
+        if self.profile is None:
+            return
+        try:
+            remember_typed(self.profile.name, self._typed())
+        except OSError as exc:
+            self.errorMessage.emit(f"cannot remember the typed TPS: {exc}")
 
     def _fill_references(self) -> None:
         try:

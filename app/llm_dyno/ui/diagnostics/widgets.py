@@ -52,14 +52,30 @@ class FindingsTree(QTreeWidget):
         self.findings: list[Finding] = []
 
     def set_findings(self, findings: Sequence[Finding]) -> None:
-        """Show ranked findings (collapsed)."""
+        """Show ranked findings (collapsed): the performance ones numbered, then the security ones apart
+        under their own heading (they say nothing about the speed asked about)."""
         self.clear()
         self.findings = list(findings)
         c = theme.colors()
         bold = QFont(self.font())
         bold.setBold(True)
-        for rank, f in enumerate(self.findings, 1):
-            top = QTreeWidgetItem([f"{rank}. {f.title}", f.severity.value, f.impact.describe()])
+        rank = 0
+        heading_done = False
+        for f in self.findings:
+            if f.impact.security and not heading_done:
+                heading_done = True
+                heading = QTreeWidgetItem(["Security — shown apart, not part of the speed ranking"])
+                heading.setData(0, FINDING_ROLE, None)
+                heading.setForeground(0, QColor(c.muted))
+                heading.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                self.addTopLevelItem(heading)
+                heading.setFirstColumnSpanned(True)
+            if f.impact.security:
+                label = f"• {f.title}"
+            else:
+                rank += 1
+                label = f"{rank}. {f.title}"
+            top = QTreeWidgetItem([label, f.severity.value, f.impact.describe()])
             top.setData(0, FINDING_ROLE, f.id)
             top.setFont(0, bold)
             top.setForeground(1, QColor(severity_color(f.severity)))
@@ -133,20 +149,16 @@ class RooflineGauge(QWidget):
         super().__init__(parent)
         self.roofline: Roofline | None = None
         self.reason = "Run a benchmark to compare with the ceiling."
-        self.setMinimumHeight(96)
+        self.setMinimumHeight(112)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     def set_roofline(self, roofline: Roofline | None, reason: str = "") -> None:
-        """Show a ceiling (or why there is none)."""
+        """Show a ceiling (or why there is none); a share above 100 % is shown as the wrong input it is."""
         self.roofline = roofline
         self.reason = reason
-        tip = [
-            "Decode ceiling at batch size 1: memory bandwidth / weight bytes × mean acceptance length.",
-            "Assumes every pass reads all weights once; ignores KV cache, activations and the drafter.",
-            "Bandwidth is the datasheet peak; real kernels reach about 70–90 % of it.",
-        ]
+        tip = ["Decode ceiling at batch size 1: memory bandwidth / bytes read per pass × tokens per pass."]
         if roofline is not None:
-            tip.insert(0, roofline.describe())
+            tip = [roofline.describe(), "Assumed:", *(f"• {a}" for a in roofline.assumptions())]
         self.setToolTip("\n".join(tip))
         self.update()
 
@@ -155,14 +167,24 @@ class RooflineGauge(QWidget):
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         r = self.roofline
-        share = r.achieved_share if r is not None else None
+        share = r.plausible_share if r is not None else None
         title = "Roofline: share of the decode ceiling"
         if r is None:
             detail = self.reason or "Not computable: needs the weights size from the log and a known GPU."
-        elif share is None:
-            detail = f"ceiling {r.ceiling_tps:.0f} tok/s; no measured tokens/s yet"
         else:
-            detail = f"{r.achieved_tps:.1f} of {r.ceiling_tps:.0f} tok/s ceiling"
+            passes = (
+                f"{r.bandwidth_bytes_s / 1e9:.0f} GB/s / {r.bytes_per_pass / 1024**3:.2f} GiB × "
+                f"{r.mean_acceptance_length:.2f} tokens per pass ({r.tokens_source})"
+            )
+            if r.problem is not None:
+                detail = r.problem
+            elif share is None:
+                detail = f"ceiling {r.ceiling_tps:.0f} tok/s = {passes}; no measured tokens/s yet"
+            else:
+                detail = f"{r.achieved_tps:.1f} of {r.ceiling_tps:.0f} tok/s ceiling = {passes}"
+            engine = r.engine_ceiling_tps
+            if engine is not None:
+                detail += f"; vLLM's own estimate: ceiling {engine:.0f} tok/s"
         p.setPen(QColor(c.text))
         f = QFont(self.font())
         f.setBold(True)
@@ -171,7 +193,9 @@ class RooflineGauge(QWidget):
         p.setFont(self.font())
         p.setPen(QColor(c.muted))
         p.drawText(
-            QRectF(0, 56, self.width(), 40), Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap, detail
+            QRectF(0, 56, self.width(), self.height() - 56),
+            Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextWordWrap,
+            detail,
         )
         bar = QRectF(0, 26, self.width() - 1, 24)
         p.setPen(QColor(c.border))
@@ -185,6 +209,9 @@ class RooflineGauge(QWidget):
             p.drawRoundedRect(fill, 6, 6)
             p.setPen(QColor(c.text))
             p.drawText(bar, Qt.AlignmentFlag.AlignCenter, f"{share:.0%}")
+        elif r is not None and r.problem is not None:
+            p.setPen(QColor(c.amber))
+            p.drawText(bar, Qt.AlignmentFlag.AlignCenter, "above the ceiling: an input is wrong")
         else:
             p.setPen(QColor(c.muted))
             p.drawText(bar, Qt.AlignmentFlag.AlignCenter, "unknown")
