@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +107,21 @@ def _target(args: argparse.Namespace) -> tuple[str, str, Profile | None]:
     return args.url, args.model, None
 
 
-def _printer(event: ProgressEvent) -> None:
+def printer_for(suite: Suite) -> Callable[[ProgressEvent], None]:
+    """A progress printer that counts warm-ups and measured runs apart ("warm-up 1/1", "run 2/2")."""
+    return lambda event: _printer(event, suite.warmups)
+
+
+def _printer(event: ProgressEvent, warmups: int) -> None:
     if event.kind == EventKind.MESSAGE:
         print(f"  {event.message}", flush=True)
     elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
         r = event.run
-        label = "warm-up" if r.warmup else "run"
+        # the runner numbers warm-ups and runs together (1..warmups+runs); people count them apart
+        if r.warmup:
+            label = f"warm-up {event.index}/{warmups}"
+        else:
+            label = f"run {event.index - warmups}/{event.total - warmups}"
         ttft = f"{r.ttft_s:.3f}s" if r.ttft_s is not None else "—"
         acc = (
             f"  accept {r.acceptance.rate * 100:.0f}%"
@@ -119,7 +129,7 @@ def _printer(event: ProgressEvent) -> None:
             else ""
         )
         print(
-            f"  {event.prompt:<10} {label:<7} {event.index}/{event.total}  {r.completion_tokens} tok  "
+            f"  {event.prompt:<10} {label:<12} {r.completion_tokens} tok  "
             f"wall {r.wall_tps:.1f} TPS  TTFT {ttft}{acc}",
             flush=True,
         )
@@ -140,7 +150,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(
         f"benchmarking {model} at {url} with suite {suite.name} ({suite.warmups} warm-ups, {suite.runs} runs)"
     )
-    result = run_benchmark(url, model, suite, profile=profile, progress=_printer)
+    result = run_benchmark(url, model, suite, profile=profile, progress=printer_for(suite))
     attach_roofline_for(result, profile)
     if args.json:
         Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
@@ -268,7 +278,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sweep = run_sweep(
         caps,
         controller,
-        lambda cap: run_benchmark(url, model, suite, profile=profile, progress=_printer),
+        lambda cap: run_benchmark(url, model, suite, profile=profile, progress=printer_for(suite)),
         gpu=args.gpu,
         progress=lambda m: print(m, flush=True),
     )
@@ -298,7 +308,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
         flush=True,
     )
-    ab = run_spec_ab(profile, suite, progress=_printer)
+    ab = run_spec_ab(profile, suite, progress=printer_for(suite))
     if args.json:
         Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")
     for label, result in (("without spec decoding", ab.without_spec), ("with spec decoding", ab.with_spec)):
