@@ -337,6 +337,9 @@ class ProcessRuntime(Runtime):
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
         """os.environ plus the plan's overrides, references resolved (never written anywhere)."""
         env = dict(os.environ)
+        # vLLM logs to stdout, which is block-buffered into the log file: without this, start-up lines
+        # (and so the launch phases) arrive in 8 KB lumps, up to minutes late
+        env.setdefault("PYTHONUNBUFFERED", "1")
         env.update(resolve_env(plan.spec["env"], env))
         return env
 
