@@ -35,6 +35,7 @@ from llm_dyno.core.telemetry.logformats.phases import (
     parse_events,
 )
 from llm_dyno.core.telemetry.logformats.prefix import (
+    is_poll_access_line,
     line_level,
     strip_prefix,
 )
@@ -49,6 +50,7 @@ from llm_dyno.core.telemetry.logformats.runtime import (
 )
 
 __all__ = [
+    "is_poll_access_line",
     "DiagnosticKind",
     "DiagnosticLog",
     "EngineStatsLog",
