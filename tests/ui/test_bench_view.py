@@ -174,3 +174,10 @@ def test_live_run_fills_the_table_run_by_run_and_stores_it(qtbot, ui_home: Path,
     assert v.result_panel.markdown.text() == markdown_line(stored) and v.result_panel.copy_button.isEnabled()
     assert v.history.table.rowCount() == 1
     assert v.run_button.isEnabled() and not v.cancel_button.isEnabled()
+
+
+def test_compare_takes_the_older_result_as_the_baseline(view: BenchmarkView) -> None:
+    newest_first = [e.id for e in view.history.entries]  # as the history lists and selects them
+    view.compare_ids(newest_first)
+    older, newer = sorted(newest_first)[:2]
+    assert view.compare.verdicts.item(0, 0).text() == f"#{newer} vs #{older}"

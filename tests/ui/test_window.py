@@ -125,3 +125,17 @@ def test_screenshot_mode_writes_png(tmp_path: Path, store: ProfileStore) -> None
     image = QImage(str(out))
     assert not image.isNull()
     assert (image.width(), image.height()) == (900, 600)
+
+
+def test_diff_view_follows_the_selected_profile(window) -> None:  # type: ignore[no-untyped-def]
+    """Selecting a profile puts it on the left of the Diff view, against its closest sibling."""
+    window.show_view("diff")
+    window.select_profile("qwen36-27b-no-spec")
+    dv = window.diff_view
+    assert dv.left_box.currentText() == "qwen36-27b-no-spec"
+    assert dv.right_box.currentText() == "qwen36-27b-mtp"  # one flag apart: the closest
+    assert dv.diff is not None and [r.key for r in dv.diff] == ["--speculative-config"]
+    window.select_profile("cpu-demo")
+    assert dv.left_box.currentText() == "cpu-demo" and dv.right_box.currentText() == "qwen36-27b-mtp"
+    window.select_profile("qwen36-27b-mtp")  # on the right already: it moves left, the right changes
+    assert dv.left_box.currentText() == "qwen36-27b-mtp" and dv.right_box.currentText() != "qwen36-27b-mtp"

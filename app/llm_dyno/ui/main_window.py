@@ -237,6 +237,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         url = handle.plan.base_url if handle is not None and ready else None
         self.bench_view.set_target(profile, url)
         self.diagnostics_view.set_target(profile, url)
+        self.diff_view.follow(name)
 
     def notify_benchmark_finished(self, summary: str) -> None:
         """A tray balloon when the tray icon is up, else the status bar."""

@@ -283,7 +283,8 @@ class BenchmarkView(QWidget):
             self.tabs.setCurrentWidget(self.result_panel)
 
     def compare_ids(self, ids: list[int]) -> None:
-        """Compare stored results with the first (the baseline) and show the Compare tab."""
+        """Compare stored results with the oldest (the baseline) and show the Compare tab."""
+        ids = sorted(ids)  # ids grow with time; the history lists newest first, but "before" is the baseline
         if len(ids) < 2:
             self.errorMessage.emit("select at least two results to compare")
             return

@@ -50,7 +50,6 @@ from llm_dyno.core.telemetry.logformats.runtime import (
 )
 
 __all__ = [
-    "is_poll_access_line",
     "DiagnosticKind",
     "DiagnosticLog",
     "EngineStatsLog",
@@ -61,6 +60,7 @@ __all__ = [
     "SpecDecodingLog",
     "WarningLog",
     "classify_failure",
+    "is_poll_access_line",
     "line_level",
     "parse_diagnostic",
     "parse_engine_stats",
