@@ -27,6 +27,7 @@ from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
 from llm_dyno.ui.profile_commands import ProfileCommands
+from llm_dyno.ui.profile_watcher import ProfileFolderWatcher
 from llm_dyno.ui.server_controller import ServerController
 from llm_dyno.ui.servers import ServerBridge
 from llm_dyno.ui.session import ProfileSession
@@ -124,6 +125,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.server_view.attachedChanged.connect(self._show_attached)
         self.session.changed.connect(self._refresh_from_session)
         self.session.reload()
+        self.profile_watcher = ProfileFolderWatcher(self.session, self)  # CLI / editor changes show up
         self._update_actions()
 
     # ---- construction --------------------------------------------------------------------------
