@@ -256,6 +256,7 @@ class BenchmarkView(QWidget):
             state = "done"
         self.status.setText(f"{state.capitalize()}{saved}")
         self.history.reload()
+        self.worker.wait(2.0)  # its thread ends right after this signal: else Run stays off, Cancel on
         self._update_target()
         who = result.context.get("profile_name") or result.context.get("model") or "server"
         summary = f"Benchmark {result.suite} on {who} {state}" + (f": {line}" if line else "")
@@ -264,6 +265,7 @@ class BenchmarkView(QWidget):
 
     def _failed(self, message: str) -> None:
         self.status.setText(message)
+        self.worker.wait(2.0)  # as in _finished
         self._update_target()
         self.errorMessage.emit(message)
 
