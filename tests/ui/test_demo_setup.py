@@ -65,6 +65,7 @@ def test_check_system_sets_up_the_demo_and_selects_it(
     assert profile is not None and profile.model == str(model)
     assert profile.process is not None and profile.process.executable == str(vllm_exe)
     assert window.profile_list.current_name() == "cpu-demo"
+    assert window.editor.saved_profile == profile  # the form shows the filled-in profile, not the old one
     assert window.actions_.launch.isEnabled()
     assert "click Launch" in window.statusBar().currentMessage()
     assert not doctor.isVisible()  # done: the window shows the profile

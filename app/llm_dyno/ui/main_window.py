@@ -202,6 +202,10 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.editor.set_profile(s.get(picked) if picked else None)
         elif picked is None:
             self.editor.set_profile(None)
+        elif not self.editor.is_dirty() and s.get(picked) != self.editor.saved_profile:
+            # changed on disk (CLI, CPU-demo setup, an editor): show what is stored now, so that a
+            # later Save does not write the old version back
+            self.editor.set_profile(s.get(picked))
         self._update_actions()
 
     def _update_actions(self) -> None:

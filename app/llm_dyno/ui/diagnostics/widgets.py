@@ -59,7 +59,7 @@ class TpsBox(QDoubleSpinBox):
         self.setSpecialValueText("auto")
         self.setToolTip("Your measured tokens/s; “auto” takes them from the latest benchmark of this profile")
         # keeps its arrows: with a style sheet and NoButtons, Qt gives the text field 1 px (text unseen)
-        self.setMinimumWidth(96)
+        self.setFixedWidth(100)
 
     def focusInEvent(self, event: QFocusEvent) -> None:
         """Select the text (after the click that focused the box has placed the cursor)."""

@@ -34,6 +34,8 @@ def report_html(report: DoctorReport) -> str:
     colour = {Level.OK: c.green, Level.WARNING: c.amber, Level.ERROR: c.red}
     word = {Level.OK: "OK", Level.WARNING: "Warning", Level.ERROR: "Problem"}
     parts = []
+    if report.recommend_cpu_demo:  # the one thing that works here, first
+        parts.append(f"<p><b>{escape(recommendation(report))}</b></p>")
     for check in report.checks:
         parts.append(
             f"<p style='margin-bottom:2px'><b style='color:{colour[check.level]}'>{word[check.level]}</b> "
@@ -42,8 +44,6 @@ def report_html(report: DoctorReport) -> str:
         if check.steps:
             items = "".join(f"<li><code>{escape(s)}</code></li>" for s in check.steps)
             parts.append(f"<ol style='margin-top:0'>{items}</ol>")
-    if report.recommend_cpu_demo:
-        parts.append(f"<p><b>{escape(recommendation(report))}</b></p>")
     return "".join(parts)
 
 
