@@ -101,8 +101,10 @@ def test_a_failing_pip_says_which_step_failed_and_what_to_do(tmp_path: Path) -> 
 def test_launching_the_demo_before_setup_names_the_missing_model_folder(tmp_path: Path) -> None:
     home = tmp_path / "home"
     ProfileStore(home / "config" / "profiles").install_shipped(["cpu-demo"])  # as the window's first run
+    user_home = tmp_path / "user"  # the shipped placeholder is ~/.cache/…: a home where nothing is set up
+    user_home.mkdir()
     for command in (("plan", "cpu-demo"), ("launch", "cpu-demo", "--wait")):
-        done = cli(home, *command, venv=None, timeout=30)
+        done = cli(home, *command, venv=None, timeout=30, HOME=str(user_home))
         assert done.returncode == 2, done
         assert "the model folder" in done.stderr and "tiny-qwen2 does not exist" in done.stderr
         assert "llm-dyno demo setup" in done.stderr and "Hugging Face" not in done.stderr
