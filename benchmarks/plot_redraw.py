@@ -70,7 +70,7 @@ def main() -> None:
     app = QApplication([])
     from llm_dyno.ui import theme
     from llm_dyno.ui.dashboard import Dashboard
-    from llm_dyno.ui.dashboard.plots import position_curve
+    from llm_dyno.ui.dashboard.plot_specs import position_curve
 
     theme.apply(app, dark=False)
     dash = Dashboard()

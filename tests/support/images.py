@@ -191,11 +191,13 @@ def _specs(venv: Path) -> dict[str, tuple[bytes, list[str]]]:
             [*tiny_env, 'ENTRYPOINT ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]', "WORKDIR /root"],
         ),
         SMI_IMAGE: (
-            _rootfs({
-                "dyno/bin/nvidia-smi": _FAKE_SMI,
-                "dyno/smi/idle.csv": (_NVML_FIXTURES / "smi_idle.csv").read_text(),
-                "dyno/smi/load.csv": (_NVML_FIXTURES / "smi_load.csv").read_text(),
-            }),
+            _rootfs(
+                {
+                    "dyno/bin/nvidia-smi": _FAKE_SMI,
+                    "dyno/smi/idle.csv": (_NVML_FIXTURES / "smi_idle.csv").read_text(),
+                    "dyno/smi/load.csv": (_NVML_FIXTURES / "smi_load.csv").read_text(),
+                }
+            ),
             [
                 f"ENV PATH=/dyno/bin:{_BASE_PATH}",
                 "ENV LANG=C.UTF-8",

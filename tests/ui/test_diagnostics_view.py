@@ -121,19 +121,37 @@ def test_the_reference_choice_is_remembered_per_profile(qtbot, view: Diagnostics
     assert view.reference() is not None and view.reference().id == "recipe-3090-claimed"  # type: ignore[union-attr]
 
 
-def test_typed_numbers_are_visible(qtbot) -> None:  # type: ignore[no-untyped-def]
-    """Under the app's style sheet the number field had one pixel of width: the typed TPS was invisible."""
-    from PySide6.QtWidgets import QApplication
+def test_your_tps_boxes_show_auto_and_take_typing(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
 
-    from llm_dyno.ui import theme
-    from llm_dyno.ui.diagnostics.diagnostics_view import _tps_box
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    box = view.code_box
+    box.setValue(0)
+    assert box.text() == "auto" and box.lineEdit().width() > box.fontMetrics().horizontalAdvance("auto")
+    qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
+    qtbot.keyClicks(box, "61")  # straight over "auto", no select-all first
+    assert box.value() == 61.0
+    view.narr_box.setFocus()
+    qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
+    qtbot.wait(20)  # the focus selects the text once the click is done
+    qtbot.keyClicks(box, "47.5")
+    assert box.value() == 47.5
 
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    theme.apply(app, dark=False)
-    box = _tps_box()
-    qtbot.addWidget(box)
-    box.setValue(43.0)
-    box.show()
-    qtbot.waitUntil(lambda: box.lineEdit().width() > 30, timeout=2000)
-    assert box.text() == "43.0"
+
+def test_advice_wraps_instead_of_being_cut(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
+    tree = view.findings
+    tree.resize(420, 600)
+    tree.show()
+    qtbot.waitExposed(tree)
+    texts = tree.expand_finding("cuda-graphs-downgraded")
+    advice = next(t for t in texts if t.startswith("→ "))
+    line = tree.fontMetrics().height()
+    assert (
+        tree.fontMetrics().horizontalAdvance(advice) > 2 * tree.viewport().width()
+    )  # it cannot fit one line
+    item = tree.item_for("cuda-graphs-downgraded")
+    assert item is not None
+    child = next(item.child(i) for i in range(item.childCount()) if item.child(i).text(0) == advice)
+    qtbot.waitUntil(lambda: tree.visualItemRect(child).height() >= 3 * line, timeout=3000)

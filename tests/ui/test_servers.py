@@ -242,3 +242,47 @@ def test_real_server_launch_and_stop(
     w.actions_.stop.trigger()
     qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") == "stopped", timeout=60_000)
     w.bridge.shutdown()
+
+
+def test_phases_shown_are_the_ones_this_server_goes_through(swindow, qtbot, fake) -> None:  # type: ignore[no-untyped-def]
+    """cpu-demo runs with --enforce-eager as a process: no pull, no compile, no CUDA graphs; once ready
+    the steps never reached vanish; a stopped server shows no empty circles and no 0:00."""
+    w = swindow
+    handle = _launch(w, qtbot, fake)
+    panel = w.server_view.launch_panel
+    handle.push(ServerState.STARTING, detail="starting vLLM")
+    qtbot.waitUntil(lambda: panel.current_step() is ServerState.STARTING, timeout=3000)
+    shown = [s for s, label in panel.labels.items() if label.isVisibleTo(panel)]
+    assert shown == [ServerState.STARTING, ServerState.LOADING_WEIGHTS, ServerState.READY]
+    handle.push(ServerState.READY)
+    qtbot.waitUntil(lambda: panel.headline.text() == "Serving", timeout=3000)
+    w.actions_.stop.trigger()
+    qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) == "stopped", timeout=5000)
+    qtbot.waitUntil(
+        lambda: panel.status is not None and panel.status.state is ServerState.STOPPED, timeout=3000
+    )
+    assert panel.headline.text() == "Stopped"
+    assert not any(d.isVisibleTo(panel) for d in panel.dots.values())
+    assert not panel.elapsed.isVisibleTo(panel)
+
+
+def test_a_refused_launch_clears_is_starting(qtbot, store: ProfileStore) -> None:  # type: ignore[no-untyped-def]
+    """The real process runtime refuses cpu-demo before setup (no model folder): the status bar says
+    why, instead of "is starting…"."""
+    from llm_dyno.ui.main_window import MainWindow
+
+    w = MainWindow()
+    w.interactive = False
+    qtbot.addWidget(w)
+    w.show()
+    w.select_profile(NAME)
+    errors: list[str] = []
+    w.show_error = errors.append  # type: ignore[method-assign]
+    w.actions_.launch.trigger()
+    qtbot.waitUntil(lambda: bool(errors), timeout=10_000)
+    message = w.statusBar().currentMessage()
+    assert "is starting" not in message and message.startswith("“cpu-demo” did not start")
+    assert "the model folder" in message and "does not exist" in errors[0]
+    assert w.actions_.launch.isEnabled()
+    w.bridge.shutdown()
+    w.editor.set_profile(None)

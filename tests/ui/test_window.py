@@ -125,3 +125,47 @@ def test_screenshot_mode_writes_png(tmp_path: Path, store: ProfileStore) -> None
     image = QImage(str(out))
     assert not image.isNull()
     assert (image.width(), image.height()) == (900, 600)
+
+
+def test_diff_view_follows_the_selected_profile(window) -> None:  # type: ignore[no-untyped-def]
+    """Selecting a profile puts it on the left of the Diff view, against its closest sibling."""
+    window.show_view("diff")
+    window.select_profile("qwen36-27b-no-spec")
+    dv = window.diff_view
+    assert dv.left_box.currentText() == "qwen36-27b-no-spec"
+    assert dv.right_box.currentText() == "qwen36-27b-mtp"  # one flag apart: the closest
+    assert dv.diff is not None and [r.key for r in dv.diff] == ["--speculative-config"]
+    window.select_profile("cpu-demo")
+    assert dv.left_box.currentText() == "cpu-demo" and dv.right_box.currentText() == "qwen36-27b-mtp"
+    window.select_profile("qwen36-27b-mtp")  # on the right already: it moves left, the right changes
+    assert dv.left_box.currentText() == "qwen36-27b-mtp" and dv.right_box.currentText() != "qwen36-27b-mtp"
+
+
+def test_profiles_changed_on_disk_appear_without_a_restart(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A profile imported by the CLI (another process) shows up; one edited in a text editor changes;
+    one deleted goes; each burst of changes is one reload."""
+    import os
+    import subprocess
+    import sys
+
+    compose = tmp_path / "compose.yml"
+    compose.write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model Qwen/Qwen3-0.6B --port 8123\n"
+    )
+    env = {**os.environ}
+    done = subprocess.run(
+        [sys.executable, "-m", "llm_dyno", "profile", "import", str(compose), "--name", "from-cli"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    qtbot.waitUntil(lambda: "from-cli" in window.profile_list.names(), timeout=5000)
+    before = window.profile_watcher.reloads
+    path = window.session.store.path_for("from-cli")
+    path.write_text(
+        path.read_text().replace("--port\n- '8123'", "--port\n- '8124'")
+    )  # in place, as an editor
+    qtbot.waitUntil(lambda: "8124" in (window.session.get("from-cli").args or ()), timeout=5000)
+    assert window.profile_watcher.reloads == before + 1
+    path.unlink()
+    qtbot.waitUntil(lambda: "from-cli" not in window.profile_list.names(), timeout=5000)

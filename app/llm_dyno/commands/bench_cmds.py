@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +101,13 @@ def _target(args: argparse.Namespace) -> Profile | Endpoint:
     return url_endpoint(args.url, args.model, api_key_env=args.api_key_env)
 
 
-def _printer(event: object) -> None:
-    """Prints the events of bench, sweep and A/B jobs."""
+def printer_for(suite: Suite) -> Callable[[object], None]:
+    """A printer of the events of bench, sweep and A/B jobs that counts warm-ups and measured runs
+    apart ("warm-up 1/1", "run 2/2")."""
+    return lambda event: _printer(event, suite.warmups)
+
+
+def _printer(event: object, warmups: int) -> None:
     if isinstance(event, ResultStored):
         return  # said once at the end ("saved as #N"); stored after every run meanwhile
     if isinstance(event, StoreFailed):
@@ -113,7 +119,11 @@ def _printer(event: object) -> None:
         print(f"  {event.message}", flush=True)
     elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
         r = event.run
-        label = "warm-up" if r.warmup else "run"
+        # the runner numbers warm-ups and runs together (1..warmups+runs); people count them apart
+        if r.warmup:
+            label = f"warm-up {event.index}/{warmups}"
+        else:
+            label = f"run {event.index - warmups}/{event.total - warmups}"
         ttft = f"{r.ttft_s:.3f}s" if r.ttft_s is not None else "—"
         acc = (
             f"  accept {r.acceptance.rate * 100:.0f}%"
@@ -121,7 +131,7 @@ def _printer(event: object) -> None:
             else ""
         )
         print(
-            f"  {event.prompt:<10} {label:<7} {event.index}/{event.total}  {r.completion_tokens} tok  "
+            f"  {event.prompt:<10} {label:<12} {r.completion_tokens} tok  "
             f"wall {r.wall_tps:.1f} TPS  TTFT {ttft}{acc}",
             flush=True,
         )
@@ -148,7 +158,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         f"({suite.warmups} warm-ups, {suite.runs} runs; {spec.gpus.label})",
         flush=True,
     )
-    outcome = run_bench(spec, _printer)
+    outcome = run_bench(spec, printer_for(suite))
     result = outcome.result
     if args.json:
         Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
@@ -264,13 +274,14 @@ def cmd_history_delete(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Benchmark at each cap on the profile's GPUs, restore the original caps, print the community's table."""
     profile = store().get(args.name)
+    suite = load_suite(args.suite)
     spec = prepare_sweep(
         profile,
         parse_caps(args.caps),
-        load_suite(args.suite),
+        suite,
         gpus=(args.gpu,) if args.gpu is not None else None,
     )
-    sweep = run_sweep_job(spec, _printer)
+    sweep = run_sweep_job(spec, printer_for(suite))
     print(sweep_table(sweep))
     knee = sweep.recommended_cap()
     if knee is not None:
@@ -295,7 +306,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
         flush=True,
     )
-    outcome = run_ab(spec, _printer)
+    outcome = run_ab(spec, printer_for(suite))
     ab = outcome.ab
     if args.json:
         Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")

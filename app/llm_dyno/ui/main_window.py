@@ -27,6 +27,7 @@ from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
 from llm_dyno.ui.profile_commands import ProfileCommands
+from llm_dyno.ui.profile_watcher import ProfileFolderWatcher
 from llm_dyno.ui.server_controller import ServerController
 from llm_dyno.ui.servers import ServerBridge
 from llm_dyno.ui.session import ProfileSession
@@ -124,6 +125,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.server_view.attachedChanged.connect(self._show_attached)
         self.session.changed.connect(self._refresh_from_session)
         self.session.reload()
+        self.profile_watcher = ProfileFolderWatcher(self.session, self)  # CLI / editor changes show up
         self._update_actions()
 
     # ---- construction --------------------------------------------------------------------------
@@ -200,6 +202,10 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.editor.set_profile(s.get(picked) if picked else None)
         elif picked is None:
             self.editor.set_profile(None)
+        elif not self.editor.is_dirty() and s.get(picked) != self.editor.saved_profile:
+            # changed on disk (CLI, CPU-demo setup, an editor): show what is stored now, so that a
+            # later Save does not write the old version back
+            self.editor.set_profile(s.get(picked))
         self._update_actions()
 
     def _update_actions(self) -> None:
@@ -237,6 +243,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         url = handle.plan.base_url if handle is not None and ready else None
         self.bench_view.set_target(profile, url)
         self.diagnostics_view.set_target(profile, url)
+        self.diff_view.follow(name)
 
     def notify_benchmark_finished(self, summary: str) -> None:
         """A tray balloon when the tray icon is up, else the status bar."""

@@ -204,6 +204,8 @@ class ServerController(QObject):
         if name == self.selected and (status is None or not status.state.is_live):
             self.w.server_view.show_idle(name)
         self.update_actions()
+        # replaces "… is starting…", which would otherwise stay up for its 5 s
+        self.w.statusBar().showMessage(f"“{name}” did not start: {message.splitlines()[0]}", 15000)
         self.w.show_error(message)
 
     def _stop_finished(self, name: str) -> None:

@@ -29,9 +29,11 @@ class ProfileSession(QObject):
         self._trashed: list[tuple[str, Path]] = []
 
     # ---- reading -------------------------------------------------------------------------------
-    def reload(self) -> LoadReport:
-        """Rescan the store."""
-        self.store.cleanup()
+    def reload(self, *, cleanup: bool = True) -> LoadReport:
+        """Rescan the store. ``cleanup`` first removes temp files of killed writers: not when another
+        program may be writing right now (a reload because the folder changed on disk)."""
+        if cleanup:
+            self.store.cleanup()
         self.report = self.store.load_all()
         self.changed.emit()
         return self.report

@@ -163,4 +163,7 @@ def apply(app: QApplication, dark: bool | None = None) -> Colors:
     _current = DARK if (system_is_dark() if dark is None else dark) else LIGHT
     app.setPalette(_palette(_current))
     app.setStyleSheet(stylesheet(_current))
+    from llm_dyno.ui.widgets import tooltips  # widgets import the theme: import here, not at the top
+
+    tooltips.install(app)  # elided table and tree cells show their full text on hover
     return _current

@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from llm_dyno.core.bench.suite import load_suite
+from llm_dyno.core.demo import tinymodel
 from llm_dyno.core.profiles.diff import DiffRow, diff_profiles
+from llm_dyno.core.profiles.edit import get_flag
 from llm_dyno.core.profiles.importers import import_text
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 
@@ -54,16 +57,17 @@ def test_no_spec_differs_only_in_speculative_config() -> None:
 def test_cpu_demo() -> None:
     p = _load("cpu-demo.yaml")
     assert p.runtime.value == "process" and p.process is not None and p.process.executable == "vllm"
-    assert p.model == "~/.cache/llm-dyno/models/tiny-qwen2"
-    assert p.args == (
-        "--dtype",
-        "float32",
-        "--enforce-eager",
-        "--max-model-len",
-        "512",
-        "--port",
-        "8011",
-        "--host",
-        "127.0.0.1",
-    )
-    assert p.env == {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
+    assert p.model == "~/.cache/llm-dyno/models/tiny-qwen2"  # filled in by `llm-dyno demo setup`
+    assert "--enforce-eager" in p.args
+    assert get_flag(p.args, "--dtype") == "float32"
+    assert p.env["VLLM_CPU_KVCACHE_SPACE"] == "1" and p.env["HF_HUB_OFFLINE"] == "1"
+
+
+def test_cpu_demo_context_fits_the_community_suite_and_the_model() -> None:
+    """The one-click benchmark's longest answer plus its prompt fits --max-model-len, which fits the
+    tiny model's positions (else vLLM refuses the request, or the start)."""
+    max_len = int(get_flag(_load("cpu-demo.yaml").args, "--max-model-len") or 0)
+    suite = load_suite("community")
+    longest = max(p.max_tokens for p in suite.prompts)
+    assert longest == 1000
+    assert longest + 200 <= max_len <= tinymodel.MAX_POSITIONS

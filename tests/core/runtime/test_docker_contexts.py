@@ -12,11 +12,14 @@ from docker.context import ContextAPI
 
 from llm_dyno.core.runtime.docker_contexts import find_context
 from llm_dyno.core.runtime.docker_spec import remote_engine_host
+from tests.support.parts import missing
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("docker") is None or shutil.which("openssl") is None,
-    reason="needs the docker CLI and openssl",
-)
+
+@pytest.fixture(autouse=True)
+def _docker_cli_and_openssl() -> None:
+    for tool, package in (("docker", "docker.io"), ("openssl", "openssl")):
+        if shutil.which(tool) is None:
+            missing(f"these tests need the {tool} command", f"apt-get install -y {package}")
 
 
 def docker_cli(config: Path, *args: str) -> None:

@@ -20,12 +20,18 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import FailureKind
 from llm_dyno.core.runtime.docker_errors import DockerError, connect
 from tests.support.engine_hosts import launch_through
+from tests.support.parts import missing
 from tests.support.tls_engine import tls_engine
 
-pytestmark = [
-    pytest.mark.docker,
-    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl"),
-]
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(autouse=True)
+def _openssl() -> None:
+    if shutil.which("openssl") is None:
+        missing("these tests need the openssl command", "apt-get install -y openssl")
+
+
 SYSTEM_CAS = "/etc/ssl/certs/ca-certificates.crt"
 
 

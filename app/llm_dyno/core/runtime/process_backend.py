@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.atomic import atomic_write_text
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
+from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import logfiles
 from llm_dyno.core.runtime.base import (
@@ -320,6 +321,29 @@ def _secrets_to_env(args: list[str]) -> tuple[list[str], dict[str, str]]:
     return out, env
 
 
+def _check_model_folder(profile: Profile) -> None:
+    """A model given as a path must exist: else vLLM takes it for a Hugging Face repo id and fails
+    20 s later with a confusing lookup error."""
+    model = profile.model
+    if not model.startswith(("/", "~", "./", "../")):
+        return
+    folder = Path(os.path.expanduser(model))
+    if folder.is_dir():
+        return
+    if profile.name == DEMO_PROFILE:
+        hint = "set up the CPU demo: Help → Check system → Set up the CPU demo, or `llm-dyno demo setup`"
+    else:
+        hint = (
+            "set the profile's model to a folder with the model's config.json, or to a Hugging Face repo id"
+        )
+    what = "is not a folder" if folder.exists() else "does not exist"
+    raise DynoError(
+        f"profile '{profile.name}': the model folder {folder} {what}",
+        where=Location(field="model"),
+        hint=hint,
+    )
+
+
 class ProcessRuntime(Runtime):
     """Runs profiles as local ``vllm serve`` processes."""
 
@@ -330,6 +354,7 @@ class ProcessRuntime(Runtime):
         engine = profile.engine()
         exe = profile.process.executable if profile.process else "vllm"
         head = [exe, "-m", "vllm.entrypoints.cli.main"] if _PYTHON.match(Path(exe).name) else [exe]
+        _check_model_folder(profile)
         argv_in = profile.vllm_argv()
         if profile.model.startswith("~"):
             # no shell runs the command, so "~/models/x" would reach vLLM as a Hugging Face id
@@ -359,6 +384,9 @@ class ProcessRuntime(Runtime):
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
         """os.environ plus the plan's overrides, references resolved (never written anywhere)."""
         env = dict(os.environ)
+        # vLLM logs to stdout, which is block-buffered into the log file: without this, start-up lines
+        # (and so the launch phases) arrive in 8 KB lumps, up to minutes late
+        env.setdefault("PYTHONUNBUFFERED", "1")
         env.update(resolve_env(plan.spec["env"], env))
         return env
 

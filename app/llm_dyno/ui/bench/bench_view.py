@@ -297,6 +297,7 @@ class BenchmarkView(QWidget):
             state = "done"
         self.status.setText(f"{state.capitalize()}{saved}")
         self.history.reload()
+        self.worker.wait(2.0)  # its thread ends right after this signal: else Run stays off, Cancel on
         self._update_target()
         who = result.context.get("profile_name") or result.context.get("model") or "server"
         summary = f"Benchmark {result.suite} on {who} {state}" + (f": {line}" if line else "")
@@ -306,6 +307,7 @@ class BenchmarkView(QWidget):
     def _failed(self, message: str) -> None:
         self.status.setText(message)
         self.progress.setTextVisible(False)
+        self.worker.wait(2.0)  # as in _finished
         self._update_target()
         self.errorMessage.emit(message)
 
@@ -325,7 +327,8 @@ class BenchmarkView(QWidget):
             self.tabs.setCurrentWidget(self.result_panel)
 
     def compare_ids(self, ids: list[int]) -> None:
-        """Compare stored results with the first (the baseline) and show the Compare tab."""
+        """Compare stored results with the oldest (the baseline) and show the Compare tab."""
+        ids = sorted(ids)  # ids grow with time; the history lists newest first, but "before" is the baseline
         if len(ids) < 2:
             self.errorMessage.emit("select at least two results to compare")
             return

@@ -18,79 +18,20 @@ from dataclasses import dataclass, field
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QWidget
 
 from llm_dyno.ui import theme
 from llm_dyno.ui.dashboard.drawing import EMPTY, FloatArray, TimeAxis, decimate, visible_bounds
 from llm_dyno.ui.dashboard.live_curve import Columns, Curve
+from llm_dyno.ui.dashboard.plot_specs import (
+    EVENT_COLORS,
+    GREY,
+    CurveSpec,
+    PlotSpec,
+    default_plots,
+)
 
-BLUE, ORANGE, GREEN, PURPLE, RED, TEAL, GREY = (
-    "#2563eb", "#f59e0b", "#16a34a", "#9333ea", "#dc2626", "#0d9488", "#8b93a1",
-)  # fmt: skip
 _TICK_LENGTH = 5  # pixels, pointing away from the plot (pyqtgraph's default -5 points into it)
-POSITION_COLORS = ("#60a5fa", "#a78bfa", "#f472b6", "#34d399", "#fbbf24", "#94a3b8")
-EVENT_COLORS = {"warning": "#d97706", "error": RED, "launch": GREEN, "benchmark": PURPLE}
-
-
-@dataclass(frozen=True)
-class CurveSpec:
-    """One curve: the series it draws, its legend name, unit and look."""
-
-    series: str
-    label: str
-    unit: str
-    color: str
-    dashed: bool = False
-    width: float = 1.0  # wider pens cost several times more to draw (segments or stroked paths)
-    fmt: str = "{:.1f}"
-
-
-@dataclass(frozen=True)
-class PlotSpec:
-    """One plot: a key, its title, where it sits and whether it needs a GPU."""
-
-    key: str
-    title: str
-    row: int
-    col: int
-    curves: tuple[CurveSpec, ...]
-    gpu: bool = False
-    y_min: float | None = 0.0
-
-
-def default_plots() -> list[PlotSpec]:
-    """The dashboard's plots, two columns."""
-    return [
-        PlotSpec("tokens", "Throughput · tok/s", 0, 0, (
-            CurveSpec("gen_tps", "generation", "tok/s", BLUE),
-            CurveSpec("prompt_tps", "prompt", "tok/s", ORANGE),
-        )),
-        PlotSpec("requests", "Requests", 0, 1, (
-            CurveSpec("running", "running", "", GREEN, fmt="{:.0f}"),
-            CurveSpec("waiting", "waiting", "", ORANGE, fmt="{:.0f}"),
-        )),
-        PlotSpec("acceptance", "Draft acceptance · %", 1, 0, (
-            CurveSpec("acceptance_pct", "rate", "%", PURPLE),
-        )),
-        PlotSpec("length", "Mean acceptance length · tokens", 1, 1, (
-            CurveSpec("mean_acc_len", "mean length", "tok", TEAL, fmt="{:.2f}"),
-        )),
-        PlotSpec("power", "GPU power · W", 2, 0, (
-            CurveSpec("power_w", "power", "W", RED, fmt="{:.0f}"),
-            CurveSpec("power_limit_w", "limit", "W", GREY, dashed=True, fmt="{:.0f}"),
-        ), gpu=True),
-        PlotSpec("gpu", "GPU utilisation % · temperature °C", 2, 1, (
-            CurveSpec("util_pct", "util", "%", BLUE, fmt="{:.0f}"),
-            CurveSpec("temp_c", "temp", "°C", ORANGE, fmt="{:.0f}"),
-        ), gpu=True),
-        PlotSpec("kv", "KV cache use · %", 3, 0, (
-            CurveSpec("kv_pct", "KV cache", "%", GREEN),
-        )),
-        PlotSpec("clock", "SM clock · MHz", 3, 1, (
-            CurveSpec("sm_clock_mhz", "SM clock", "MHz", PURPLE, fmt="{:.0f}"),
-            CurveSpec("sm_clock_max_mhz", "max", "MHz", GREY, dashed=True, fmt="{:.0f}"),
-        ), gpu=True),
-    ]  # fmt: skip
 
 
 @dataclass
@@ -104,12 +45,6 @@ class _CurveData:
     shown: tuple[int, float, float, float] | None = None  # (version, dx, first column, last column)
     bounds: tuple[float, float] | None = None  # visible min and max, for the y range
     columns: Columns = field(default_factory=Columns)  # kept up to date while data is appended
-
-
-def position_curve(i: int) -> CurveSpec:
-    """The per-position acceptance curve of draft position ``i`` (1-based)."""
-    color = POSITION_COLORS[(i - 1) % len(POSITION_COLORS)]
-    return CurveSpec(f"acc_pos{i}_pct", f"pos {i}", "%", color, width=1.0)
 
 
 class PlotGrid(QWidget):
@@ -134,6 +69,8 @@ class PlotGrid(QWidget):
         self.cursors: dict[str, pg.InfiniteLine] = {}
         self.markers: list[tuple[float, str, str, list[pg.InfiniteLine]]] = []
         self.master: pg.PlotItem | None = None
+        self._empty: dict[str, QLabel] = {}
+        self._has_data: dict[str, bool] = {}
         self._gpu_label = ""  # which GPUs the GPU plots show, e.g. "GPU 1+2"
         c = theme.colors()
         self._fg, self._bg = c.muted, c.base
@@ -187,8 +124,14 @@ class PlotGrid(QWidget):
         item.addItem(cursor, ignoreBounds=True)
         self.cursors[spec.key] = cursor
         w.scene().sigMouseMoved.connect(lambda pos, key=spec.key: self._mouse_moved(key, pos))
+        # "No data yet" over a plot with nothing in view, instead of an empty frame with 0.1–0.9 ticks
+        empty = QLabel("No data yet", w)
+        empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        empty.setStyleSheet(f"color: {self._fg}; background: transparent;")
+        empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._empty[spec.key] = empty
         self.widgets[spec.key] = w
-        self.grid.addWidget(w, spec.row, spec.col)
+        self.grid.addWidget(w, spec.row, spec.col, 1, spec.span)
         for curve in spec.curves:
             self.add_curve(spec.key, curve)
         self._update_title(spec.key)
@@ -246,10 +189,11 @@ class PlotGrid(QWidget):
         # ticks); the others keep just the axis line. Such a line is unlinked from the view, so it is
         # never laid out again while the view scrolls (ticks on eight axes cost more than the curves).
         shown = [s for s in self.specs.values() if not self.widgets[s.key].isHidden()]
-        lowest = {col: max(s.row for s in shown if s.col == col) for col in {s.col for s in shown}}
+        cols = {c for s in shown for c in s.columns}
+        lowest = {col: max(s.row for s in shown if col in s.columns) for col in cols}
         for s in shown:
             item = self.widgets[s.key].getPlotItem()
-            axis, labelled = item.getAxis("bottom"), s.row == lowest[s.col]
+            axis, labelled = item.getAxis("bottom"), any(s.row == lowest[c] for c in s.columns)
             if labelled and axis.linkedView() is None:
                 axis.linkToView(item.getViewBox())
             elif not labelled and axis.linkedView() is not None:
@@ -330,6 +274,7 @@ class PlotGrid(QWidget):
                 d.shown = key
             if d.bounds is not None:
                 y_lo, y_hi = min(y_lo, d.bounds[0]), max(y_hi, d.bounds[1])
+        self._show_empty(plot, w, y_lo <= y_hi)
         if y_lo <= y_hi and self._y_ranges.get(plot) != (y_lo, y_hi, height):
             self._y_ranges[plot] = (y_lo, y_hi, height)
             # What pyqtgraph's auto-range did, so the plots look as before: widen by the pens' half
@@ -345,6 +290,20 @@ class PlotGrid(QWidget):
         if self._matrices.get(plot) != view:
             self._matrices[plot] = view
             vb.updateMatrix()
+
+    def _show_empty(self, plot: str, w: pg.PlotWidget, has_data: bool) -> None:
+        label = self._empty[plot]
+        if not has_data:
+            label.setGeometry(w.rect())  # follows the plot's size (this runs on every resize)
+        if self._has_data.get(plot) == has_data:
+            return
+        self._has_data[plot] = has_data
+        label.setVisible(not has_data)
+        w.getPlotItem().getAxis("left").setStyle(showValues=has_data)  # no meaningless 0.1–0.9
+
+    def is_empty(self, plot: str) -> bool:
+        """Whether the plot shows its "No data yet" state."""
+        return not self._has_data.get(plot, False)
 
     def set_x_range(self, t0: float, t1: float, *, skip: str | None = None, snap: bool = False) -> None:
         """Show ``t0``–``t1`` on every plot (but ``skip``). With ``snap`` a plot that would scroll by
@@ -404,7 +363,9 @@ class PlotGrid(QWidget):
             line = pg.InfiniteLine(
                 pos=ts, angle=90, movable=False, label=label,
                 pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                labelOpts={"position": 0.97, "color": color, "anchors": [(0, 0), (0, 0)]},
+                # the text ends at the line: new events sit at the right edge of a live view, where a
+                # label to the right of its line is cut off ("lau")
+                labelOpts={"position": 0.97, "color": color, "anchors": [(1, 0), (1, 0)]},
             )  # fmt: skip
             line.setToolTip(f"{kind}: {text}")
             line.setZValue(10)

@@ -30,7 +30,8 @@ from llm_dyno.ui.dashboard.feed import (
     wall_time,
 )
 from llm_dyno.ui.dashboard.header import HeaderStrip
-from llm_dyno.ui.dashboard.plots import PlotGrid, position_curve
+from llm_dyno.ui.dashboard.plot_specs import position_curve
+from llm_dyno.ui.dashboard.plots import PlotGrid
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
 from llm_dyno.ui.dashboard.roofline import RooflineInputs
 from llm_dyno.ui.dialogs.settings_dialog import load_settings

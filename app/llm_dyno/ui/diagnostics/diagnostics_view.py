@@ -10,7 +10,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -35,21 +34,8 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
+from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
 from llm_dyno.ui.session import ProfileSession
-
-
-def _tps_box() -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setRange(0, 100000)
-    box.setDecimals(1)
-    box.setSpecialValueText("auto")
-    box.setToolTip("Your measured tokens/s; “auto” takes them from the latest benchmark of this profile")
-    # No step buttons; hidden by width, since NoButtons under the app's style sheet leaves the text a
-    # one-pixel-wide field (the typed number was invisible)
-    box.setStyleSheet("QDoubleSpinBox::up-button, QDoubleSpinBox::down-button { width: 0px; }")
-    box.setFixedWidth(72)
-    return box
 
 
 class DiagnosticsView(QWidget):
@@ -105,10 +91,10 @@ class DiagnosticsView(QWidget):
         self.sources.setWordWrap(True)
         src.addWidget(self.sources, 1)
         src.addWidget(QLabel("Your TPS: narrative"))
-        self.narr_box = _tps_box()
+        self.narr_box = TpsBox()
         src.addWidget(self.narr_box)
         src.addWidget(QLabel("code"))
-        self.code_box = _tps_box()
+        self.code_box = TpsBox()
         src.addWidget(self.code_box)
         for box in (self.narr_box, self.code_box):  # typed numbers are kept per profile
             box.editingFinished.connect(self._typed_changed)

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDoubleSpinBox,
     QHeaderView,
     QPushButton,
     QSizePolicy,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QTreeWidget,
@@ -32,6 +45,96 @@ def severity_color(severity: Severity) -> str:
     return {Severity.HIGH: c.red, Severity.MEDIUM: c.amber, Severity.LOW: c.accent}.get(severity, c.grey)
 
 
+class TpsBox(QDoubleSpinBox):
+    """Your measured tokens/s, or "auto" (0: from the latest benchmark of the profile).
+
+    Typing a number replaces "auto" (a plain spin box would append to it and reject the digits), and
+    focusing the box selects its text, so that a new number replaces the old one.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRange(0, 100000)
+        self.setDecimals(1)
+        self.setSpecialValueText("auto")
+        self.setToolTip("Your measured tokens/s; “auto” takes them from the latest benchmark of this profile")
+        # keeps its arrows: with a style sheet and NoButtons, Qt gives the text field 1 px (text unseen)
+        self.setFixedWidth(100)
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """Select the text (after the click that focused the box has placed the cursor)."""
+        super().focusInEvent(event)
+        QTimer.singleShot(0, self.selectAll)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """A digit typed over "auto" starts a new number."""
+        if event.text().isdigit() and self.value() == self.minimum():
+            self.lineEdit().clear()
+        super().keyPressEvent(event)
+
+
+class _WrappingDelegate(QStyledItemDelegate):
+    """Draws a tree cell's text wrapped at the width it has (a spanned row: the whole row), and asks
+    for the height that takes, instead of cutting it with "…"."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self.tree = tree
+
+    def _text_width(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        tree = self.tree
+        depth, parent = 0, index.parent()
+        while parent.isValid():
+            depth, parent = depth + 1, parent.parent()
+        plain = (
+            index
+            if isinstance(index, QModelIndex)
+            else tree.model().index(index.row(), index.column(), index.parent())
+        )
+        item = tree.itemFromIndex(plain)
+        spanned = index.column() == 0 and item is not None and item.isFirstColumnSpanned()
+        width = tree.viewport().width() if spanned else tree.columnWidth(index.column())
+        if index.column() == 0:
+            width -= tree.indentation() * (depth + 1)
+        return max(60, width - 12)
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        """Tall enough for the wrapped text."""
+        base = super().sizeHint(option, index)
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if not isinstance(text, str) or not text:
+            return base
+        font = index.data(Qt.ItemDataRole.FontRole)
+        metrics = QFontMetrics(font if isinstance(font, QFont) else option.font)
+        box = metrics.boundingRect(
+            QRect(0, 0, self._text_width(index), 100_000), Qt.TextFlag.TextWordWrap, text
+        )
+        return QSize(base.width(), max(base.height(), box.height() + 8))
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """The cell's background as the style draws it, then the text wrapped."""
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text, opt.text = opt.text, ""
+        style = opt.widget.style() if opt.widget is not None else self.tree.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, opt, opt.widget)
+        painter.save()
+        painter.setFont(opt.font)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        role = opt.palette.ColorRole.HighlightedText if selected else opt.palette.ColorRole.Text
+        foreground = index.data(Qt.ItemDataRole.ForegroundRole)  # a QBrush or QColor when set
+        if selected or foreground is None:
+            painter.setPen(opt.palette.color(role))
+        else:
+            painter.setPen(foreground.color() if hasattr(foreground, "color") else QColor(foreground))
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter | Qt.TextFlag.TextWordWrap
+        painter.drawText(rect.adjusted(2, 0, -2, 0), int(flags), text)
+        painter.restore()
+
+
 class FindingsTree(QTreeWidget):
     """Findings in rank order; each expands to its evidence, advice and applicable change."""
 
@@ -49,7 +152,14 @@ class FindingsTree(QTreeWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.setItemDelegate(_WrappingDelegate(self))  # advice and evidence wrap instead of ending in "…"
+        header.sectionResized.connect(lambda *_a: self.scheduleDelayedItemsLayout())
         self.findings: list[Finding] = []
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Re-measure the wrapped rows for the new width."""
+        super().resizeEvent(event)
+        self.scheduleDelayedItemsLayout()
 
     def set_findings(self, findings: Sequence[Finding]) -> None:
         """Show ranked findings (collapsed): the performance ones numbered, then the security ones apart

@@ -23,8 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.doctor import CPU_DEMO_PROFILE, DoctorReport, Level, run_checks
+from llm_dyno.core.doctor import CPU_DEMO_PROFILE, DoctorReport, Level, recommendation, run_checks
 from llm_dyno.ui import theme
+from llm_dyno.ui.dialogs.demo_setup import DemoSetupDialog
 
 
 def report_html(report: DoctorReport) -> str:
@@ -33,6 +34,8 @@ def report_html(report: DoctorReport) -> str:
     colour = {Level.OK: c.green, Level.WARNING: c.amber, Level.ERROR: c.red}
     word = {Level.OK: "OK", Level.WARNING: "Warning", Level.ERROR: "Problem"}
     parts = []
+    if report.recommend_cpu_demo:  # the one thing that works here, first
+        parts.append(f"<p><b>{escape(recommendation(report))}</b></p>")
     for check in report.checks:
         parts.append(
             f"<p style='margin-bottom:2px'><b style='color:{colour[check.level]}'>{word[check.level]}</b> "
@@ -41,11 +44,6 @@ def report_html(report: DoctorReport) -> str:
         if check.steps:
             items = "".join(f"<li><code>{escape(s)}</code></li>" for s in check.steps)
             parts.append(f"<ol style='margin-top:0'>{items}</ol>")
-    if report.recommend_cpu_demo:
-        parts.append(
-            f"<p><b>No NVIDIA GPU here.</b> Start with the <b>{CPU_DEMO_PROFILE}</b> profile: vLLM on the "
-            "CPU with a tiny model. Its speeds mean nothing, but every view works.</p>"
-        )
     return "".join(parts)
 
 
@@ -79,6 +77,12 @@ class DoctorDialog(QDialog):
         self.copy = buttons.addButton("Copy report", QDialogButtonBox.ButtonRole.ActionRole)
         self.copy.clicked.connect(self._copy)
         self.copy.setEnabled(False)
+        # Offered when there is no GPU: the one thing that works here (set up, or select, cpu-demo)
+        self.setup_demo = buttons.addButton("Set up the CPU demo", QDialogButtonBox.ButtonRole.ActionRole)
+        self.setup_demo.setObjectName("primaryButton")
+        self.setup_demo.setVisible(False)
+        self.setup_demo.clicked.connect(self.use_cpu_demo)
+        self.demo_dialog: DemoSetupDialog | None = None
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self._worker = _Worker(self)
@@ -107,6 +111,32 @@ class DoctorDialog(QDialog):
             f"{counts[Level.OK]} ok · {counts[Level.WARNING]} warnings · {counts[Level.ERROR]} problems"
         )
         self.view.setHtml(report_html(report))
+        self.setup_demo.setVisible(report.recommend_cpu_demo)
+        self.setup_demo.setText("Use the CPU demo" if report.cpu_demo_ready else "Set up the CPU demo")
+
+    def use_cpu_demo(self) -> None:
+        """Set up the CPU demo in a progress dialog (or, when it is set up, just select it)."""
+        if self.report is not None and self.report.cpu_demo_ready:
+            self._select_demo(CPU_DEMO_PROFILE)
+            return
+        dialog = DemoSetupDialog(self)
+        dialog.accepted.connect(lambda: self._select_demo(dialog.profile_name or CPU_DEMO_PROFILE))
+        self.demo_dialog = dialog
+        dialog.open()
+
+    def _select_demo(self, name: str) -> None:
+        """Show the filled-in profile in the window, ready to Launch, and close this dialog."""
+        window = self.parent()
+        session = getattr(window, "session", None)
+        if session is not None:
+            session.reload()
+        select = getattr(window, "select_profile", None)
+        if callable(select):
+            select(name)
+        status = getattr(window, "statusBar", None)
+        if callable(status):
+            status().showMessage(f"“{name}” is set up: click Launch to serve it", 15000)
+        self.accept()
 
     def _copy(self) -> None:
         if self.report is not None:

@@ -115,6 +115,11 @@ class ProfileEditor(QWidget):
         return self._original.name if self._original is not None else None
 
     @property
+    def saved_profile(self) -> Profile | None:
+        """The stored version the draft started from."""
+        return self._original
+
+    @property
     def validation(self) -> Validation:
         """The latest validation of the draft."""
         return self._validation

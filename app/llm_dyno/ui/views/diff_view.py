@@ -105,6 +105,19 @@ class DiffView(QWidget):
             box.blockSignals(False)
         self.refresh()
 
+    def follow(self, name: str | None) -> None:
+        """The profile selected in the window goes on the left, compared with its closest sibling
+        (the right side stays when it is another profile the user picked)."""
+        if name is None or name not in self._profiles or self.left_box.currentText() == name:
+            return
+        right = self.right_box.currentText()
+        if right == name or right not in self._profiles:
+            right = _closest_to(name, list(self._profiles.values()))
+        self.left_box.blockSignals(True)
+        self.left_box.setCurrentText(name)
+        self.left_box.blockSignals(False)
+        self.compare(name, right)
+
     def compare(self, left: str, right: str) -> None:
         """Show the diff of two profiles by name."""
         self.left_box.setCurrentText(left)
@@ -163,6 +176,15 @@ class DiffView(QWidget):
                     item.setToolTip(col, f"{r.key}\nleft:  {r.left or '—'}\nright: {r.right or '—'}")
                 item.setForeground(3, QBrush(QColor(fg[r.kind])))
                 self.tree.addTopLevelItem(item)
+
+
+def _closest_to(name: str, profiles: list[Profile]) -> str:
+    """The other profile with the fewest differences from ``name`` (``name`` itself when alone)."""
+    me = next(p for p in profiles if p.name == name)
+    others = [p for p in profiles if p.name != name][:20]
+    if not others:
+        return name
+    return min(others, key=lambda p: len(diff_profiles(me, p))).name
 
 
 def _closest_pair(profiles: list[Profile]) -> tuple[int, int]:

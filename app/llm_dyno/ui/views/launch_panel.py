@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
@@ -122,16 +123,32 @@ class LaunchPanel(QFrame):
         self._ended: float | None = None
         self.status: ServerStatus | None = None
         self._reached = -1
+        self._skipped: set[ServerState] = set()
         self._tick = QTimer(self)
         self._tick.setInterval(1000)
         self._tick.timeout.connect(self._update_elapsed)
 
-    def set_runtime(self, runtime: str) -> None:
-        """Show only the steps this runtime goes through (a local process pulls and creates nothing)."""
-        for state in (ServerState.PULLING, ServerState.CREATING):
-            visible = runtime != "process"
-            self.dots[state].setVisible(visible)
-            self.labels[state].setVisible(visible)
+    def set_runtime(self, runtime: str, args: Sequence[str] = ()) -> None:
+        """Show only the steps this server goes through: a local process pulls and creates nothing;
+        ``--enforce-eager`` skips torch.compile and CUDA graphs (vLLM says so in its log, too)."""
+        skipped: set[ServerState] = set()
+        if runtime == "process":
+            skipped |= {ServerState.PULLING, ServerState.CREATING}
+        if "--enforce-eager" in args:
+            skipped |= {ServerState.COMPILING, ServerState.CAPTURING_GRAPHS}
+        self._skipped = skipped
+        self._show_rows()
+
+    def _show_rows(self) -> None:
+        state = self.status.state if self.status is not None else None
+        for s, _label in STEPS:
+            visible = s not in self._skipped
+            if state is ServerState.STOPPED:
+                visible = False  # a stopped server's way up is history: no empty circles
+            elif state in (ServerState.READY, ServerState.FAILED) and self.dots[s].mode == "todo":
+                visible = False  # never reached (e.g. no CUDA graphs on a CPU): not a step it took
+            self.dots[s].setVisible(visible)
+            self.labels[s].setVisible(visible)
 
     def start(self, url: str = "", started_at: float | None = None) -> None:
         """A new launch begins: all steps to do, the clock at zero."""
@@ -145,6 +162,8 @@ class LaunchPanel(QFrame):
         self.progress.hide()
         for state in self.dots:
             self._mark(state, "todo")
+        self.elapsed.show()
+        self._show_rows()
         self._tick.start()
         self._update_elapsed()
 
@@ -181,6 +200,8 @@ class LaunchPanel(QFrame):
         if state is ServerState.READY:
             self._ended = time.time()
             self._tick.stop()
+        self.elapsed.setVisible(state is not ServerState.STOPPED)  # "0:00" of a server not launched here
+        self._show_rows()
         self._update_elapsed()
 
     def set_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.telemetry.logformats import line_level
+from llm_dyno.core.telemetry.logformats import is_poll_access_line, line_level
 from llm_dyno.ui import theme
 from llm_dyno.ui.widgets.empty_state import EmptyState
 
@@ -76,7 +76,7 @@ class LogsView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._logs: dict[str, deque[tuple[int, str]]] = {}
+        self._logs: dict[str, deque[tuple[int, bool, str]]] = {}  # (level rank, is a poll, line)
         self._totals: dict[str, int] = {}
         self._last_rank: dict[str, int] = {}
         self.profile: str | None = None
@@ -103,6 +103,13 @@ class LogsView(QWidget):
         self.level.addItems(list(LEVELS))
         self.level.currentIndexChanged.connect(lambda _i: self._rebuild())
         row.addWidget(self.level)
+        self.hide_polls = QCheckBox("Hide /metrics polls")
+        self.hide_polls.setChecked(True)
+        self.hide_polls.setToolTip(
+            "Hide the server's access lines for GET /metrics and GET /health: the app's own polling"
+        )
+        self.hide_polls.toggled.connect(lambda _on: self._rebuild())
+        row.addWidget(self.hide_polls)
         row.addStretch(1)
         self.count = QLabel()
         self.count.setObjectName("sectionSubtitle")
@@ -160,13 +167,12 @@ class LogsView(QWidget):
     def append(self, profile: str, lines: Iterable[str]) -> None:
         """New lines of a profile's server."""
         store = self._logs.setdefault(profile, deque(maxlen=KEEP_LINES))
-        added = [(self._rank(profile, line), line) for line in lines]
+        added = [(self._rank(profile, line), is_poll_access_line(line), line) for line in lines]
         store.extend(added)
         self._totals[profile] = self._totals.get(profile, 0) + len(added)
         if profile != self.profile:
             return
-        minimum = self._min_rank()
-        shown = [line for rank, line in added if rank >= minimum]
+        shown = self._shown(added)
         if shown:
             self.stack.setCurrentWidget(self.text)
             bar = self.text.verticalScrollBar()
@@ -174,9 +180,18 @@ class LogsView(QWidget):
             self.text.appendPlainText("\n".join(shown))
             if self.follow.isChecked():
                 bar.setValue(bar.maximum())
+                self._scroll_left()
             else:
                 bar.setValue(keep)
         self._update_count()
+
+    def _shown(self, entries: Iterable[tuple[int, bool, str]]) -> list[str]:
+        minimum, hide_polls = self._min_rank(), self.hide_polls.isChecked()
+        return [line for rank, poll, line in entries if rank >= minimum and not (poll and hide_polls)]
+
+    def _scroll_left(self) -> None:
+        # appending moves the view to the end of the last (long) line: the start of lines is what reads
+        self.text.horizontalScrollBar().setValue(0)
 
     def show_profile(self, profile: str | None) -> None:
         """Show another profile's log."""
@@ -195,12 +210,12 @@ class LogsView(QWidget):
 
     def _rebuild(self) -> None:
         store = self._logs.get(self.profile or "", deque())
-        minimum = self._min_rank()
-        shown = [line for rank, line in store if rank >= minimum][-SHOW_LINES:]
+        shown = self._shown(store)[-SHOW_LINES:]
         self.text.setPlainText("\n".join(shown))
         self.stack.setCurrentWidget(self.text if store else self.empty)
         if self.follow.isChecked():
             self.text.verticalScrollBar().setValue(self.text.verticalScrollBar().maximum())
+        self._scroll_left()
         self._update_count()
 
     def _search_changed(self, text: str) -> None:

@@ -119,7 +119,7 @@ class ServerView(QWidget):
         """Show the status of ``profile``'s server (``plan``: what runs, for the GPUs to watch)."""
         self.profile = profile
         if runtime:
-            self.launch_panel.set_runtime(runtime)
+            self.launch_panel.set_runtime(runtime, plan.profile.args if plan is not None else ())
         current = self.stack.currentWidget()
         keep_dash = isinstance(current, Dashboard) and status.state is ServerState.READY
         if (current is not self._scroll and not keep_dash) or self.launch_panel.status is None:

@@ -35,6 +35,7 @@ from llm_dyno.core.telemetry.logformats.phases import (
     parse_events,
 )
 from llm_dyno.core.telemetry.logformats.prefix import (
+    is_poll_access_line,
     line_level,
     strip_prefix,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "SpecDecodingLog",
     "WarningLog",
     "classify_failure",
+    "is_poll_access_line",
     "line_level",
     "parse_diagnostic",
     "parse_engine_stats",

@@ -39,3 +39,13 @@ def strip_prefix(line: str) -> str:
 def _number(text: str) -> float:
     """A number as vLLM prints it, thousand separators allowed."""
     return float(text.replace(",", ""))
+
+
+# uvicorn's access line: `INFO:     127.0.0.1:57654 - "GET /metrics HTTP/1.1" 200 OK`
+_POLL_ACCESS = re.compile(r'"GET /(?:metrics|health)/?(?:\?\S*)? HTTP/[\d.]+" \d{3}')
+
+
+def is_poll_access_line(line: str) -> bool:
+    """Whether a line is the server's access-log entry for a ``GET /metrics`` or ``GET /health``: the
+    app polls both (telemetry, readiness), so they are noise in the log a user reads."""
+    return _POLL_ACCESS.search(line) is not None

@@ -8,12 +8,14 @@ ChatML-style chat template that accepts ``enable_thinking``) and ``generation_co
 
 It needs torch, transformers and tokenizers, so run it with the vllm venv's python::
 
-    <vllm-venv>/bin/python tests/support/tinymodel.py DEST [--layers 2] [--seed 0]
+    <vllm-venv>/bin/python app/llm_dyno/core/demo/tinymodel.py DEST [--layers 2] [--seed 0]
 
-From code running in that interpreter, call :func:`build_tiny_model`. Tests running in the app's
-venv use the ``tiny_model`` / ``draft_model`` fixtures (tests/conftest.py), which run this script
-as a subprocess. A draft model for speculative decoding is the same recipe with ``layers=1`` and
-another seed: it shares the tokenizer (trained deterministically on the same text) and vocabulary.
+It imports only the standard library at the top (torch and friends inside the functions), so the app
+can find this file without those. The CPU-demo setup (:mod:`llm_dyno.core.demo.cpu_demo`) runs it as a
+subprocess to make the ``cpu-demo`` model; the tests' ``tiny_model`` / ``draft_model`` fixtures
+(tests/conftest.py) run it the same way. A draft model for speculative decoding is the same recipe
+with ``layers=1`` and another seed: it shares the tokenizer (trained deterministically on the same
+text) and vocabulary.
 """
 
 from __future__ import annotations
