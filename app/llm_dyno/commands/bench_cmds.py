@@ -79,6 +79,10 @@ def register(sub: Any) -> None:
     ab.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     ab.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
     ab.add_argument("--json", metavar="FILE", help="write both results and the verdicts as JSON")
+    ab.add_argument(
+        "--rounds", type=int, default=2, metavar="N",
+        help="take turns N times (A B A B …, a launch of each side per round; default 2, 1: A then B)",
+    )  # fmt: skip
     ab.set_defaults(handler=cmd_ab)
 
 
@@ -301,7 +305,9 @@ def cmd_ab(args: argparse.Namespace) -> int:
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
         flush=True,
     )
-    ab = run_spec_ab(profile, suite, progress=_printer)
+    if args.rounds < 1:
+        raise DynoError(f"--rounds must be at least 1, got {args.rounds}")
+    ab = run_spec_ab(profile, suite, progress=_printer, rounds=args.rounds)
     if args.json:
         Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")
     for label, result in (("without spec decoding", ab.without_spec), ("with spec decoding", ab.with_spec)):

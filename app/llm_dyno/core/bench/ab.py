@@ -29,6 +29,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.secrets import resolve_reference
 
 DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_ROUNDS = 2  # A B A B: drift (a GPU warming up, other load) hits both sides
 _SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 
 
@@ -120,11 +121,14 @@ def run_spec_ab(
     cancel: threading.Event | None = None,
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    rounds: int = DEFAULT_ROUNDS,
 ) -> ABResult:
     """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate).
 
     The two servers run one after the other (the same port and GPUs); each is stopped before the next
-    starts. Raises a DynoError for a profile without ``--speculative-config``, a launch that fails or
+    starts. With ``rounds`` > 1 the sides take turns (A B A B …, each round a launch of each), every
+    round running ``suite`` with its runs split over the rounds (rounded up), so drift hits both.
+    Raises a DynoError for a profile without ``--speculative-config``, a launch that fails or
     a cancellation; server trouble during a suite ends up in that side's ``result.error``.
     """
     if not has_spec_config(profile):
@@ -171,7 +175,11 @@ def run_spec_ab(
             raise ABCancelled("A/B cancelled")
         return result
 
-    return spec_ab(factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite)
+    if rounds > 1:
+        suite = suite.with_counts(runs=-(-suite.runs // rounds))
+    return spec_ab(
+        factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite, rounds=rounds
+    )
 
 
 def verdict_lines(ab: ABResult) -> list[str]:
