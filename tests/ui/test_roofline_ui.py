@@ -81,3 +81,26 @@ def test_result_panel_shows_the_ceiling_line(qtbot) -> None:  # type: ignore[no-
     panel.show_result(result, "no speculative decoding")
     text = panel.roofline.text()
     assert "1.00 tokens/pass [" in text and "the bandwidth (RTX 3090 datasheet) is too low" in text
+
+
+def test_issue_mtp_server_is_not_drawn_at_145_percent(dash: Dashboard) -> None:
+    """Issue 14: an MTP server whose log says mean acceptance lengths 2.79 / 2.95 / 2.50, generating 54 tok/s
+    on an RTX 3090, with no acceptance in the live window: the header said 145 % (× 1.00 tokens per pass)."""
+    from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+    from llm_dyno.core.telemetry.rates import MetricsRates
+
+    mtp_log = (FIXTURES / "logs" / "ref_mtp_startup_and_runtime.log").read_text(encoding="utf-8").splitlines()
+    sample = MetricsSample(0.0, "http://x/metrics", MetricsSnapshot(taken_at=0.0, running=1),
+                           MetricsRates(interval_s=5.0, generation_tps=54.0))  # fmt: skip
+    dash.set_gpu_name("NVIDIA GeForce RTX 3090")
+    dash.set_log_lines([line for line in mtp_log if "SpecDecoding" not in line])  # weights only
+    dash.feed_metrics(sample, t=END)
+    dash.redraw()
+    label = dash.header.values["roofline"]
+    assert dash.header.text("roofline") == "input?"  # 54 / 37.2 would be 145 %: an input is wrong
+    assert "tokens per pass (assumed 1" in label.toolTip() and "145" not in label.toolTip()
+    dash.feed_log_lines([line for line in mtp_log if "SpecDecoding" in line])  # the log's acceptance
+    dash.redraw()
+    ceiling = 936e9 / (23.43 * 1024**3) * ((2.79 * 28 + 2.95 * 278 + 2.50 * 386) / 692)
+    assert dash.header.text("roofline") == f"{100 * 54 / ceiling:.0f} %"  # 54 %
+    assert "log: mean acceptance length over 3 SpecDecoding lines" in label.toolTip()

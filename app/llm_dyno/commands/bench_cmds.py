@@ -12,7 +12,7 @@ from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.report import markdown_line, prompt_lines, to_csv
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, load_suite
 from llm_dyno.core.bench.sweep import sweep_table
 from llm_dyno.core.errors import DynoError
@@ -36,6 +36,7 @@ def register(sub: Any) -> None:
     )
     b.add_argument("--gpu", type=int, metavar="N", help="with --url: this machine's GPU the server runs on")
     _suite_args(b)
+    _thermal_arg(b)
     b.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     b.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
     b.add_argument("--json", metavar="FILE", help="write the result as JSON")
@@ -76,6 +77,7 @@ def register(sub: Any) -> None:
     s.add_argument("--caps", required=True, help="comma-separated caps in watts, e.g. 230,260,290,330")
     s.add_argument("--gpu", type=int, help="GPU index whose limit to set (default: the profile's GPUs)")
     s.add_argument("--suite", default="quick", help="suite name or file (default: quick)")
+    _thermal_arg(s)
     s.set_defaults(handler=cmd_sweep)
 
     ab = sub.add_parser(
@@ -86,7 +88,24 @@ def register(sub: Any) -> None:
     ab.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     ab.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
     ab.add_argument("--json", metavar="FILE", help="write both results and the verdicts as JSON")
+    _thermal_arg(ab)
+    ab.add_argument(
+        "--rounds", type=int, default=2, metavar="N",
+        help="take turns N times (A B A B …, a launch of each side per round; default 2, 1: A then B)",
+    )  # fmt: skip
     ab.set_defaults(handler=cmd_ab)
+
+
+def _thermal_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-thermal-wait",
+        action="store_true",
+        help="with a GPU: start each prompt at once instead of waiting for a stable temperature",
+    )
+
+
+def _thermal(args: argparse.Namespace) -> ThermalWait | None:
+    return None if args.no_thermal_wait else DEFAULT_THERMAL_WAIT
 
 
 def _suite_args(parser: argparse.ArgumentParser) -> None:
@@ -152,7 +171,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = _suite(args)
     if isinstance(target, Profile) and (args.api_key_env or args.gpu is not None):
         raise DynoError("--api-key-env and --gpu go with --url; a profile names its own key and GPUs")
-    spec = prepare_bench(target, suite, store=not args.no_save, gpu=args.gpu)
+    spec = prepare_bench(target, suite, store=not args.no_save, gpu=args.gpu, thermal_wait=_thermal(args))
     print(
         f"benchmarking {spec.endpoint.describe()} with suite {suite.name} "
         f"({suite.warmups} warm-ups, {suite.runs} runs; {spec.gpus.label})",
@@ -280,6 +299,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         parse_caps(args.caps),
         suite,
         gpus=(args.gpu,) if args.gpu is not None else None,
+        thermal_wait=_thermal(args),
     )
     sweep = run_sweep_job(spec, printer_for(suite))
     print(sweep_table(sweep))
@@ -300,7 +320,9 @@ def cmd_ab(args: argparse.Namespace) -> int:
 
     profile = store().get(args.name)
     suite = _suite(args)
-    spec = prepare_ab(profile, suite)
+    if args.rounds < 1:
+        raise DynoError(f"--rounds must be at least 1, got {args.rounds}")
+    spec = prepare_ab(profile, suite, rounds=args.rounds, thermal_wait=_thermal(args))
     print(
         f"spec-decode A/B of {profile.name} with suite {suite.name} "
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",

@@ -203,7 +203,9 @@ def test_spec_ab_live(
     ab = outcome.ab
     elapsed = time.monotonic() - started
 
-    assert launches == ["ab-tiny-no-spec", "ab-tiny"]  # baseline first, then with spec decoding
+    # interleaved by default: baseline first, then with spec decoding, twice (one run each per round)
+    assert launches == ["ab-tiny-no-spec", "ab-tiny", "ab-tiny-no-spec", "ab-tiny"]
+    assert ab.with_spec.context["rounds"] == 2
     assert manager.live() == [] and manager.handles() == []
     assert vllm_processes(tiny_model) == []  # both servers are gone, no orphan
     for result in (ab.without_spec, ab.with_spec):

@@ -8,7 +8,14 @@ import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
 from llm_dyno.core.bench.stats import Verdict
-from llm_dyno.core.bench.sweep import fixed_endpoint, run_sweep, spec_ab, sweep_table, without_spec_decode
+from llm_dyno.core.bench.sweep import (
+    Endpoint,
+    fixed_endpoint,
+    run_sweep,
+    spec_ab,
+    sweep_table,
+    without_spec_decode,
+)
 from llm_dyno.core.profiles.model import Profile
 
 
@@ -117,6 +124,29 @@ def test_spec_ab_verdicts() -> None:
         verdicts["narrative"].verdict == Verdict.BETTER and verdicts["code"].verdict == Verdict.WITHIN_NOISE
     )
     assert ab.summary()[0].startswith("narrative: net gain")
+
+
+def test_spec_ab_takes_turns_and_merges_the_rounds() -> None:
+    order: list[str] = []
+
+    def run(endpoint: Endpoint) -> BenchResult:
+        order.append(endpoint.url)
+        speed = 55.0 if endpoint.url == "http://with" else 32.0
+        return fake_result({"narrative": [speed, speed + 1]})
+
+    ab = spec_ab(
+        lambda: fixed_endpoint("http://with", "m"),
+        lambda: fixed_endpoint("http://without", "m"),
+        run,
+        rounds=3,
+    )
+    assert order == ["http://without", "http://with"] * 3  # A B A B A B
+    for side in (ab.without_spec, ab.with_spec):
+        runs = side.prompts[0].runs
+        assert len(runs) == 6 and [r.index for r in runs] == [1, 2, 3, 4, 5, 6]
+        assert side.context["rounds"] == 3
+    ((name, verdict),) = ab.verdicts
+    assert name == "narrative" and verdict.verdict == Verdict.BETTER
 
 
 def test_without_spec_decode_strips_flag() -> None:

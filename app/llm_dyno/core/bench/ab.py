@@ -25,6 +25,7 @@ from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.runtime.manager import ServerManager
 
 DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_ROUNDS = 2  # A B A B: drift (a GPU warming up, other load) hits both sides
 # How both sides of an A/B are stored in the history (the jobs layer tags them; diagnosis finds them).
 AB_TAG = "ab"
 SIDE_TAGS = {"without": "ab-without", "with": "ab-with"}
@@ -102,8 +103,9 @@ def has_spec_config(profile: Profile) -> bool:
     return any(a in _SPEC_FLAGS or a.startswith(tuple(f"{f}=" for f in _SPEC_FLAGS)) for a in profile.args)
 
 
-SideRunner = Callable[[Profile, ServerHandle], BenchResult]
-"""Benchmarks one side of the A/B: the profile that side launched and its running server."""
+SideRunner = Callable[[Profile, ServerHandle, Suite], BenchResult]
+"""Benchmarks one round of one side of the A/B: the profile that side launched, its running server and
+the suite of that round."""
 
 
 def run_spec_ab(
@@ -115,14 +117,16 @@ def run_spec_ab(
     cancel: threading.Event | None = None,
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    rounds: int = DEFAULT_ROUNDS,
 ) -> ABResult:
     """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate).
 
     The two servers run one after the other (the same port and GPUs); each is stopped before the next
-    starts. ``run_side`` benchmarks a side (the job layer: its GPUs, key and storage; it also checks
-    that the profile has a ``--speculative-config``). Raises a DynoError for a launch that fails or a
-    cancellation;
-    server trouble during a suite ends up in that side's ``result.error``.
+    starts. With ``rounds`` > 1 the sides take turns (A B A B …, each round a launch of each), every
+    round running ``suite`` with its runs split over the rounds (rounded up), so drift hits both.
+    ``run_side(profile, handle, suite)`` benchmarks one side's round (the job layer: its GPUs and key;
+    it also checks that the profile has a ``--speculative-config``). Raises a DynoError for a launch
+    that fails or a cancellation; server trouble during a suite ends up in that side's ``result.error``.
     """
     cancel = cancel or threading.Event()
     say = progress or (lambda _e: None)
@@ -144,12 +148,16 @@ def run_spec_ab(
     def run_suite(endpoint: Endpoint) -> BenchResult:
         which: Profile = current["profile"]
         say(ProgressEvent(EventKind.MESSAGE, message=f"benchmarking '{which.name}' at {endpoint.url}"))
-        result = run_side(which, current["handle"])
+        result = run_side(which, current["handle"], suite)
         if result.cancelled:
             raise ABCancelled("A/B cancelled")
         return result
 
-    return spec_ab(factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite)
+    if rounds > 1:
+        suite = suite.with_counts(runs=-(-suite.runs // rounds))
+    return spec_ab(
+        factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite, rounds=rounds
+    )
 
 
 def verdict_lines(ab: ABResult) -> list[str]:

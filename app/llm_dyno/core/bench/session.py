@@ -10,7 +10,14 @@ from llm_dyno.core.bench.context import collect_context
 from llm_dyno.core.bench.counters import metrics_source
 from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import BenchRunner, EventKind, Progress, ProgressEvent, ThermalWait
+from llm_dyno.core.bench.runner import (
+    DEFAULT_THERMAL_WAIT,
+    BenchRunner,
+    EventKind,
+    Progress,
+    ProgressEvent,
+    ThermalWait,
+)
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.profiles.model import Profile
 
@@ -25,12 +32,14 @@ def run_benchmark(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     api_key: str | None = None,
-    thermal_wait: ThermalWait | None = None,
+    thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
     on_run: Callable[[BenchResult], None] | None = None,
 ) -> BenchResult:
     """Benchmark the server at ``url`` with ``suite``; server trouble ends up in ``result.error``.
 
-    ``on_run(result)`` is called after every finished run with the result so far (to store it)."""
+    With a ``gpu`` reader each prompt first waits for a stable temperature (``thermal_wait``; None:
+    no wait) and every run records the thermal state it started from. ``on_run(result)`` is called
+    after every finished run with the result so far (to store it)."""
     with BenchClient(url, api_key=api_key) as client:
         reading = None
         if gpu is not None:

@@ -9,6 +9,7 @@ community's reading of its sweeps ("about 5 % TPS lost for about 15 % less power
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -16,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.result import BenchResult, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
 from llm_dyno.core.profiles.model import Profile
 
@@ -204,13 +205,25 @@ class ABResult:
 
 
 def spec_ab(
-    with_spec: ServerFactory, without_spec: ServerFactory, run_suite: Callable[[Endpoint], BenchResult]
+    with_spec: ServerFactory,
+    without_spec: ServerFactory,
+    run_suite: Callable[[Endpoint], BenchResult],
+    *,
+    rounds: int = 1,
 ) -> ABResult:
-    """Run the suite on a server without spec decoding, then on one with it (one server at a time)."""
-    with without_spec() as endpoint:
-        base = run_suite(endpoint)
-    with with_spec() as endpoint:
-        cand = run_suite(endpoint)
+    """Run the suite on a server without spec decoding, then on one with it (one server at a time),
+    ``rounds`` times in turn (A B A B …), so that drift (a GPU heating up, other load) hits both sides;
+    each side's rounds are merged into one result before the verdicts."""
+    base_parts: list[BenchResult] = []
+    cand_parts: list[BenchResult] = []
+    for _ in range(max(1, rounds)):
+        with without_spec() as endpoint:
+            base_parts.append(run_suite(endpoint))
+        with with_spec() as endpoint:
+            cand_parts.append(run_suite(endpoint))
+        if not (base_parts[-1].complete and cand_parts[-1].complete):
+            break  # an error or a cancellation ends the A/B with what it has
+    base, cand = merge_rounds(base_parts), merge_rounds(cand_parts)
     verdicts = []
     for prompt in base.prompts:
         other = cand.prompt(prompt.name)
@@ -222,6 +235,27 @@ def spec_ab(
                 )
             )
     return ABResult(base, cand, tuple(verdicts))
+
+
+def merge_rounds(parts: list[BenchResult]) -> BenchResult:
+    """One side's rounds as one result: the first round's context, every round's runs per prompt
+    (numbered on, 1…N), the first error or cancellation. ``context["rounds"]`` says how many."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    merged = BenchResult(first.suite, dict(first.context), [], first.error, first.cancelled)
+    merged.context["rounds"] = len(parts)
+    for part in parts:
+        for prompt in part.prompts:
+            into = merged.prompt(prompt.name)
+            if into is None:
+                into = PromptResult(prompt.name)
+                merged.prompts.append(into)
+            start = len(into.runs)  # runs numbered on from the rounds before, warm-ups included
+            into.runs.extend(dataclasses.replace(r, index=start + k) for k, r in enumerate(prompt.runs, 1))
+        merged.error = merged.error or part.error
+        merged.cancelled = merged.cancelled or part.cancelled
+    return merged
 
 
 def without_spec_decode(profile: Profile) -> Profile:

@@ -1,7 +1,8 @@
 """The spec-decode A/B job: both sides launched through the registry, benchmarked as bench jobs.
 
-Each side's result is stored as it runs (tags ``ab``, ``ab-without`` / ``ab-with`` and a shared
-``ab-pair-<id>``), so ``history`` lists both and diagnosis finds the latest A/B of a profile.
+The sides take turns over the rounds (A B A B, so drift hits both); once done, each side's result
+(merged over its rounds) is stored with the tags ``ab``, ``ab-without`` / ``ab-with`` and a shared
+``ab-pair-<id>``, so ``history`` lists both and diagnosis finds the latest A/B of a profile.
 """
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ import threading
 import uuid
 from dataclasses import dataclass, replace
 
-from llm_dyno.core.bench.ab import AB_TAG, PAIR_PREFIX, SIDE_TAGS, has_spec_config, run_spec_ab
+from llm_dyno.core.bench.ab import (
+    AB_TAG,
+    DEFAULT_ROUNDS,
+    PAIR_PREFIX,
+    SIDE_TAGS,
+    has_spec_config,
+    run_spec_ab,
+)
 from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult, without_spec_decode
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, check_suite, prepare_bench, run_bench
+from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, ResultStored, check_suite, prepare_bench, run_bench
 from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import plan_gpus
 from llm_dyno.core.profiles.model import Profile
@@ -30,6 +40,7 @@ class ABSpec:
     profile: Profile
     bench: BenchSpec  # the with-spec side's benchmark; the other side differs only in its profile
     timeout_s: float = 900.0
+    rounds: int = DEFAULT_ROUNDS  # A B A B …: each round launches each side once
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,8 @@ def prepare_ab(
     registry: ServerManager | None = None,
     store: bool = True,
     timeout_s: float = 900.0,
+    rounds: int = DEFAULT_ROUNDS,
+    thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
 ) -> ABSpec:
     """Refuse before anything launches: no speculative config, the profile already running, a suite that
     does not fit, an unset key, an unwritable history."""
@@ -56,6 +69,8 @@ def prepare_ab(
             f"profile '{profile.name}' has no --speculative-config: there is nothing to compare",
             hint='add e.g. --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
         )
+    if rounds < 1:
+        raise DynoError(f"an A/B needs at least one round, got {rounds}")
     registry.adopt_all()
     handle = registry.get(profile.name)
     if handle is not None and handle.status.state.is_live:
@@ -65,31 +80,53 @@ def prepare_ab(
             hint=f"stop it first (llm-dyno stop {profile.name})",
         )
     check_suite(suite, without_spec_decode(profile))
-    return ABSpec(profile, prepare_bench(profile, suite, registry=registry, store=store), timeout_s)
+    bench = prepare_bench(profile, suite, registry=registry, store=store, thermal_wait=thermal_wait)
+    return ABSpec(profile, bench, timeout_s, rounds)
 
 
 def run_ab(
     spec: ABSpec, emit: Emit, cancel: threading.Event | None = None, *, registry: ServerManager | None = None
 ) -> ABOutcome:
-    """Launch, benchmark and stop each side in turn; both results stored run by run."""
+    """Launch, benchmark and stop each side in turn (A B A B … over the rounds), then store both sides:
+    a side is one result merged over its rounds, so a comparison is stored whole or not at all."""
     registry = registry or ServerManager()
     cancel = cancel or threading.Event()
-    pair = uuid.uuid4().hex[:12]
-    ids: dict[str, int | None] = {"without": None, "with": None}
 
-    def run_side(which: Profile, handle: ServerHandle) -> BenchResult:
-        side = "with" if which.name == spec.profile.name else "without"
+    def run_side(which: Profile, handle: ServerHandle, suite: Suite) -> BenchResult:
         bench = replace(
             spec.bench,
             endpoint=profile_endpoint(which, handle.plan),
             profile=which,
             gpus=plan_gpus(handle.plan),
-        ).with_tags(AB_TAG, SIDE_TAGS[side], f"{PAIR_PREFIX}{pair}")
-        outcome = run_bench(bench, emit, cancel)
-        ids[side] = outcome.result_id
-        return outcome.result
+            suite=suite,
+            history_path=None,  # the merged sides are stored once the A/B is done
+        )
+        return run_bench(bench, emit, cancel).result
 
     ab = run_spec_ab(
-        spec.profile, spec.bench.suite, registry, run_side, emit, cancel, timeout_s=spec.timeout_s
+        spec.profile,
+        spec.bench.suite,
+        registry,
+        run_side,
+        emit,
+        cancel,
+        timeout_s=spec.timeout_s,
+        rounds=spec.rounds,
     )
-    return ABOutcome(ab, (ids["without"], ids["with"]))
+    return ABOutcome(ab, _store(spec, ab, emit))
+
+
+def _store(spec: ABSpec, ab: ABResult, emit: Emit) -> tuple[int | None, int | None]:
+    if spec.bench.history_path is None:
+        return (None, None)
+    pair = f"{PAIR_PREFIX}{uuid.uuid4().hex[:12]}"
+    ids: list[int | None] = []
+    with HistoryStore(spec.bench.history_path) as history:
+        for side, result in (("without", ab.without_spec), ("with", ab.with_spec)):
+            if not result.all_runs():
+                ids.append(None)
+                continue
+            rid = history.add(result, tags=(*spec.bench.tags, AB_TAG, SIDE_TAGS[side], pair))
+            emit(ResultStored(rid, len(result.all_runs())))
+            ids.append(rid)
+    return (ids[0], ids[1])

@@ -19,7 +19,7 @@ from pathlib import Path
 from llm_dyno.core.bench.ceiling import attach_roofline_for
 from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import EventKind, ProgressEvent, ThermalWait
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.errors import DynoError
@@ -66,7 +66,7 @@ class BenchSpec:
     gpus: GpuPlan = NO_GPUS
     history_path: Path | None = None  # None: the result is not stored
     tags: tuple[str, ...] = ()
-    thermal_wait: ThermalWait | None = None
+    thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT  # with a GPU: a stable temperature first
 
     def with_tags(self, *tags: str) -> BenchSpec:
         """The same benchmark, stored with more tags (a sweep's cap, an A/B side)."""
@@ -117,7 +117,7 @@ def prepare_bench(
     history_path: Path | None = None,
     gpu: int | None = None,
     tags: tuple[str, ...] = (),
-    thermal_wait: ThermalWait | None = None,
+    thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
 ) -> BenchSpec:
     """Resolve a benchmark of a profile's server (as the registry knows it) or of an endpoint.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import PowerController, SweepResult, run_sweep
 from llm_dyno.core.errors import DynoError
@@ -49,10 +49,11 @@ def prepare_sweep(
     registry: ServerManager | None = None,
     gpus: tuple[int, ...] | None = None,
     check_limits: bool = True,
+    thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
 ) -> SweepSpec:
     """Resolve a sweep of ``profile``'s server: its GPUs (or ``gpus``), every cap checked against each
     GPU's allowed range, the power control available; refuses before anything changes."""
-    bench = prepare_bench(profile, suite, registry=registry)
+    bench = prepare_bench(profile, suite, registry=registry, thermal_wait=thermal_wait)
     targets = gpus if gpus is not None else bench.gpus.local_gpus
     if not targets:
         raise DynoError(

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.bench.ab import has_spec_config, verdict_word
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.runner import ProgressEvent
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult
 from llm_dyno.core.jobs.ab_job import ABOutcome, prepare_ab, run_ab
@@ -103,7 +103,9 @@ class ABPanel(QWidget):
             self.status.setText(reason or f"Ready to A/B “{profile.name if profile else ''}”.")
         self.run_button.setEnabled(reason is None and not busy and not self.busy)
 
-    def start(self, profile: Profile, suite: Suite) -> bool:
+    def start(
+        self, profile: Profile, suite: Suite, *, thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT
+    ) -> bool:
         """Start the A/B in the worker; False when one is already running."""
         if self.busy or self.worker.running:
             return False
@@ -114,7 +116,8 @@ class ABPanel(QWidget):
         registry = self.registry or ServerManager()
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> ABOutcome:
-            return run_ab(prepare_ab(profile, suite, registry=registry), emit, cancel, registry=registry)
+            spec = prepare_ab(profile, suite, registry=registry, thermal_wait=thermal_wait)
+            return run_ab(spec, emit, cancel, registry=registry)
 
         self.worker.start("spec-decode A/B", work)
         self.run_button.setEnabled(False)

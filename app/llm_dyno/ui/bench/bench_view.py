@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.bench.runner import EventKind, ProgressEvent
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, PowerController, SweepResult
 from llm_dyno.core.errors import DynoError
@@ -80,6 +81,13 @@ class BenchmarkView(QWidget):
         top.addWidget(QLabel("Suite"))
         self.suite_combo = QComboBox()
         top.addWidget(self.suite_combo)
+        self.thermal_check = QCheckBox("Stable GPU temperature first")
+        self.thermal_check.setChecked(True)
+        self.thermal_check.setToolTip(
+            "With a GPU, each prompt waits until the temperature holds steady (±1 °C over 10 s, at most "
+            "2 min) and every run records its thermal state: a cold and a heat-soaked GPU differ by 4–5 %."
+        )
+        top.addWidget(self.thermal_check)
         self.run_button = QPushButton(icon("play", "#ffffff"), "Run benchmark")
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(lambda: self.start())
@@ -194,6 +202,10 @@ class BenchmarkView(QWidget):
             return self.profile
         return None
 
+    def thermal_wait(self) -> ThermalWait | None:
+        """The thermal wait the user chose for benchmarks, sweeps and A/Bs started here."""
+        return DEFAULT_THERMAL_WAIT if self.thermal_check.isChecked() else None
+
     def _describe(self, target: Profile | Endpoint) -> str:
         if isinstance(target, Endpoint):
             return target.describe()
@@ -231,10 +243,10 @@ class BenchmarkView(QWidget):
         if target is None or s is None or self.worker.running or self.ab.busy:
             return False
         self._begin(s, f"{s.name} · {self._describe(target)}")
-        registry, history = self.registry, self.history_path
+        registry, history, thermal = self.registry, self.history_path, self.thermal_wait()
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> BenchOutcome:
-            spec = prepare_bench(target, s, registry=registry, history_path=history)
+            spec = prepare_bench(target, s, registry=registry, history_path=history, thermal_wait=thermal)
             return run_bench(spec, emit, cancel)
 
         self.worker.start("benchmark", work)
@@ -354,10 +366,13 @@ class BenchmarkView(QWidget):
         self.progress.setRange(0, max(self._total * len(caps), 1))
         self._total *= len(caps)
         registry, controller, checked = self.registry, self.power_controller, self.power_controller is None
+        thermal = self.thermal_wait()
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> SweepResult:
             # the profile's GPUs, each cap checked against their range, locked while the sweep runs
-            spec = prepare_sweep(target, tuple(caps), suite, registry=registry, check_limits=checked)
+            spec = prepare_sweep(
+                target, tuple(caps), suite, registry=registry, check_limits=checked, thermal_wait=thermal
+            )
             return run_sweep_job(spec, emit, cancel, controller=controller)
 
         self.worker.start("power-cap sweep", work)
@@ -380,7 +395,7 @@ class BenchmarkView(QWidget):
         if self.profile is None or s is None or self.worker.running:
             return False
         self.tabs.setCurrentWidget(self.ab)
-        started = self.ab.start(self.profile, s)
+        started = self.ab.start(self.profile, s, thermal_wait=self.thermal_wait())
         self._update_target()
         return started
 
