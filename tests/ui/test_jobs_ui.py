@@ -85,16 +85,19 @@ def test_quitting_with_a_server_running_asks_and_the_next_window_finds_it(
     exe = tmp_path / "vllm"  # a stand-in server: what is tested is the window and the registry
     exe.write_text(f"#!{sys.executable}\nimport time\nprint('serving', flush=True)\ntime.sleep(120)\n")
     exe.chmod(0o755)
+    model = tmp_path / "model"  # never read by the stand-in; a process profile's model folder must exist
+    model.mkdir()
     ProfileStore().save(
         Profile(
             name="left-running",
             runtime=Runtime.PROCESS,
             process=ProcessSettings(executable=str(exe)),
-            model="/models/x",
+            model=str(model),
             args=("--port", "18941"),
         )
     )
     first = MainWindow(bridge=ServerBridge(ServerManager()))
+    first.interactive = False  # no modal dialog may block the test; the quit question is answered below
     qtbot.addWidget(first)
     first.show()
     first.select_profile("left-running")

@@ -54,6 +54,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     exe = tmp_path / "vllm"
     exe.write_text(SLEEPER.replace("{python}", sys.executable))
     exe.chmod(0o755)
+    model = tmp_path / "model"  # the stand-in never reads it, but a process profile's folder must exist
+    model.mkdir()
     store = ProfileStore()
     for name, port in (("A", 18931), ("a", 18932)):
         store.save(
@@ -61,7 +63,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 name=name,
                 runtime=Runtime.PROCESS,
                 process=ProcessSettings(executable=str(exe)),
-                model="/models/x",
+                model=str(model),
                 args=("--port", str(port)),
             )
         )
