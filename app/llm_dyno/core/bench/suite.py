@@ -16,7 +16,18 @@ from llm_dyno.core.paths import data_dir, resources_dir
 from llm_dyno.core.profiles.yamlio import Path_, line_for, load_with_lines
 
 ENDPOINTS = ("chat", "completions")
-_TOP_KEYS = {"name", "description", "warmups", "runs", "endpoint", "sampling", "extra", "prompts"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "warmups",
+    "runs",
+    "endpoint",
+    "sampling",
+    "extra",
+    "prompts",
+    "timeout_s",
+}
+DEFAULT_TIMEOUT_S = 900
 _PROMPT_KEYS = {"name", "max_tokens", "messages", "prompt"}
 
 
@@ -55,6 +66,8 @@ class Suite:
     extra: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     source: str | None = None
+    # each request must finish within this many seconds (a stuck or endless stream ends that run)
+    timeout_s: int = DEFAULT_TIMEOUT_S
 
     def with_counts(self, *, runs: int | None = None, warmups: int | None = None) -> Suite:
         """A copy with other run / warm-up counts (the CLI's ``--runs`` / ``--warmups``)."""
@@ -200,6 +213,7 @@ def suite_from_yaml(text: str, source: str | None = None) -> Suite:
         extra=_mapping(data, "extra", source, lines),
         description=str(description or ""),
         source=source,
+        timeout_s=_int(data, "timeout_s", DEFAULT_TIMEOUT_S, 1, source, lines, ()),
     )
 
 
