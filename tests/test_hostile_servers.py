@@ -32,9 +32,10 @@ class Ran:
     seconds: float
 
 
-def llm_dyno(args: list[str], home: Path, timeout_s: float = 60.0) -> Ran:
-    """``llm-dyno ARGS`` in a child process; its exit code, output, peak RSS and wall time."""
-    env = {**os.environ, "LLM_DYNO_HOME": str(home), "NO_COLOR": "1"}
+def llm_dyno(args: list[str], home: Path, timeout_s: float = 60.0, home_env: Path | None = None) -> Ran:
+    """``llm-dyno ARGS`` in a child process with ``LLM_DYNO_HOME`` at ``home_env`` (default ``home``,
+    where its output is collected); its exit code, output, peak RSS and wall time."""
+    env = {**os.environ, "LLM_DYNO_HOME": str(home_env or home), "NO_COLOR": "1"}
     start = time.monotonic()
     with open(home / "out.txt", "w+b") as out, open(home / "err.txt", "w+b") as err:
         proc = subprocess.Popen([sys.executable, "-m", "llm_dyno", *args], stdout=out, stderr=err, env=env)

@@ -181,7 +181,8 @@ def _prompt(raw: Any, i: int, endpoint: str, src: str | None, lines: dict[Path_,
 
 def suite_from_yaml(text: str, source: str | None = None) -> Suite:
     """Parse a suite; errors name the file, line and field."""
-    data, lines = load_with_lines(text, source)
+    # a long-context prompt is one long value: suites get room for it (1 MiB a value, 8 MiB a file)
+    data, lines = load_with_lines(text, source, max_value_chars=1024 * 1024, max_file_chars=8 * 1024 * 1024)
     if not isinstance(data, dict):
         raise _fail("a suite file must be a mapping (name, prompts, …)", source, lines, ())
     unknown = set(data) - _TOP_KEYS
