@@ -134,7 +134,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mnt
     finally:
-        subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["umount", "-l", str(mnt)], check=False)  # lazy: a failed test may hold a file
 
 
 def _fill(folder: Path) -> None:

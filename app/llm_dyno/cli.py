@@ -23,6 +23,7 @@ from llm_dyno.commands import (
 )
 from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.secrets import strip_credentials
 from llm_dyno.core.textsafe import sanitize, sanitize_bytes
 
 COMMAND_MODULES = [profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds]
@@ -61,8 +62,9 @@ class _SafeBytes:
 
 
 class _SafeText:
-    """A text stream whose writes pass through :func:`sanitize`: the one filter between what the
-    commands print (profile fields, server answers, log lines) and the user's terminal."""
+    """A text stream whose writes pass through :func:`sanitize` and :func:`strip_credentials`: the
+    one filter between what the commands print (profile fields, server answers, log lines) and the
+    user's terminal."""
 
     def __init__(self, raw: TextIO) -> None:
         self._raw = raw
@@ -70,7 +72,8 @@ class _SafeText:
         self.buffer = _SafeBytes(raw_buffer) if raw_buffer is not None else None
 
     def write(self, text: str) -> int:
-        self._raw.write(sanitize(text))
+        # a URL's user:password is not shown either (terminals end up in screenshots and logs)
+        self._raw.write(strip_credentials(sanitize(text)))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

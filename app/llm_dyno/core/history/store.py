@@ -15,6 +15,7 @@ from typing import Any
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import HistoryError, migrate
 from llm_dyno.core.paths import data_dir
+from llm_dyno.core.secrets import strip_credentials
 
 
 def default_path() -> Path:
@@ -173,7 +174,7 @@ class HistoryStore:
                     result.suite,
                     _mean_wall_tps(result, "narrative"),
                     _mean_wall_tps(result, "code"),
-                    result.to_json(),
+                    strip_credentials(result.to_json()),  # a URL's user:password is never stored
                     note,
                 ),
             )

@@ -76,10 +76,6 @@ JSON_FLAGS: frozenset[str] = frozenset(
     }
 )
 
-# Flags whose value is a secret: the profile may hold only a reference to it.
-SECRET_FLAGS: frozenset[str] = frozenset({"api-key"})
-
-
 @dataclass(frozen=True)
 class Flag:
     """One engine flag: canonical ``name`` (no dashes), ``value`` (None for a switch) and its position."""

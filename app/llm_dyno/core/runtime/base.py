@@ -18,13 +18,13 @@ from enum import StrEnum
 from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.secrets import resolve_reference
+from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
 def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
     """The key clients must send to this profile's server: its ``--api-key`` reference resolved
     (None when it has none). Holds a secret: never log or store it."""
-    ref = profile.engine().api_key
+    ref = split_secret_flags(profile.args)[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
     return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 

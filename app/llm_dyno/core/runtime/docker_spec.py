@@ -20,6 +20,7 @@ from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
+from llm_dyno.core.secrets import require_secrets, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -160,9 +161,13 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if ":" in url_host:
         url_host = f"[{url_host}]"
 
+    # secrets go to the container's environment, never its command (docker inspect, the host's ps)
+    command, secret_env = split_secret_flags(profile.vllm_argv())
+    environment = {**profile.env, **secret_env}
+    warnings += require_secrets(environment, list(secret_env))
     spec: dict[str, Any] = {
         "image": settings.image,
-        "command": profile.vllm_argv(),
+        "command": command,
         "name": container_name(profile),
         "labels": {
             LABEL_MANAGED: "1",
@@ -177,8 +182,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     entrypoint = _entrypoint(profile, settings)
     if entrypoint is not None:
         spec["entrypoint"] = entrypoint
-    if profile.env:
-        spec["environment"] = dict(profile.env)
+    if environment:
+        spec["environment"] = environment
     volumes = _volumes(settings, warnings)
     if volumes:
         spec["volumes"] = volumes

@@ -38,7 +38,7 @@ from llm_dyno.core.runtime.base import (
 )
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
-from llm_dyno.core.secrets import resolve_command, resolve_env
+from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
@@ -251,28 +251,6 @@ class _FailedHandle(ServerHandle):
         return self.status
 
 
-def _secrets_to_env(args: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Move ``--api-key REF`` into ``VLLM_API_KEY`` (which vLLM reads): a secret in argv is visible
-    to every user in /proc and would land in the state file; the reference is resolved at launch."""
-    out: list[str] = []
-    env: dict[str, str] = {}
-    skip = False
-    for i, arg in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        name, eq, value = arg.partition("=")
-        if name in ("--api-key", "--api_key"):
-            if eq:
-                env["VLLM_API_KEY"] = value
-            elif i + 1 < len(args):
-                env["VLLM_API_KEY"] = args[i + 1]
-                skip = True
-            continue
-        out.append(arg)
-    return out, env
-
-
 class ProcessRuntime(Runtime):
     """Runs profiles as local ``vllm serve`` processes."""
 
@@ -287,7 +265,8 @@ class ProcessRuntime(Runtime):
         if profile.model.startswith("~"):
             # no shell runs the command, so "~/models/x" would reach vLLM as a Hugging Face id
             argv_in[argv_in.index(profile.model)] = os.path.expanduser(profile.model)
-        serve_args, secret_env = _secrets_to_env(argv_in)
+        # secrets go to the environment, never argv (readable by every user in /proc, kept in state)
+        serve_args, secret_env = split_secret_flags(argv_in)
         argv = [*head, "serve", *serve_args]
         warnings: list[str] = []
         host = engine.host
@@ -298,6 +277,7 @@ class ProcessRuntime(Runtime):
         url_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # noqa: S104
         gpus: tuple[int, ...] | None = profile.gpus if isinstance(profile.gpus, tuple) else None
         env = {**profile.env, **secret_env}
+        warnings += require_secrets(env, list(secret_env))
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
         if profile.docker is not None:
