@@ -137,7 +137,7 @@ class ServerBridge(QObject):
 
         def job() -> None:
             try:
-                text = self.manager.plan(profile).describe()
+                text = self.manager.plan(profile).report()
             except DynoError as exc:
                 self.planFailed.emit(profile.name, str(exc))
                 return

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.exposure import Exposure
 from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
@@ -122,12 +123,24 @@ class LaunchPlan:
     gpus: tuple[int, ...] | None  # None: all GPUs or none requested
     spec: dict[str, Any]  # backend-specific: container create kwargs, or argv/env/cwd
     warnings: tuple[str, ...] = ()
+    exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
+
+    def notes(self) -> list[str]:
+        """Where it listens, then every warning: what plan and launch show before anything runs."""
+        return ([self.exposure.describe()] if self.exposure else []) + [
+            f"warning: {w}" for w in self.warnings
+        ]
+
+    def report(self) -> str:
+        """The plan as a user reads it: profile, URL, :meth:`notes` as comments, then :meth:`describe`."""
+        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
+        lines += [f"# {line}" for line in self.notes()]
+        return "\n".join([*lines, self.describe()])
 
     def describe(self) -> str:
-        """A human-readable account of what would run: the command line with its environment overrides
-        (secrets stay references), the URL and any warnings. Backends with another spec override it."""
-        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
-        lines += [f"# warning: {w}" for w in self.warnings]
+        """The command that would run, with its environment overrides (secrets stay references).
+        Backends with another spec override it."""
+        lines: list[str] = []
         argv = self.spec.get("argv")
         if argv:
             env = self.spec.get("env") or {}

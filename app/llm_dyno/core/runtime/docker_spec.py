@@ -20,6 +20,7 @@ from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
+from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.secrets import require_secrets, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
@@ -203,6 +204,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if profile.gpus is None and not settings.runtime:
         warnings.append("no GPUs requested: vLLM in the container will see none (set gpus: all)")
     gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
+    exposure = exposure_of(profile, remote)
+    warnings += exposure.warnings
     return DockerLaunchPlan(
         profile=profile,
         runtime="docker",
@@ -212,6 +215,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         spec=spec,
         warnings=tuple(warnings + list(engine.warnings)),
         docker_host=settings.host,
+        exposure=exposure,
     )
 
 

@@ -36,6 +36,7 @@ from llm_dyno.core.runtime.base import (
     ServerStatus,
     client_api_key,
 )
+from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
@@ -286,7 +287,10 @@ class ProcessRuntime(Runtime):
         spec: dict[str, Any] = {"argv": argv, "env": env, "cwd": cwd, "bind_host": host}
         if "[" not in url_host and ":" in url_host:
             url_host = f"[{url_host}]"
-        return LaunchPlan(profile, self.name, f"http://{url_host}:{port}", port, gpus, spec, tuple(warnings))
+        exposure = exposure_of(profile)
+        warnings += exposure.warnings
+        url = f"http://{url_host}:{port}"
+        return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
