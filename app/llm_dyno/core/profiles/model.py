@@ -19,7 +19,7 @@ __all__ = ["is_secret_name"]  # re-exported: the importers ask the model which n
 
 SCHEMA_VERSION = 1
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}")
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
 
 
@@ -143,7 +143,7 @@ class Profile(_Frozen):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
+        if not _NAME_RE.fullmatch(v):  # match() with "$" would accept a trailing newline
             raise ValueError(
                 "a name of 1-80 letters, digits, spaces, '.', '_', '+' or '-', "
                 "starting with a letter or digit"
@@ -233,10 +233,17 @@ class Profile(_Frozen):
         return dump(self.to_dict())
 
     def with_changes(self, **changes: Any) -> Profile:
-        """A validated copy with some fields replaced."""
+        """A validated copy with some fields replaced (:class:`ProfileError` naming the field when a
+        new value is invalid, e.g. ``--name`` with a trailing newline)."""
         data = self.model_dump(by_alias=False)
         data.update(changes)
-        return Profile.model_validate(data)
+        try:
+            return Profile.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise ProfileError(f"{field}: {msg}" if field else msg, where=Location(field=field)) from None
 
 
 def profile_from_data(

@@ -85,6 +85,7 @@ class FailureKind(StrEnum):
     EXECUTABLE_NOT_FOUND = "executable_not_found"
     SECRET_MISSING = "secret_missing"  # noqa: S105 - a kind name: a keyring reference that cannot be read
     TIMEOUT = "timeout"
+    NOT_RECORDED = "not_recorded"  # started, but its state file could not be written (full disk)
     EXITED = "exited"  # ended with no recognised cause
     UNKNOWN = "unknown"
 

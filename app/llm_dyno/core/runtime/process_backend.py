@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.atomic import atomic_write_text, clear_os_error
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.model import Profile, profile_from_data
@@ -318,18 +318,22 @@ class ProcessRuntime(Runtime):
         argv[0] = exe
         stem = file_stem(plan.profile.name)
         log_path = logfiles.log_path(plan.profile.name, time.strftime("%Y%m%d-%H%M%S"))
-        log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
-        with open(log_path, "ab") as log:
-            popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=plan.spec.get("cwd"),
-                start_new_session=True,
-            )
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_path, "ab") as log:
+                popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=plan.spec.get("cwd"),
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            why = clear_os_error(exc, log_path).strerror or str(exc)
+            return _FailedHandle(plan, FailureReason(FailureKind.NOT_RECORDED, f"cannot start: {why}"))
         handle = ProcessHandle(
             plan,
             pid=popen.pid,
@@ -354,7 +358,19 @@ class ProcessRuntime(Runtime):
             "profile_hash": plan.profile.content_hash(),
             "profile": plan.profile.to_dict(),
         }
-        atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+        try:
+            atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+        except OSError as exc:
+            # Running but recorded nowhere: no later command could find or stop it. Stop it now.
+            handle._start_threads()
+            handle.stop(timeout=10)
+            reason = FailureReason(
+                FailureKind.NOT_RECORDED,
+                f"the server started but could not be recorded ({exc.strerror}); it was stopped "
+                "rather than left running untracked",
+                "free some space and launch again",
+            )
+            return _FailedHandle(plan, reason)
         handle._start_threads()
         return handle
 
