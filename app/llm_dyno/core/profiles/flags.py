@@ -76,6 +76,7 @@ JSON_FLAGS: frozenset[str] = frozenset(
     }
 )
 
+
 @dataclass(frozen=True)
 class Flag:
     """One engine flag: canonical ``name`` (no dashes), ``value`` (None for a switch) and its position."""

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
-from llm_dyno.core.profiles.yamlio import dump, line_for, load_with_lines
+from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, line_for, load_with_lines
 from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
 
 __all__ = ["is_secret_name"]  # re-exported: the importers ask the model which names are secret
@@ -150,6 +150,19 @@ class Profile(_Frozen):
             )
         return v
 
+    @field_validator("notes", "pre_start", "args")
+    @classmethod
+    def _bounded(cls, v: Any) -> Any:
+        # what the YAML loader would refuse to read back (yamlio.MAX_VALUE_CHARS) is refused here,
+        # so that a save never writes a file that no longer loads
+        for text in (v,) if isinstance(v, str) else v or ():
+            if isinstance(text, str) and len(text) > MAX_VALUE_CHARS:
+                raise ValueError(
+                    f"a value of {len(text):,} characters (at most {MAX_VALUE_CHARS:,}); "
+                    "keep long text in a file of its own"
+                )
+        return v
+
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
@@ -243,7 +256,7 @@ class Profile(_Frozen):
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"]) or None
             msg = str(err["msg"]).removeprefix("Value error, ")
-            raise ProfileError(f"{field}: {msg}" if field else msg, where=Location(field=field)) from None
+            raise ProfileError(msg, where=Location(field=field)) from None
 
 
 def profile_from_data(

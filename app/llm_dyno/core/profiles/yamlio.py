@@ -10,6 +10,7 @@ gigabytes). Each refusal is a :class:`ProfileError` naming the file and line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -87,6 +88,23 @@ def _check_graph(root: yaml.Node) -> None:
             stack.extend((child, True, child if node is root else entry) for child in reversed(children))
 
 
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _deep_flow(text: str) -> int | None:
+    """The line where ``[``/``{`` nesting passes ``MAX_DEPTH`` (None if it never does). PyYAML's
+    scanner looks ahead through a run of flow openers before the composer sees the first one, in
+    time quadratic in the run (3,000 of them take seconds), so deep flow nesting is refused before
+    parsing. Brackets inside quoted or plain text count too: 64 unbalanced ones do not occur in a
+    real file."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        depth = depth + 1 if m.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            return text.count("\n", 0, m.start()) + 1
+    return None
+
+
 def _long_line(text: str, limit: int) -> int | None:
     """The 1-based number of the first line longer than ``limit``, if any (cheap: no parsing)."""
     if len(text) <= limit:
@@ -121,6 +139,13 @@ def load_with_lines(
         raise ProfileError(
             f"refused: {len(text):,} characters (the limit for this YAML file is {max_file_chars:,})",
             where=Location(source),
+        )
+    deep = _deep_flow(text)
+    if deep is not None:
+        raise ProfileError(
+            f"refused: nesting deeper than {MAX_DEPTH} levels",
+            where=Location(source, deep),
+            hint="simplify the YAML at that line",
         )
     loader: _BoundedLoader | None = None
     try:
