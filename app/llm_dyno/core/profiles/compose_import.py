@@ -250,7 +250,9 @@ class _Service:
         path: tuple[str, ...] = ()
         for key in ("deploy", "resources", "reservations", "devices"):
             if not isinstance(devices, dict):
-                raise ImportFormatError(f"'{'.'.join(path)}' must be a mapping", where=self.at(*path))
+                raise ImportFormatError(
+                    f"'{'.'.join(path)}' must be a mapping", where=self.at(*path)
+                )
             devices = devices.get(key) or ([] if key == "devices" else {})
             path = (*path, key)
         if not isinstance(devices, list):

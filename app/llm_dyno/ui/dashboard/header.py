@@ -73,9 +73,7 @@ class HeaderStrip(QFrame):
         several = count > 1
         tips = {
             "power": f"{label}: power and power limit summed over the {count} GPUs (the plots also "
-            "average utilisation and SM clock, and show the hottest GPU's temperature)"
-            if several
-            else "",
+            "average utilisation and SM clock, and show the hottest GPU's temperature)" if several else "",
             "temp": f"{label}: the hottest of the {count} GPUs" if several else "",
         }
         for key, tip in tips.items():
