@@ -6,6 +6,9 @@ Every input must either parse or raise the module's documented user error:
 - ``core.telemetry.metrics.parse_metrics`` → ``MetricsError``
 - ``core.telemetry.logformats`` (classify_failure, PhaseTracker, parse_*) → never raises
 - ``core.bench.sse.SSEDataParser`` (feed in arbitrary chunks, close) → never raises
+- the hostile shapes of benchmarks/fuzz_hostile.py: stream chunks of any shape, SSE without blank
+  lines or with endless lines, YAML bombs and deep nesting, ``/v1/models`` of any shape, secrets in
+  every spelling of a secret flag (bounded, clear errors, no secret in a plan)
 
 Inputs are random text plus mutations (deletions, insertions, replacements, truncation, re-chunking) of
 the recorded real fixtures in ``tests/fixtures``, so that deep paths of each parser are reached.
@@ -29,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "app") not in sys.path:
-    sys.path.insert(0, str(REPO / "app"))
+for _path in (REPO / "app", REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
+from benchmarks import fuzz_hostile  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -189,6 +194,7 @@ TARGETS: dict[str, tuple[Callable[[], st.SearchStrategy[object]], Callable[..., 
     "parse_metrics": (lambda: mutated(METRICS_SEEDS), check_metrics, (MetricsError,)),
     "logformats": (lambda: mutated(LOG_SEEDS), check_logs, ()),
     "sse": (_sse_strategy, check_sse, ()),
+    **fuzz_hostile.targets(),
 }
 
 

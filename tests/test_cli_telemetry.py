@@ -124,7 +124,8 @@ def test_watch_rates_span_the_counters_steps(tmp_path: Path) -> None:
     assert "gen " in last and "tok/s" in last and "(over " in last, lines
 
 
-def test_watch_unreachable_keeps_trying(tmp_path: Path) -> None:
+def test_watch_unreachable_keeps_trying_then_fails(tmp_path: Path) -> None:
     done = llm_dyno(tmp_path, "watch", "--url", "http://127.0.0.1:9", "--count", "2", "--interval", "0.1")
-    assert done.returncode == 0
+    assert done.returncode == 1  # every sample failed: scripts must see it
     assert done.stdout.count("unreachable") == 2
+    assert "error: none of 2 samples of http://127.0.0.1:9 succeeded: " in done.stderr

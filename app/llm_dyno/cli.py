@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 from llm_dyno import __version__
 from llm_dyno.commands import (
@@ -22,6 +24,8 @@ from llm_dyno.commands import (
 )
 from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.secrets import strip_credentials
+from llm_dyno.core.textsafe import sanitize, sanitize_bytes
 
 COMMAND_MODULES = [
     profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds, demo_cmds,
@@ -46,7 +50,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _SafeBytes:
+    """``sys.stdout.buffer`` for raw writes (a log file copied out): sanitised as bytes."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    def write(self, data: bytes) -> int:
+        self._raw.write(sanitize_bytes(bytes(data)))
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+class _SafeText:
+    """A text stream whose writes pass through :func:`sanitize` and :func:`strip_credentials`: the
+    one filter between what the commands print (profile fields, server answers, log lines) and the
+    user's terminal."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self._raw = raw
+        raw_buffer = getattr(raw, "buffer", None)
+        self.buffer = _SafeBytes(raw_buffer) if raw_buffer is not None else None
+
+    def write(self, text: str) -> int:
+        # a URL's user:password is not shown either (terminals end up in screenshots and logs)
+        self._raw.write(strip_credentials(sanitize(text)))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+@contextmanager
+def _safe_output() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _SafeText(sys.stdout), _SafeText(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run a command; returns the exit code. Everything it prints is sanitised."""
+    with _safe_output():
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
     """Parse and run a command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)

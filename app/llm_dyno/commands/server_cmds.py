@@ -70,8 +70,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     profile = store().get(args.name)
     manager = _adopted()
     handle = manager.launch(profile)
-    for message in handle.plan.warnings:
-        warn(message)
+    for note in handle.plan.notes():  # where it listens and what to know, as `plan` says it
+        print(f"  {note}", file=sys.stderr)
     status = handle.status
     if status.state is ServerState.FAILED:
         print_failure(status.failure, profile.name)
@@ -192,10 +192,5 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
-    plan = ServerManager().plan(profile)
-    text = plan.describe()
-    if "# warning: " not in text:  # a docker plan is a bare docker run line: warnings on stderr
-        for message in plan.warnings:
-            warn(message)
-    print(text)
+    print(ServerManager().plan(profile).report())
     return 0

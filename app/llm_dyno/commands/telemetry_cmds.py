@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import queue
+import sys
 import time
 from typing import Any
 
@@ -118,15 +119,21 @@ def _watch(args: argparse.Namespace) -> int:
         url, samples.put, interval_s=args.interval, api_key=api_key, max_samples=args.count
     )
     sampler.start()
-    printed = 0
+    printed = answered = 0
+    last_error = ""
     try:
         while args.count is None or printed < args.count:
             sample = samples.get()
             line = json.dumps(sample.to_dict()) if args.json else format_sample(sample)
             print(line, flush=True)
             printed += 1
+            answered += sample.reachable
+            last_error = sample.error or last_error
     finally:
         sampler.stop()
+    if printed and not answered:  # a watch in which nothing worked is a failure, for scripts too
+        print(f"error: none of {printed} samples of {url} succeeded: {last_error}", file=sys.stderr)
+        return 1
     return 0
 
 

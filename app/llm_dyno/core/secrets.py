@@ -2,20 +2,145 @@
 ``${VAR:-default}``, ``$VAR`` and ``keyring:service/user``.
 
 Profiles hold references only; the resolved values go to the engine and are never logged or stored.
+
+The secret flags of ``vllm serve`` never reach an argument list (argv is readable by every user in
+/proc, and docker shows a container's command to anyone who asks): :func:`split_secret_flags`
+takes them out, in every spelling vLLM's parser accepts (``--api-key=…``, ``--api_key``, the
+abbreviation ``--api-ke``), and hands their references to the environment variable vLLM reads
+instead (``VLLM_API_KEY``, ``HF_TOKEN``). :func:`require_secrets` refuses a launch whose secret
+reference points at an unset variable: ``--api-key ${VLLM_API_KEY}`` with the variable unset would
+start a server with no authentication at all.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from llm_dyno.core.errors import DynoError
+
+# secret flag -> the variable vLLM (or huggingface_hub) reads when the flag is absent
+SECRET_FLAG_ENV: dict[str, str] = {"api-key": "VLLM_API_KEY", "hf-token": "HF_TOKEN"}
+# the shortest abbreviation argparse would take for each (vLLM has --api-server-count, --hf-config-path)
+_SHORTEST = {"api-key": "api-k", "hf-token": "hf-t"}
+_SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)", re.IGNORECASE)
 
 _REF = re.compile(
     r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<default>[^}]*))?\}$|^\$(?P<bare>[A-Za-z_]\w*)$"
 )
 KEYRING_PREFIX = "keyring:"
+
+
+class SecretMissing(DynoError):
+    """A secret reference points at nothing: the launch is refused."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret (token, key, password)."""
+    return bool(_SECRET_NAME_RE.search(name))
+
+
+def secret_flag(name: str) -> str | None:
+    """The secret flag a canonical flag name spells (``api-key``, or its abbreviation ``api-ke``), or None."""
+    for flag, shortest in _SHORTEST.items():
+        if name == flag or (name.startswith(shortest) and flag.startswith(name)):
+            return flag
+    return None
+
+
+def reference_default(value: str) -> str | None:
+    """The literal default of ``${VAR:-default}`` / ``${VAR-default}`` (None when there is none)."""
+    m = _REF.match(value.strip())
+    return m.group("default") if m and m.group("default") else None
+
+
+def secret_value_problem(value: str) -> str | None:
+    """Why ``value`` may not stand for a secret in a profile (None: a plain reference)."""
+    if not is_reference(value):
+        return "holds a secret value"
+    if reference_default(value) is not None:
+        return "has a literal default (the secret itself, stored in the profile)"
+    return None
+
+
+def _canonical(token: str) -> str:
+    return token.lstrip("-").replace("_", "-")
+
+
+def split_secret_flags(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``args`` without their secret flags, and ``{VARIABLE: reference}`` for the environment.
+
+    ``--hf-token`` without a value (use the stored login) is no secret and stays."""
+    out: list[str] = []
+    env: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        flag = secret_flag(_canonical(name)) if name.startswith("--") else None
+        if flag is None:
+            out.append(arg)
+            i += 1
+            continue
+        if eq:
+            env[SECRET_FLAG_ENV[flag]] = value
+            i += 1
+        elif i + 1 < len(args) and not args[i + 1].startswith("--"):
+            env[SECRET_FLAG_ENV[flag]] = args[i + 1]
+            i += 2
+        else:
+            out.append(arg)  # a bare --hf-token: huggingface_hub's own login
+            i += 1
+    return out, env
+
+
+def require_secrets(
+    env: Mapping[str, str], required: Sequence[str], environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """Check the secret references of a launch's environment against ``environ``.
+
+    A variable in ``required`` (what a secret flag such as ``--api-key`` became, and
+    ``VLLM_API_KEY``) that refers to an unset variable refuses the launch (:class:`SecretMissing`):
+    the server would start without authentication, or the flag's token would be empty. Any other
+    secret-named variable that does gives a warning (Compose passes it empty too; public models
+    download without a token). Keyring references are not read here (that may prompt)."""
+    source = os.environ if environ is None else environ
+    warnings: list[str] = []
+    for key, value in env.items():
+        if not is_secret_name(key):
+            continue
+        m = _REF.match(value.strip())
+        if m is None:
+            continue
+        name = m.group("name") or m.group("bare")
+        if source.get(name) or m.group("default"):
+            continue
+        flag = next((f for f, v in SECRET_FLAG_ENV.items() if v == key and key in required), None)
+        what = f"--{flag}" if flag else key
+        if key in required or key == "VLLM_API_KEY":
+            effect = (
+                "the server would start without authentication"
+                if key == "VLLM_API_KEY"
+                else "its token would be empty"
+            )
+            raise SecretMissing(
+                f"{what} refers to ${{{name}}}, which is not set: {effect}; launch refused",
+                hint=f"export {name}=… before launching (or remove {what} from the profile)",
+            )
+        warnings.append(f"{key} refers to ${{{name}}}, which is not set: it is passed empty")
+    return warnings
+
+
+# http(s) only: an ssh:// Docker host's user name is an address, not a credential
+_URL_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)[^/\s\"'@]+@", re.IGNORECASE)
+
+
+def strip_credentials(text: str) -> str:
+    """Every URL in ``text`` without its ``user:password@`` (``http://u:pw@host:8000/v1`` →
+    ``http://host:8000/v1``): what may be stored or shown (credentials in a URL would end up in
+    files, the history and screenshots)."""
+    return _URL_USERINFO.sub(r"\g<scheme>", text) if "@" in text else text
 
 
 def is_reference(value: str) -> bool:

@@ -128,10 +128,16 @@ def load(path: Path | None = None) -> Settings:
 
 
 def save(settings: Settings, path: Path | None = None) -> Path:
-    """Write the settings atomically (a kill leaves the old file or the new one, whole)."""
+    """Write the settings atomically (a kill leaves the old file or the new one, whole). A file that
+    does not read (the window used the defaults) is kept as ``settings.yaml.broken`` first."""
     path = path or default_path()
     text = "# LLM Dyno settings (edit in the app: Settings…)\n" + yamlio.dump(settings.to_dict())
     try:
+        if path.exists():
+            try:
+                load(path)
+            except SettingsError:
+                atomic_write_text(path.with_name(path.name + ".broken"), path.read_text("utf-8", "replace"))
         atomic_write_text(path, text)
     except OSError as exc:
         raise SettingsError(f"cannot write settings: {exc}", where=Location(str(path))) from None

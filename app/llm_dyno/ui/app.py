@@ -10,6 +10,7 @@ import os
 import sys
 
 from llm_dyno import __version__
+from llm_dyno.core.errors import DynoError
 
 ORG_NAME = "LLM Dyno"
 APP_NAME = "LLM Dyno"
@@ -24,6 +25,26 @@ def parse_size(size: str) -> tuple[int, int]:
     if w < 200 or h < 150:
         raise ValueError(f"size {size!r} is too small (at least 200x150)")
     return w, h
+
+
+def startup_problems() -> list[DynoError]:
+    """Files the window reads before it opens, checked so that a broken one is named on its banner
+    instead of stopping it: the settings file (defaults are used; the file is kept as it is) and the
+    history database (the Benchmark view says the same where it lists results)."""
+    from llm_dyno.core import settings as core_settings
+    from llm_dyno.core.history.store import HistoryStore
+
+    problems: list[DynoError] = []
+    try:
+        core_settings.load()
+    except DynoError as exc:
+        problems.append(exc)
+    try:
+        with HistoryStore() as history:
+            history.list(limit=1)  # opening alone reads only the first page
+    except DynoError as exc:
+        problems.append(exc)
+    return problems
 
 
 def run_app(screenshot: str | None = None, view: str | None = None, size: str = "1280x800") -> int:
@@ -53,6 +74,7 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
     app_settings = load_settings()
     apply_theme(app_settings.theme, app)
     core_settings.apply(app_settings)  # default Docker host and data folder, before anything reads them
+    problems = startup_problems()
     instance = None
     if not screenshot:
         from llm_dyno.ui.single_instance import SingleInstance
@@ -66,6 +88,8 @@ def run_app(screenshot: str | None = None, view: str | None = None, size: str = 
 
     window = MainWindow()
     funnel.dialog_parent = window
+    if problems:
+        window.add_startup_problems(problems)
     if view:
         window.show_view(view)
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.ui.actions import VIEWS, make_actions
 from llm_dyno.ui.bench.bench_view import BenchmarkView
@@ -188,6 +189,11 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.editor.createRequested.connect(self.new_profile)
         self.editor.importRequested.connect(self.import_profile)
 
+    def add_startup_problems(self, errors: list[DynoError]) -> None:
+        """Files read before the window opened that could not be (settings, history): on the banner."""
+        self.banner.add_startup_problems(errors)
+        self._banner_box.setVisible(bool(self.banner.lines))
+
     # ---- session -> widgets --------------------------------------------------------------------
     def _refresh_from_session(self) -> None:
         s = self.session
@@ -195,7 +201,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.profile_list.set_profiles(s.profiles, keep=current)
         self.diff_view.set_profiles([sp.profile for sp in s.profiles])
         self.banner.set_errors(s.errors)
-        self._banner_box.setVisible(bool(s.errors))
+        self._banner_box.setVisible(bool(self.banner.lines))
         self.store_label.setText(f"{len(s.profiles)} profiles · {s.store.folder}")
         picked = self.profile_list.current_name()
         if picked != current or (picked is not None and self.editor.profile_name is None):

@@ -150,10 +150,7 @@ class ServerBridge(QObject):
 
         def job() -> None:
             try:
-                plan = self.manager.plan(profile)
-                text = plan.describe()
-                if "# warning: " not in text:  # a docker plan is a docker run line: say them first
-                    text = "".join(f"# warning: {w}\n" for w in plan.warnings) + text
+                text = self.manager.plan(profile).report()
             except DynoError as exc:
                 self.planFailed.emit(profile.name, str(exc))
                 return

@@ -26,6 +26,13 @@ def founding_profile() -> Profile:
     return import_text(SHARED_COMPOSE.read_text(encoding="utf-8"), source=str(SHARED_COMPOSE)).profile
 
 
+def founding_open_profile() -> Profile:
+    """The founding profile with its port published on every interface, as Docker Compose would."""
+    profile = founding_profile()
+    assert profile.docker is not None
+    return profile.with_changes(docker=profile.docker.model_copy(update={"ports": ("0.0.0.0:8020:8000",)}))
+
+
 def clean_profile() -> Profile:
     """A profile with none of the problems the rules look for."""
     path = FIXTURES / "clean_profile.yaml"

@@ -9,7 +9,7 @@ from llm_dyno.core.diagnose.references import find_reference
 from llm_dyno.core.diagnose.rules_launch import cuda_graphs_downgraded, enforce_eager
 from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.importers import import_text
-from tests.core.diagnose.helpers import founding_profile, log
+from tests.core.diagnose.helpers import founding_open_profile, founding_profile, log
 from tests.core.diagnose.test_rules_launch import VLLM_CPU_CMD
 
 
@@ -24,7 +24,7 @@ def test_remove_enforce_eager_keeps_the_other_flags_in_order() -> None:
 
 
 def test_founding_fixes_as_semantic_diffs() -> None:
-    profile = founding_profile()
+    profile = founding_open_profile()  # published on 0.0.0.0, so the key finding applies too
     result = diagnose(
         DiagnosisInput(
             profile=profile, reference=find_reference("recipe-3090-claimed"), log=log("founding_launch.log")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +11,8 @@ from llm_dyno.core.diagnose import DiagnosisInput, Environment, Measured, diagno
 from llm_dyno.core.diagnose.evidence import ChangeKind, DiffEvidence, LogEvidence, Severity
 from llm_dyno.core.diagnose.gather import diff_lines, published_rows
 from llm_dyno.core.diagnose.references import find_reference, load_references
-from tests.core.diagnose.helpers import founding_profile, log
+from llm_dyno.core.runtime.docker_backend import DockerRuntime
+from tests.core.diagnose.helpers import founding_open_profile, founding_profile, log
 
 # The post's own numbers (REFERENCE_NUMBERS.md): ~43 / ~54 TPS at 330 W, acceptance 93 / 86.6 / 73.9 %.
 FOUNDING_MEASURED = Measured(43.0, 54.0, (0.930, 0.866, 0.739), 3.55, "founding post")
@@ -109,12 +111,24 @@ def test_what_the_post_already_ruled_out_stays_silent() -> None:
     assert "enforce-eager" not in ids  # "No enforce-eager — CUDA graphs are active"
 
 
-def test_security_finding_on_the_published_port() -> None:
-    d = diagnose(founding_input())
-    finding = d.get("exposed-without-api-key")
+def test_security_finding_only_where_the_port_really_is_open() -> None:
+    # the post's "8020:8000" is published on 127.0.0.1 by this app: Diagnostics says what the plan says
+    assert diagnose(founding_input()).get("exposed-without-api-key") is None
+    plan = DockerRuntime().plan(founding_profile())
+    assert plan.exposure is not None and plan.exposure.describe().startswith(
+        "listens on 127.0.0.1:8020 (loopback"
+    )
+    assert any("port '8020:8000' is published on 127.0.0.1 only" in w for w in plan.warnings)
+    opened = replace(founding_input(), profile=founding_open_profile())
+    finding = diagnose(opened).get("exposed-without-api-key")
     assert finding is not None and finding.impact.security
-    assert any("8020:8000" in e.describe() for e in finding.evidence)
+    assert any("0.0.0.0:8020" in e.describe() for e in finding.evidence)
+    open_plan = DockerRuntime().plan(founding_open_profile())
+    assert any(
+        "reachable from the network (0.0.0.0:8020) without an API key" in w for w in open_plan.warnings
+    )
     # shown, but apart from the performance ranking: after every speed finding, not among them
+    d = diagnose(opened)
     assert finding not in d.performance and d.security == (finding,)
     assert d.ids()[-1] == "exposed-without-api-key"
     assert [f["id"] for f in d.to_dict()["security"]] == ["exposed-without-api-key"]

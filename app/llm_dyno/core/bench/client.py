@@ -10,6 +10,11 @@ client), so the per-chunk path is lean: raw body bytes (no decoder layer), a byt
 common chunk of a stream (one choice, ``"finish_reason":null``, plain text) is read by one compiled
 pattern; any other chunk, or any doubt, goes through ``json.loads``. This matters because a stream
 often arrives in bursts: the wall time then ends when the client has worked through the burst.
+
+Every read is bounded (core/httpbounds.py): an event or line over 1 MiB, more events than the
+request's ``max_tokens`` can explain, a stream past its deadline, or a chunk of the wrong shape
+(``delta`` a string, ``content`` a number) ends that request with a :class:`StreamError`; a
+cancel closes the connection within a tenth of a second even while the server is silent.
 """
 
 from __future__ import annotations
@@ -23,8 +28,15 @@ from typing import Any
 
 import httpx
 
-from llm_dyno.core.bench.sse import SSEDataParser
+from llm_dyno.core.bench.sse import SSEDataParser, SSELimitError
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, Watchdog, get_bounded, read_body
+
+# How many events a request of ``max_tokens`` may take: each text-carrying chunk carries at least one
+# token; role, usage and finish chunks add a few. A stream past this bound is not finishing.
+EVENT_SLACK = 64
+# A stream without any deadline of its own (the suite sets one) still ends within this time.
+DEFAULT_DEADLINE_S = 900.0
 
 
 class StreamError(DynoError):
@@ -138,14 +150,17 @@ class BenchClient:
         self.close()
 
     def get_text(self, path: str, timeout_s: float = 10.0) -> str:
-        """GET a path and return its body; raises :class:`StreamError` on failure."""
+        """GET a path (at most 1 MiB, within ``timeout_s`` overall) and return its body; raises
+        :class:`StreamError` on failure."""
         try:
-            response = self._client.get(path, timeout=timeout_s)
+            status, body = get_bounded(self._client, path, limit=SMALL_LIMIT, deadline_s=timeout_s)
         except httpx.HTTPError as exc:
             raise StreamError(f"GET {path} failed: {exc}", kind="connection") from None
-        if response.status_code >= 400:
-            raise StreamError(f"GET {path} answered HTTP {response.status_code}", kind="http")
-        return response.text
+        except BoundsError as exc:
+            raise StreamError(exc.message, kind="protocol", hint=exc.hint) from None
+        if status >= 400:
+            raise StreamError(f"GET {path} answered HTTP {status}", kind="http")
+        return body.decode("utf-8", "replace")
 
     def get_json(self, path: str, timeout_s: float = 10.0) -> Any:
         """GET a path and decode its JSON body."""
@@ -155,23 +170,54 @@ class BenchClient:
         except ValueError:
             raise StreamError(f"GET {path} did not return JSON", kind="protocol") from None
 
-    def stream(self, path: str, body: dict[str, Any], cancel: threading.Event | None = None) -> StreamOutcome:
-        """POST ``body`` to ``path`` with streaming, read it to the end and time it."""
+    def stream(
+        self,
+        path: str,
+        body: dict[str, Any],
+        cancel: threading.Event | None = None,
+        *,
+        deadline_s: float | None = None,
+    ) -> StreamOutcome:
+        """POST ``body`` to ``path`` with streaming, read it to the end and time it.
+
+        The whole request must finish within ``deadline_s`` (default 900 s); ``cancel`` ends it within
+        a tenth of a second (:class:`StreamCancelled`)."""
+        deadline = DEFAULT_DEADLINE_S if deadline_s is None else deadline_s
+        tokens = body.get("max_tokens")
+        max_events = (tokens if isinstance(tokens, int) and tokens > 0 else 100_000) + EVENT_SLACK
+        watchdog: Watchdog | None = None
         try:
             request = self._client.build_request("POST", path, json=body)
             t0 = time.monotonic()  # like a bare client: building the request is not the server's time
             response = self._client.send(request, stream=True)
             try:
                 if response.status_code >= 400:
-                    detail = _error_detail(response.read())
+                    raw = read_body(response, path, limit=64 * 1024, deadline_s=10.0, what="error answer")
+                    detail = _error_detail(raw)
                     raise StreamError(f"server answered HTTP {response.status_code}: {detail}", kind="http")
-                return _consume(response, t0, cancel)
+                with Watchdog(response, deadline_s=deadline, cancel=cancel, started=t0) as wd:
+                    watchdog = wd
+                    return _consume(response, t0, wd, max_events)
             finally:
                 response.close()
         except httpx.HTTPError as exc:
+            if watchdog is not None and watchdog.expired() is not None:
+                raise _stopped(watchdog) from None  # the watchdog closed the socket
             raise StreamError(
                 f"connection to {self.base_url} lost: {type(exc).__name__}: {exc}", kind="connection"
             ) from None
+        except BoundsError as exc:
+            raise StreamError(exc.message, kind="protocol") from None
+
+
+def _stopped(watchdog: Watchdog) -> DynoError:
+    if watchdog.reason == "cancelled":
+        return StreamCancelled("benchmark cancelled")
+    return StreamError(
+        f"the stream did not finish within {watchdog.deadline_s:g} s; gave up",
+        kind="protocol",
+        hint="raise the suite's timeout_s for long answers on slow hardware",
+    )
 
 
 def _error_detail(raw: bytes) -> str:
@@ -259,22 +305,28 @@ class _Reader:
         if message is not None:
             raise StreamError(f"server reported an error mid-stream: {message}", kind="server")
         if not isinstance(obj, dict):
-            return
+            raise _shape("a chunk", "a JSON object", obj)
         self.chunks += 1
         usage = obj.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
+        elif usage is not None:
+            raise _shape("'usage'", "an object", usage)
         had_text = False
-        choices = obj.get("choices")
-        if isinstance(choices, list) and choices:
+        choices = obj.get("choices") or []
+        if not isinstance(choices, list):
+            raise _shape("'choices'", "a list", choices)
+        if choices:
             self.event_times.append(now - self.t0)
-        for choice in choices or ():
+        for choice in choices:
             if not isinstance(choice, dict):
-                continue
+                raise _shape("a choice", "an object", choice)
             delta = choice.get("delta") or {}
-            content = delta.get("content") or choice.get("text") or ""
+            if not isinstance(delta, dict):
+                raise _shape("'delta'", "an object", delta)
+            content = _text(delta.get("content") or choice.get("text"), "content")
             # newer vLLM: "reasoning"; older: "reasoning_content"
-            reasoning = delta.get("reasoning") or delta.get("reasoning_content") or ""
+            reasoning = _text(delta.get("reasoning") or delta.get("reasoning_content"), "reasoning")
             if content or reasoning:
                 had_text = True
                 self.content += len(content)
@@ -292,28 +344,59 @@ class _Reader:
         self.last_text = now
 
 
-def _consume(response: httpx.Response, t0: float, cancel: threading.Event | None) -> StreamOutcome:
+def _shape(what: str, expected: str, got: Any) -> StreamError:
+    shown = json.dumps(got)[:80] if isinstance(got, str | int | float | list | dict | None) else repr(got)
+    return StreamError(
+        f"malformed stream chunk: {what} should be {expected}, got {type(got).__name__} {shown}",
+        kind="protocol",
+        hint="is this an OpenAI-compatible server?",
+    )
+
+
+def _text(value: Any, name: str) -> str:
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise _shape(f"'{name}'", "a string", value)
+    return value
+
+
+def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events: int) -> StreamOutcome:
     parser = SSEDataParser()
     reader = _Reader(t0)
     end: float | None = None
+    events = 0
     # Raw bytes skip httpx's decoder and re-chunking layers; only a compressed body needs them.
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     chunks = response.iter_raw() if encoding == "identity" else response.iter_bytes()
-    for raw in chunks:
-        now = time.monotonic()
-        if cancel is not None and cancel.is_set():
-            response.close()
-            raise StreamCancelled("benchmark cancelled")
-        if reader.done:
-            continue  # drain the chunked terminator so the connection goes back to the pool
-        for data in parser.feed(raw):
-            reader.event(data, now)
-        if reader.done:
-            end = now
-    if end is None:
-        end = time.monotonic()
-    for data in parser.close():
-        reader.event(data, end)
+    try:
+        for raw in chunks:
+            now = time.monotonic()
+            if watchdog.expired() is not None:
+                response.close()
+                raise _stopped(watchdog)
+            if reader.done:
+                continue  # drain the chunked terminator so the connection goes back to the pool
+            datas = parser.feed(raw)
+            events += len(datas)
+            if events > max_events:
+                raise StreamError(
+                    f"the server streamed more than {max_events:,} events without finishing "
+                    f"(the request allows {max_events - EVENT_SLACK:,} tokens); gave up",
+                    kind="protocol",
+                )
+            for data in datas:
+                reader.event(data, now)
+            if reader.done:
+                end = now
+        if watchdog.expired() is not None:  # the socket was shut down: not the server's end
+            raise _stopped(watchdog)
+        if end is None:
+            end = time.monotonic()
+        for data in parser.close():
+            reader.event(data, end)
+    except SSELimitError as exc:
+        raise StreamError(str(exc), kind="protocol", hint="is this an OpenAI-compatible server?") from None
     if reader.usage is None:
         if not reader.done:
             raise StreamError(

@@ -13,6 +13,7 @@ from llm_dyno import __version__
 from llm_dyno.core.bench.client import BenchClient, StreamError
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.secrets import strip_credentials
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 
@@ -36,7 +37,7 @@ def collect_context(
     if image_digest is None and profile is not None and profile.docker is not None:
         image_digest = profile.docker.image_digest
     return {
-        "url": client.base_url,
+        "url": strip_credentials(client.base_url),
         "model": model,
         "suite": suite.name,
         "suite_definition": suite.to_dict(),

@@ -194,7 +194,7 @@ class BenchRunner:
         if sampler is not None:
             sampler.start()
         try:
-            outcome = self.client.stream(path, body, self.cancel)
+            outcome = self.client.stream(path, body, self.cancel, deadline_s=self.suite.timeout_s)
         except BaseException:
             if sampler is not None:
                 sampler.stop(0)  # never leave the sampling thread behind

@@ -16,7 +16,18 @@ from llm_dyno.core.paths import data_dir, resources_dir
 from llm_dyno.core.profiles.yamlio import Path_, line_for, load_with_lines
 
 ENDPOINTS = ("chat", "completions")
-_TOP_KEYS = {"name", "description", "warmups", "runs", "endpoint", "sampling", "extra", "prompts"}
+_TOP_KEYS = {
+    "name",
+    "description",
+    "warmups",
+    "runs",
+    "endpoint",
+    "sampling",
+    "extra",
+    "prompts",
+    "timeout_s",
+}
+DEFAULT_TIMEOUT_S = 900
 _PROMPT_KEYS = {"name", "max_tokens", "messages", "prompt"}
 
 
@@ -55,6 +66,8 @@ class Suite:
     extra: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     source: str | None = None
+    # each request must finish within this many seconds (a stuck or endless stream ends that run)
+    timeout_s: int = DEFAULT_TIMEOUT_S
 
     def with_counts(self, *, runs: int | None = None, warmups: int | None = None) -> Suite:
         """A copy with other run / warm-up counts (the CLI's ``--runs`` / ``--warmups``)."""
@@ -168,7 +181,8 @@ def _prompt(raw: Any, i: int, endpoint: str, src: str | None, lines: dict[Path_,
 
 def suite_from_yaml(text: str, source: str | None = None) -> Suite:
     """Parse a suite; errors name the file, line and field."""
-    data, lines = load_with_lines(text, source)
+    # a long-context prompt is one long value: suites get room for it (1 MiB a value, 8 MiB a file)
+    data, lines = load_with_lines(text, source, max_value_chars=1024 * 1024, max_file_chars=8 * 1024 * 1024)
     if not isinstance(data, dict):
         raise _fail("a suite file must be a mapping (name, prompts, …)", source, lines, ())
     unknown = set(data) - _TOP_KEYS
@@ -200,6 +214,7 @@ def suite_from_yaml(text: str, source: str | None = None) -> Suite:
         extra=_mapping(data, "extra", source, lines),
         description=str(description or ""),
         source=source,
+        timeout_s=_int(data, "timeout_s", DEFAULT_TIMEOUT_S, 1, source, lines, ()),
     )
 
 

@@ -17,6 +17,7 @@ from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.profiles.diff import DiffRow
 from llm_dyno.core.profiles.model import Runtime
 from llm_dyno.core.runtime.base import FailureKind
+from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.telemetry.logformats import (
     DiagnosticKind,
     EventKind,
@@ -275,32 +276,19 @@ def scheduled_tokens_warning(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
-_ALL_INTERFACES = {None, "", "0.0.0.0", "::", "[::]"}  # noqa: S104 - detecting it, not binding
-
-
 def exposed_without_api_key(inp: DiagnosisInput) -> list[Finding]:
-    """The server answers anyone on the network and asks for no key."""
+    """The server answers anyone on the network and asks for no key (where it listens: the same
+    :func:`exposure_of` the plan and the launch report)."""
     p = inp.profile
     if p is None:
         return []
-    e = p.engine()
-    if e.api_key or p.env.get("VLLM_API_KEY"):
+    exposure = exposure_of(p)
+    if not exposure.network or exposure.has_key:
         return []
-    evidence: list[Evidence] = []
-    if p.runtime is Runtime.DOCKER and p.docker is not None:
-        # "8020:8000" publishes on every host interface; "127.0.0.1:8020:8000" only locally
-        open_ports = [
-            port
-            for port in p.docker.ports
-            if len(port.split("/")[0].split(":")) < 3 or port.split(":")[0] in _ALL_INTERFACES
-        ]
-        if not open_ports:
-            return []
-        evidence.append(MetricEvidence("published ports", ", ".join(open_ports), source="profile"))
-    elif e.host not in _ALL_INTERFACES:
-        return []
-    evidence.append(MetricEvidence("--host", e.host or "(default: all interfaces)", source="profile"))
-    evidence.append(MetricEvidence("--api-key", "none", source="profile"))
+    evidence: list[Evidence] = [
+        MetricEvidence("listens on", ", ".join(exposure.binds), source="profile"),
+        MetricEvidence("--api-key", "none", source="profile"),
+    ]
     return [
         Finding(
             "exposed-without-api-key",

@@ -3,11 +3,13 @@ a live server's metrics and version. Shared by the CLI and the window."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
 
 from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.httpbounds import BoundsError, get_bounded
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
 from llm_dyno.core.telemetry.rates import MetricsRates, compute_rates
@@ -44,9 +46,10 @@ def read_live(
         second = scrape(client, url, api_key)
         version: str | None = None
         try:
-            resp = client.get(url.rstrip("/") + "/version", headers=headers)
-            if resp.status_code == 200:
-                version = str(resp.json().get("version") or "") or None
-        except (httpx.HTTPError, ValueError):
+            status, body = get_bounded(client, url.rstrip("/") + "/version", headers=headers, deadline_s=5.0)
+            answer = json.loads(body) if status == 200 else None
+            if isinstance(answer, dict):
+                version = str(answer.get("version") or "") or None
+        except (httpx.HTTPError, ValueError, BoundsError):
             version = None
     return second, compute_rates(first, second), version

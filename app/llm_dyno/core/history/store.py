@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import shutil
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +15,7 @@ from typing import Any
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import HistoryError, migrate
 from llm_dyno.core.paths import data_dir
+from llm_dyno.core.secrets import strip_credentials
 
 
 def default_path() -> Path:
@@ -71,7 +76,7 @@ def _columns(result: BenchResult) -> tuple[Any, ...]:
         result.suite,
         _mean_wall_tps(result, "narrative"),
         _mean_wall_tps(result, "code"),
-        result.to_json(),
+        strip_credentials(result.to_json()),  # a URL's user:password is never stored
     )
 
 
@@ -80,14 +85,82 @@ class HistoryStore:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._copied: Path | None = None
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HistoryError(f"cannot create the folder of {self.path}: {exc.strerror}") from None
+        with self._guard("opening"):
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             migrate(self._conn, self.path)
+
+    @contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        """SQLite's errors as messages a user can act on: a full disk, a damaged file (a copy of it
+        is kept before anything else touches it), a busy database."""
+        try:
+            yield
         except sqlite3.Error as exc:
-            raise HistoryError(f"cannot open history database {self.path}: {exc}") from exc
+            raise self._explain(exc, doing) from None
+
+    def _explain(self, exc: sqlite3.Error, doing: str) -> HistoryError:
+        text = str(exc)
+        full = "full" in text or (
+            "disk I/O error" in text and shutil.disk_usage(self.path.parent).free < 1024 * 1024
+        )
+        if full:
+            return HistoryError(
+                f"no space left on the device of {self.path.parent} while {doing} {self.path.name}",
+                hint="free some space; the results stored so far are kept",
+            )
+        if "locked" in text or "busy" in text:
+            return HistoryError(
+                f"the history database {self.path} is busy ({text})",
+                hint="another LLM Dyno may be writing to it; try again",
+            )
+        if "malformed" in text or "not a database" in text or "disk I/O error" in text:
+            copy = self._keep_copy()
+            kept = f"a copy was kept at {copy}" if copy else "no copy could be made"
+            return HistoryError(
+                f"the history database {self.path} is damaged ({text}); {kept}",
+                hint=f"move {self.path.name} away to start a new history (sqlite3's .recover may save rows)",
+            )
+        return HistoryError(f"history database {self.path}: {text} (while {doing})")
+
+    def _keep_copy(self) -> Path | None:
+        """Copy the damaged file (and its WAL) once, before anything can write to it again."""
+        if self._copied is None:
+            self._copied = self._earlier_copy()
+        if self._copied is None:
+            stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+            copy = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+            try:
+                shutil.copy2(self.path, copy)
+                wal = self.path.with_name(self.path.name + "-wal")
+                if wal.exists():
+                    shutil.copy2(wal, copy.with_name(copy.name + "-wal"))
+            except OSError:
+                return None
+            self._copied = copy
+        return self._copied
+
+    def _earlier_copy(self) -> Path | None:
+        """A copy kept by an earlier run of the same damaged file (same size and time): reused, so
+        that every command run against the damage does not add one more."""
+        try:
+            st = self.path.stat()
+            for old in self.path.parent.glob(f"{self.path.name}.damaged-*"):
+                ost = old.stat()
+                if not old.name.endswith("-wal") and (ost.st_size, ost.st_mtime_ns) == (
+                    st.st_size,
+                    st.st_mtime_ns,
+                ):
+                    return old
+        except OSError:
+            pass
+        return None
 
     def close(self) -> None:
         """Close the connection."""
@@ -101,7 +174,7 @@ class HistoryStore:
 
     def add(self, result: BenchResult, *, tags: tuple[str, ...] = (), note: str = "") -> int:
         """Store a result; returns its id."""
-        with self._tx():
+        with self._guard("writing"), self._tx():
             cur = self._conn.execute(
                 "INSERT INTO results (started, profile, model, suite, narr_wall_tps, code_wall_tps, json,"
                 " note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -116,7 +189,7 @@ class HistoryStore:
         """Store a newer state of a result kept under ``result_id`` (a benchmark saves run by run);
         its tags and note stay."""
         self._require(result_id)
-        with self._tx():
+        with self._guard("writing"), self._tx():
             self._conn.execute(
                 "UPDATE results SET started = ?, profile = ?, model = ?, suite = ?, narr_wall_tps = ?,"
                 " code_wall_tps = ?, json = ? WHERE id = ?",
@@ -162,8 +235,9 @@ class HistoryStore:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        rows = self._conn.execute(sql, params).fetchall()
-        return [self._entry(row) for row in rows]
+        with self._guard("reading"):
+            rows = self._conn.execute(sql, params).fetchall()
+            return [self._entry(row) for row in rows]
 
     def _entry(self, row: tuple[Any, ...]) -> HistoryEntry:
         tags = tuple(
@@ -176,17 +250,31 @@ class HistoryStore:
 
     def get(self, result_id: int) -> StoredResult:
         """One result; :class:`HistoryError` if there is none with that id."""
-        row = self._conn.execute(
-            "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note, json FROM results"
-            " WHERE id = ?",
-            (result_id,),
-        ).fetchone()
-        if row is None:
-            raise HistoryError(f"no result with id {result_id}", hint="`llm-dyno history list` shows the ids")
-        return StoredResult(self._entry(row[:8]), BenchResult.from_dict(json.loads(row[8])))
+        with self._guard("reading"):
+            row = self._conn.execute(
+                "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note, json"
+                " FROM results WHERE id = ?",
+                (result_id,),
+            ).fetchone()
+            if row is None:
+                raise HistoryError(
+                    f"no result with id {result_id}", hint="`llm-dyno history list` shows the ids"
+                )
+            entry = self._entry(row[:8])
+        try:
+            result = BenchResult.from_dict(json.loads(row[8]))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise HistoryError(
+                f"result #{result_id} in {self.path} is damaged: its stored JSON does not read "
+                f"({type(exc).__name__}: {str(exc)[:120]}); the other results are not affected",
+                hint=f"`llm-dyno history delete {result_id}` removes it",
+            ) from None
+        return StoredResult(entry, result)
 
     def _require(self, result_id: int) -> None:
-        if self._conn.execute("SELECT 1 FROM results WHERE id = ?", (result_id,)).fetchone() is None:
+        with self._guard("reading"):
+            found = self._conn.execute("SELECT 1 FROM results WHERE id = ?", (result_id,)).fetchone()
+        if found is None:
             raise HistoryError(f"no result with id {result_id}", hint="`llm-dyno history list` shows the ids")
 
     def tag(self, result_id: int, tag: str) -> None:
@@ -194,25 +282,25 @@ class HistoryStore:
         self._require(result_id)
         if not tag.strip():
             raise HistoryError("a tag cannot be empty")
-        with self._tx():
+        with self._guard("writing"), self._tx():
             self._conn.execute("INSERT OR IGNORE INTO result_tags VALUES (?, ?)", (result_id, tag.strip()))
 
     def untag(self, result_id: int, tag: str) -> None:
         """Remove a tag."""
         self._require(result_id)
-        with self._tx():
+        with self._guard("writing"), self._tx():
             self._conn.execute("DELETE FROM result_tags WHERE result_id = ? AND tag = ?", (result_id, tag))
 
     def note(self, result_id: int, text: str) -> None:
         """Replace the note."""
         self._require(result_id)
-        with self._tx():
+        with self._guard("writing"), self._tx():
             self._conn.execute("UPDATE results SET note = ? WHERE id = ?", (text, result_id))
 
     def delete(self, result_id: int) -> None:
         """Delete a result and its tags."""
         self._require(result_id)
-        with self._tx():
+        with self._guard("writing"), self._tx():
             self._conn.execute("DELETE FROM result_tags WHERE result_id = ?", (result_id,))
             self._conn.execute("DELETE FROM results WHERE id = ?", (result_id,))
 

@@ -76,9 +76,6 @@ JSON_FLAGS: frozenset[str] = frozenset(
     }
 )
 
-# Flags whose value is a secret: the profile may hold only a reference to it.
-SECRET_FLAGS: frozenset[str] = frozenset({"api-key"})
-
 
 @dataclass(frozen=True)
 class Flag:

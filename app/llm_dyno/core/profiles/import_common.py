@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
-from llm_dyno.core.profiles.flags import SECRET_FLAGS, engine_config, parse_args
+from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
-from llm_dyno.core.secrets import is_reference
+from llm_dyno.core.secrets import SECRET_FLAG_ENV, secret_flag, secret_value_problem
 
 SourceKind = Literal["compose", "docker-run", "vllm-serve", "profile"]
 
@@ -27,8 +27,6 @@ META_COMMENT = "# llm-dyno:"
 DEFAULT_IMAGE = "vllm/vllm-openai:latest"
 
 _NAME_BAD_RE = re.compile(r"[^A-Za-z0-9._ +-]+")
-# Secret flags and the reference an import puts in place of a literal value.
-_SECRET_FLAG_REFS = {**{f: "${VLLM_API_KEY}" for f in SECRET_FLAGS}, "hf-token": "${HF_TOKEN}"}
 
 
 @dataclass(frozen=True)
@@ -141,20 +139,32 @@ def _take_model(draft: Draft) -> tuple[str, bool, list[str], list[Location]]:
 
 
 def _scrub_secret_flags(args: list[str], warnings: list[str]) -> None:
+    """Literal secrets become references; abbreviations of a secret flag (``--api-ke``, which vLLM's
+    parser accepts) are written out in full, so that every later check sees them."""
     for flag in parse_args(args).flags:
-        ref = _SECRET_FLAG_REFS.get(flag.name)
-        if ref is None or flag.value is None or is_reference(flag.value):
+        secret = secret_flag(flag.name)
+        if secret is None:
             continue
+        spelled = flag.spelled.split("=", 1)[0]
+        value = flag.value
+        problem = secret_value_problem(value) if value is not None else None
+        if problem is not None:
+            value = "${" + SECRET_FLAG_ENV[secret] + "}"
+            said = "held a literal secret" if problem == "holds a secret value" else "had a literal default"
+            warnings.append(f"{spelled} {said}; replaced it with {value}")
+        if spelled != f"--{secret}":
+            warnings.append(f"{spelled} is an abbreviation of --{secret}; written out in full")
         if "=" in flag.spelled:
-            args[flag.index] = f"{flag.spelled.split('=', 1)[0]}={ref}"
+            args[flag.index] = f"--{secret}={value}"
         else:
-            args[flag.index + 1] = ref
-        warnings.append(f"{flag.spelled.split('=', 1)[0]} held a literal secret; replaced it with {ref}")
+            args[flag.index] = f"--{secret}"
+            if value is not None:
+                args[flag.index + 1] = value
 
 
 def _scrub_secret_env(env: dict[str, str], warnings: list[str]) -> None:
     for key, value in env.items():
-        if value and is_secret_name(key) and not is_reference(value):
+        if value and is_secret_name(key) and secret_value_problem(value) is not None:
             env[key] = f"${{{key}}}"
             warnings.append(
                 f"{key} held a literal secret; replaced it with ${{{key}}} (set it in your environment "

@@ -11,20 +11,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llm_dyno.core.errors import Location, ProfileError
-from llm_dyno.core.profiles.flags import SECRET_FLAGS, EngineConfig, engine_config, parse_args
-from llm_dyno.core.profiles.yamlio import dump, line_for, load_with_lines
-from llm_dyno.core.secrets import is_reference
+from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
+from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, line_for, load_with_lines
+from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
+
+__all__ = ["is_secret_name"]  # re-exported: the importers ask the model which names are secret
 
 SCHEMA_VERSION = 1
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}")
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
-_SECRET_NAME_RE = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY)", re.IGNORECASE)
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says it holds a secret (token, key, password)."""
-    return bool(_SECRET_NAME_RE.search(name))
 
 
 class Runtime(StrEnum):
@@ -184,11 +180,24 @@ class Profile(_Frozen):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
+        if not _NAME_RE.fullmatch(v):  # match() with "$" would accept a trailing newline
             raise ValueError(
                 "a name of 1-80 letters, digits, spaces, '.', '_', '+' or '-', "
                 "starting with a letter or digit"
             )
+        return v
+
+    @field_validator("notes", "pre_start", "args")
+    @classmethod
+    def _bounded(cls, v: Any) -> Any:
+        # what the YAML loader would refuse to read back (yamlio.MAX_VALUE_CHARS) is refused here,
+        # so that a save never writes a file that no longer loads
+        for text in (v,) if isinstance(v, str) else v or ():
+            if isinstance(text, str) and len(text) > MAX_VALUE_CHARS:
+                raise ValueError(
+                    f"a value of {len(text):,} characters (at most {MAX_VALUE_CHARS:,}); "
+                    "keep long text in a file of its own"
+                )
         return v
 
     @field_validator("model")
@@ -206,10 +215,10 @@ class Profile(_Frozen):
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(key)):
                 raise ValueError(f"{key!r} is not an environment variable name")
             text = "" if value is None else str(value)
-            if text and is_secret_name(str(key)) and not is_reference(text):
+            problem = secret_value_problem(text) if text and is_secret_name(str(key)) else None
+            if problem is not None:
                 raise ValueError(
-                    f"{key} holds a secret value; store a reference instead, "
-                    f"e.g. ${{{key}}} or keyring:llm-dyno/{key}"
+                    f"{key} {problem}; store a reference instead, e.g. ${{{key}}} or keyring:llm-dyno/{key}"
                 )
             out[str(key)] = text
         return out
@@ -230,11 +239,12 @@ class Profile(_Frozen):
             raise ValueError("a docker profile needs a 'docker' section with at least an image")
         parsed = parse_args(self.args)
         for flag in parsed.flags:
-            if flag.name in SECRET_FLAGS and flag.value is not None and not is_reference(flag.value):
-                raise ValueError(
-                    f"args[{flag.index}]: {flag.spelled} holds a secret value; use a reference such as "
-                    "${VLLM_API_KEY}"
-                )
+            secret = secret_flag(flag.name)
+            problem = secret_value_problem(flag.value) if secret and flag.value is not None else None
+            if secret is not None and problem is not None:
+                var = SECRET_FLAG_ENV[secret]
+                spelled = flag.spelled.split("=", 1)[0]
+                raise ValueError(f"args[{flag.index}]: {spelled} {problem}; use a reference like ${{{var}}}")
         return self
 
     # ---- derived views -------------------------------------------------------------------------
@@ -273,10 +283,17 @@ class Profile(_Frozen):
         return dump(self.to_dict())
 
     def with_changes(self, **changes: Any) -> Profile:
-        """A validated copy with some fields replaced."""
+        """A validated copy with some fields replaced (:class:`ProfileError` naming the field when a
+        new value is invalid, e.g. ``--name`` with a trailing newline)."""
         data = self.model_dump(by_alias=False)
         data.update(changes)
-        return Profile.model_validate(data)
+        try:
+            return Profile.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise ProfileError(msg, where=Location(field=field)) from None
 
 
 def profile_from_data(

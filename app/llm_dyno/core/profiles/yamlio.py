@@ -1,7 +1,16 @@
-"""The one place that reads and writes YAML: safe loading with line numbers, readable dumping."""
+"""The one place that reads and writes YAML: safe loading with line numbers, readable dumping.
+
+Every YAML file the app reads (profiles, settings, suites, references, compose files) comes through
+:func:`load_with_lines`, which bounds what a file can cost before anything is built from it: nesting
+depth (``a: [[[[…`` 5,000 deep overflows the recursive composer), the length of one line or value (a
+2 MB one-line ``notes`` stalls every widget that shows it), recursive aliases (``n: &n [*n]`` makes
+every walker loop for ever) and alias expansion (a 317-byte "billion laughs" file expands to
+gigabytes). Each refusal is a :class:`ProfileError` naming the file and line.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -10,18 +19,148 @@ from llm_dyno.core.errors import Location, ProfileError
 
 Path_ = tuple[str | int, ...]
 
+MAX_DEPTH = 64  # a compose file's deepest real path (deploy.resources.reservations.devices[0]…) is ~8
+MAX_NODES = 100_000  # values after alias expansion; the largest real files have a few thousand
+MAX_VALUE_CHARS = 64 * 1024  # one line or one value; a long chat template is ~10 KB
+# the pure-Python parser reads ~1 MB/s of the worst YAML: a bigger file would stall whoever reads it
+MAX_FILE_CHARS = 1024 * 1024
 
-def load_with_lines(text: str, source: str | None = None) -> tuple[Any, dict[Path_, int]]:
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that refuses nesting deeper than ``MAX_DEPTH`` and values longer than the limit
+    while it composes (the composer recurses once per level, so the check must come before)."""
+
+    def __init__(self, text: str, max_value_chars: int) -> None:
+        super().__init__(text)
+        self._depth = 0
+        self._max_value = max_value_chars
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.ScalarEvent) and len(event.value) > self._max_value:
+            raise _Refused(
+                f"a value of {len(event.value):,} characters (the limit is {self._max_value:,})", event
+            )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(f"nesting deeper than {MAX_DEPTH} levels", event)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+class _Refused(Exception):
+    """A bound broken at an event or node (carries its mark for the line)."""
+
+    def __init__(self, problem: str, at: yaml.Event | yaml.Node) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = at.start_mark.line + 1 if at.start_mark is not None else None
+
+
+def _check_graph(root: yaml.Node) -> None:
+    """Refuse a recursive alias or an expansion past ``MAX_NODES``, without recursion."""
+    seen = 0
+    # (node, entering): a node is on the current path between its enter and its exit
+    # the line reported is that of the top-level entry being walked: an alias's target node carries
+    # the line of its anchor, which may sit far above the entry that expands it
+    stack: list[tuple[yaml.Node, bool, yaml.Node]] = [(root, True, root)]
+    on_path: set[int] = set()
+    while stack:
+        node, entering, entry = stack.pop()
+        if not entering:
+            on_path.discard(id(node))
+            continue
+        if id(node) in on_path:
+            raise _Refused("an alias that contains itself (a recursive alias)", entry)
+        seen += 1
+        if seen > MAX_NODES:
+            raise _Refused(f"aliases that expand to more than {MAX_NODES:,} values (an alias bomb?)", entry)
+        if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+            on_path.add(id(node))
+            stack.append((node, False, entry))
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [n for pair in node.value for n in pair]
+            )
+            stack.extend((child, True, child if node is root else entry) for child in reversed(children))
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _deep_flow(text: str) -> int | None:
+    """The line where ``[``/``{`` nesting passes ``MAX_DEPTH`` (None if it never does). PyYAML's
+    scanner looks ahead through a run of flow openers before the composer sees the first one, in
+    time quadratic in the run (3,000 of them take seconds), so deep flow nesting is refused before
+    parsing. Brackets inside quoted or plain text count too: 64 unbalanced ones do not occur in a
+    real file."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        depth = depth + 1 if m.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            return text.count("\n", 0, m.start()) + 1
+    return None
+
+
+def _long_line(text: str, limit: int) -> int | None:
+    """The 1-based number of the first line longer than ``limit``, if any (cheap: no parsing)."""
+    if len(text) <= limit:
+        return None
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > limit:
+            return number
+    return None
+
+
+def load_with_lines(
+    text: str,
+    source: str | None = None,
+    *,
+    max_value_chars: int = MAX_VALUE_CHARS,
+    max_file_chars: int = MAX_FILE_CHARS,
+) -> tuple[Any, dict[Path_, int]]:
     """Parse YAML safely; return the data and a map from field path to its 1-based line.
 
-    Raises :class:`ProfileError` with the file and line of a syntax error.
+    Raises :class:`ProfileError` with the file and line of a syntax error or of a broken bound
+    (depth, alias, size; see the module docstring). ``max_value_chars`` bounds one line or value
+    and ``max_file_chars`` the file (suites with long prompts pass more).
     """
-    loader: yaml.SafeLoader | None = None
+    long_line = _long_line(text, max_value_chars)
+    if long_line is not None:
+        raise ProfileError(
+            f"refused: a line longer than {max_value_chars:,} characters",
+            where=Location(source, long_line),
+            hint="shorten it (a note, a prompt or a template belongs in a file of its own)",
+        )
+    if len(text) > max_file_chars:
+        raise ProfileError(
+            f"refused: {len(text):,} characters (the limit for this YAML file is {max_file_chars:,})",
+            where=Location(source),
+        )
+    deep = _deep_flow(text)
+    if deep is not None:
+        raise ProfileError(
+            f"refused: nesting deeper than {MAX_DEPTH} levels",
+            where=Location(source, deep),
+            hint="simplify the YAML at that line",
+        )
+    loader: _BoundedLoader | None = None
     try:
-        loader = yaml.SafeLoader(text)  # rejects unprintable characters already
+        loader = _BoundedLoader(text, max_value_chars)  # rejects unprintable characters already
         # compose once, construct from the same node tree: one parse gives both data and lines
         node = loader.get_single_node()
+        if node is not None:
+            _check_graph(node)
         data = loader.construct_document(node) if node is not None else None
+    except _Refused as exc:
+        raise ProfileError(
+            f"refused: {exc.problem}", where=Location(source, exc.line), hint="simplify the YAML at that line"
+        ) from None
+    except RecursionError:  # a bound above should come first; never let one escape as a crash
+        raise ProfileError("refused: nested too deeply", where=Location(source)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -18,13 +18,14 @@ from enum import StrEnum
 from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.secrets import resolve_reference
+from llm_dyno.core.runtime.exposure import Exposure
+from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
 def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
     """The key clients must send to this profile's server: its ``--api-key`` reference resolved
     (None when it has none). Holds a secret: never log or store it."""
-    ref = profile.engine().api_key
+    ref = split_secret_flags(profile.args)[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
     return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 
@@ -84,6 +85,7 @@ class FailureKind(StrEnum):
     EXECUTABLE_NOT_FOUND = "executable_not_found"
     SECRET_MISSING = "secret_missing"  # noqa: S105 - a kind name: a keyring reference that cannot be read
     TIMEOUT = "timeout"
+    NOT_RECORDED = "not_recorded"  # started, but its state file could not be written (full disk)
     EXITED = "exited"  # ended with no recognised cause
     UNKNOWN = "unknown"
 
@@ -140,12 +142,24 @@ class LaunchPlan:
     gpus: tuple[int, ...] | None  # None: all GPUs or none requested
     spec: dict[str, Any]  # backend-specific: container create kwargs, or argv/env/cwd
     warnings: tuple[str, ...] = ()
+    exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
+
+    def notes(self) -> list[str]:
+        """Where it listens, then every warning: what plan and launch show before anything runs."""
+        return ([self.exposure.describe()] if self.exposure else []) + [
+            f"warning: {w}" for w in self.warnings
+        ]
+
+    def report(self) -> str:
+        """The plan as a user reads it: profile, URL, :meth:`notes` as comments, then :meth:`describe`."""
+        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
+        lines += [f"# {line}" for line in self.notes()]
+        return "\n".join([*lines, self.describe()])
 
     def describe(self) -> str:
-        """A human-readable account of what would run: the command line with its environment overrides
-        (secrets stay references), the URL and any warnings. Backends with another spec override it."""
-        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
-        lines += [f"# warning: {w}" for w in self.warnings]
+        """The command that would run, with its environment overrides (secrets stay references).
+        Backends with another spec override it."""
+        lines: list[str] = []
         argv = self.spec.get("argv")
         if argv:
             env = self.spec.get("env") or {}

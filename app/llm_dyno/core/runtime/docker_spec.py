@@ -21,6 +21,8 @@ from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
+from llm_dyno.core.runtime.exposure import exposure_of
+from llm_dyno.core.secrets import require_secrets, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -264,9 +266,13 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if ":" in url_host:
         url_host = f"[{url_host}]"
 
+    # secrets go to the container's environment, never its command (docker inspect, the host's ps)
+    command, secret_env = split_secret_flags(profile.vllm_argv())
+    environment = {**profile.env, **secret_env}
+    warnings += require_secrets(environment, list(secret_env))
     spec: dict[str, Any] = {
         "image": settings.image,
-        "command": profile.vllm_argv(),
+        "command": command,
         "name": container_name(profile),
         "labels": {
             **settings.labels,
@@ -283,8 +289,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     entrypoint = _entrypoint(profile, settings)
     if entrypoint is not None:
         spec["entrypoint"] = entrypoint
-    if profile.env:
-        spec["environment"] = dict(profile.env)
+    if environment:
+        spec["environment"] = environment
     if any(k.startswith("llm-dyno.") for k in settings.labels):
         warnings.append("labels starting with llm-dyno. are the app's own; the file's values are replaced")
     volumes = _volumes(settings, warnings)
@@ -307,6 +313,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if profile.gpus is None and not settings.runtime:
         warnings.append("no GPUs requested: vLLM in the container will see none (set gpus: all)")
     gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
+    exposure = exposure_of(profile, remote)
+    warnings += exposure.warnings
     return DockerLaunchPlan(
         profile=profile,
         runtime="docker",
@@ -316,6 +324,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         spec=spec,
         warnings=tuple(warnings + list(engine.warnings)),
         docker_host=settings.host,
+        exposure=exposure,
     )
 
 

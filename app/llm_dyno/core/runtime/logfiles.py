@@ -6,6 +6,7 @@ container ends) and every reader finds a profile's latest log here, so the namin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from llm_dyno.core.paths import data_dir
@@ -15,6 +16,11 @@ from llm_dyno.core.profiles.store import file_stem
 def logs_dir() -> Path:
     """Folder of server log files."""
     return data_dir() / "logs"
+
+
+# what follows "<stem>-" in a log's name: a launch time (process) or a short container id (docker);
+# matching it exactly keeps profile "a" from taking "a-b"'s logs
+_RUN_ID = r"(?:\d{8}-\d{6}|[0-9a-f]{12})"
 
 
 def log_path(profile_name: str, run_id: str) -> Path:
@@ -27,6 +33,6 @@ def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
     folder = folder or logs_dir()
     if not folder.is_dir():
         return None
-    prefix = file_stem(profile_name) + "-"
-    logs = [p for p in folder.glob("*.log") if p.name.lower().startswith(prefix)]
+    own = re.compile(re.escape(file_stem(profile_name)) + "-" + _RUN_ID + r"\.log")
+    logs = [p for p in folder.glob("*.log") if own.fullmatch(p.name.lower())]
     return max(logs, key=lambda p: p.stat().st_mtime) if logs else None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.atomic import atomic_write_text
+from llm_dyno.core.atomic import atomic_write_text, clear_os_error
 from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
 from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.profiles.model import Profile, profile_from_data
@@ -35,10 +35,11 @@ from llm_dyno.core.runtime.base import (
     ServerStatus,
     client_api_key,
 )
+from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, servers_dir, state_path, was_stopped
-from llm_dyno.core.secrets import resolve_command, resolve_env
+from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
@@ -299,28 +300,6 @@ class _FailedHandle(ServerHandle):
         return self.status
 
 
-def _secrets_to_env(args: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Move ``--api-key REF`` into ``VLLM_API_KEY`` (which vLLM reads): a secret in argv is visible
-    to every user in /proc and would land in the state file; the reference is resolved at launch."""
-    out: list[str] = []
-    env: dict[str, str] = {}
-    skip = False
-    for i, arg in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        name, eq, value = arg.partition("=")
-        if name in ("--api-key", "--api_key"):
-            if eq:
-                env["VLLM_API_KEY"] = value
-            elif i + 1 < len(args):
-                env["VLLM_API_KEY"] = args[i + 1]
-                skip = True
-            continue
-        out.append(arg)
-    return out, env
-
-
 def _check_model_folder(profile: Profile) -> None:
     """A model given as a path must exist: else vLLM takes it for a Hugging Face repo id and fails
     20 s later with a confusing lookup error."""
@@ -359,7 +338,8 @@ class ProcessRuntime(Runtime):
         if profile.model.startswith("~"):
             # no shell runs the command, so "~/models/x" would reach vLLM as a Hugging Face id
             argv_in[argv_in.index(profile.model)] = os.path.expanduser(profile.model)
-        serve_args, secret_env = _secrets_to_env(argv_in)
+        # secrets go to the environment, never argv (readable by every user in /proc, kept in state)
+        serve_args, secret_env = split_secret_flags(argv_in)
         argv = [*head, "serve", *serve_args]
         warnings: list[str] = []
         host = engine.host
@@ -370,6 +350,7 @@ class ProcessRuntime(Runtime):
         url_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # noqa: S104
         gpus: tuple[int, ...] | None = profile.gpus if isinstance(profile.gpus, tuple) else None
         env = {**profile.env, **secret_env}
+        warnings += require_secrets(env, list(secret_env))
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
         if profile.docker is not None:
@@ -378,7 +359,10 @@ class ProcessRuntime(Runtime):
         spec: dict[str, Any] = {"argv": argv, "env": env, "cwd": cwd, "bind_host": host}
         if "[" not in url_host and ":" in url_host:
             url_host = f"[{url_host}]"
-        return LaunchPlan(profile, self.name, f"http://{url_host}:{port}", port, gpus, spec, tuple(warnings))
+        exposure = exposure_of(profile)
+        warnings += exposure.warnings
+        url = f"http://{url_host}:{port}"
+        return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
@@ -408,18 +392,22 @@ class ProcessRuntime(Runtime):
             return _FailedHandle(plan, reason)
         argv[0] = exe
         log_path = logfiles.log_path(plan.profile.name, time.strftime("%Y%m%d-%H%M%S"))
-        log_path.parent.mkdir(parents=True, exist_ok=True)
         started = time.time()
-        with open(log_path, "ab") as log:
-            popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=plan.spec.get("cwd"),
-                start_new_session=True,
-            )
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_path, "ab") as log:
+                popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=plan.spec.get("cwd"),
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            why = clear_os_error(exc, log_path).strerror or str(exc)
+            return _FailedHandle(plan, FailureReason(FailureKind.NOT_RECORDED, f"cannot start: {why}"))
         handle = ProcessHandle(
             plan,
             pid=popen.pid,
@@ -444,7 +432,19 @@ class ProcessRuntime(Runtime):
             "profile_hash": plan.profile.content_hash(),
             "profile": plan.profile.to_dict(),
         }
-        atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+        try:
+            atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+        except OSError as exc:
+            # Running but recorded nowhere: no later command could find or stop it. Stop it now.
+            handle._start_threads()
+            handle.stop(timeout=10)
+            reason = FailureReason(
+                FailureKind.NOT_RECORDED,
+                f"the server started but could not be recorded ({exc.strerror}); it was stopped "
+                "rather than left running untracked",
+                "free some space and launch again",
+            )
+            return _FailedHandle(plan, reason)
         handle._start_threads()
         return handle
 

@@ -7,11 +7,15 @@ server loads. Polling is fast (every 50 ms by default) so that READY shows withi
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
+
+from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, get_bounded
 
 
 @dataclass(frozen=True)
@@ -63,21 +67,49 @@ class ReadinessProbe:
                     return ReadinessResult(False, (), health_ok_at, last_error or "timed out")
                 try:
                     if health_ok_at is None:
-                        r = client.get(f"{self.base_url}/health")
-                        if r.status_code == 200:
+                        status, _ = self._get(client, "/health")
+                        if status == 200:
                             health_ok_at = time.time()
                         else:
-                            last_error = f"/health answered {r.status_code}"
+                            last_error = f"/health answered {status}"
                     if health_ok_at is not None:
-                        r = client.get(f"{self.base_url}/v1/models")
-                        if r.status_code == 200:
-                            data = r.json().get("data", [])
-                            models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
-                            return ReadinessResult(True, models, health_ok_at)
-                        last_error = f"/v1/models answered {r.status_code}"
-                        if r.status_code in (401, 403):
+                        status, body = self._get(client, "/v1/models")
+                        if status == 200:
+                            return ReadinessResult(True, model_ids(body), health_ok_at)
+                        last_error = f"/v1/models answered {status}"
+                        if status in (401, 403):
                             return ReadinessResult(False, (), health_ok_at, last_error + " (API key?)")
-                except (httpx.HTTPError, ValueError) as exc:
+                except httpx.HTTPError as exc:
                     last_error = f"{type(exc).__name__}: {exc}"
+                except (BoundsError, ModelsError) as exc:
+                    # the server answers, but not as vLLM does: say so instead of waiting for ever
+                    return ReadinessResult(False, (), health_ok_at, exc.message)
                 self._cancel.wait(self.interval_s)
         return ReadinessResult(False, (), health_ok_at, "cancelled")
+
+    def _get(self, client: httpx.Client, path: str) -> tuple[int, bytes]:
+        return get_bounded(
+            client, f"{self.base_url}{path}", limit=SMALL_LIMIT, deadline_s=self.request_timeout_s * 2
+        )
+
+
+class ModelsError(BoundsError):
+    """``/v1/models`` answered 200 with something other than an OpenAI model list."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="shape", hint="is this an OpenAI-compatible server?")
+
+
+def model_ids(body: bytes) -> tuple[str, ...]:
+    """The model ids of a ``/v1/models`` answer (``{"data": [{"id": …}, …]}``); raises
+    :class:`ModelsError` for any other shape."""
+    try:
+        data: Any = json.loads(body)
+    except ValueError:
+        raise ModelsError(f"/v1/models did not answer JSON: {body[:80]!r}") from None
+    listed = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(listed, list):
+        raise ModelsError(
+            f"/v1/models answered a {type(data).__name__} without a 'data' list, not an OpenAI model list"
+        )
+    return tuple(str(m.get("id", "")) for m in listed if isinstance(m, dict))

@@ -7,12 +7,13 @@ only the name of the environment variable that holds it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.paths import data_dir
+from llm_dyno.core.secrets import strip_credentials
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,17 @@ def load_attached(path: Path | None = None) -> list[AttachedServer]:
 
 
 def _save(servers: list[AttachedServer], path: Path) -> None:
-    text = json.dumps({"version": 1, "servers": [asdict(s) for s in servers]}, indent=2) + "\n"
+    # a URL's user:password never reaches the file (use an API-key variable instead)
+    clean = [asdict(replace(s, url=strip_credentials(s.url))) for s in servers]
+    text = json.dumps({"version": 1, "servers": clean}, indent=2) + "\n"
     atomic_write_text(path, text)
 
 
 def remember_attached(server: AttachedServer, path: Path | None = None) -> list[AttachedServer]:
     """Add or update (same URL) a server; returns the new list."""
     path = path or attached_file()
-    servers = [s for s in load_attached(path) if s.url.rstrip("/") != server.url.rstrip("/")]
+    url = strip_credentials(server.url).rstrip("/")
+    servers = [s for s in load_attached(path) if s.url.rstrip("/") != url]
     servers.append(server)
     _save(servers, path)
     return servers

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body
 from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
@@ -215,14 +216,26 @@ def _unreachable(url: str, exc: Exception) -> MetricsError:
     return MetricsError(f"{url}: {type(exc).__name__}: {exc}", hint="is the server running?")
 
 
-def scrape(client: httpx.Client, base_url: str, api_key: str | None = None) -> MetricsSnapshot:
-    """GET ``/metrics`` and parse it. Raises :class:`MetricsError` when the server does not answer."""
+def scrape(
+    client: httpx.Client, base_url: str, api_key: str | None = None, *, deadline_s: float = 5.0
+) -> MetricsSnapshot:
+    """GET ``/metrics`` (at most 16 MiB, within ``deadline_s``) and parse it. Raises
+    :class:`MetricsError` when the server does not answer or its answer breaks a bound."""
     url = metrics_url(base_url)
     try:
-        response = client.get(url, headers=_auth_headers(api_key))
+        status, content = get_bounded(
+            client,
+            url,
+            limit=METRICS_LIMIT,
+            deadline_s=deadline_s,
+            headers=_auth_headers(api_key),
+            what="/metrics answer",
+        )
     except httpx.HTTPError as exc:
         raise _unreachable(url, exc) from exc
-    return _snapshot_of(url, response.status_code, response.content, time.monotonic())
+    except BoundsError as exc:
+        raise MetricsError(exc.message, hint=exc.hint) from None
+    return _snapshot_of(url, status, content, time.monotonic())
 
 
 class MetricsReader:
@@ -231,8 +244,11 @@ class MetricsReader:
     rebuild and merge URL, headers and cookies on every call: ~40 % of a GET's CPU time). Proxy
     variables are not read, as for the other probes of a server. Not thread-safe; ``close`` it."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 2.0) -> None:
+    def __init__(
+        self, base_url: str, *, api_key: str | None = None, timeout_s: float = 2.0, deadline_s: float = 5.0
+    ) -> None:
         self.url = metrics_url(base_url)
+        self._deadline_s = deadline_s
         self._headers = _auth_headers(api_key)
         self._timeout = httpx.Timeout(timeout_s).as_dict()
         self._transport = httpx.HTTPTransport()
@@ -245,13 +261,20 @@ class MetricsReader:
                 self._request = httpx.Request(
                     "GET", self.url, headers=self._headers, extensions={"timeout": self._timeout}
                 )
+            start = time.monotonic()
             response = self._transport.handle_request(self._request)
-            try:
-                content = response.read()
-            finally:
-                response.close()
+            content = read_body(
+                response,
+                self.url,
+                limit=METRICS_LIMIT,
+                deadline_s=self._deadline_s,
+                what="/metrics answer",
+                started=start,
+            )
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
+        except BoundsError as exc:
+            raise MetricsError(exc.message, hint=exc.hint) from None
         return _snapshot_of(self.url, response.status_code, content, time.monotonic())
 
     def close(self) -> None:

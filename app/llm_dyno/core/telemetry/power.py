@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from llm_dyno.core.paths import data_dir
 from llm_dyno.core.telemetry.nvml import Nvml, nvml
 
 HELPER_ENV = "LLM_DYNO_POWER_HELPER"
+# Where the helper is looked for: packaging/org.llmdyno.power.policy names each of these as the
+# exec.path of an action (tests/packaging checks both lists agree), so pkexec authorises exactly these.
 HELPER_PATHS = (
     "/usr/libexec/llm-dyno/llm-dyno-power-helper",
     "/usr/local/libexec/llm-dyno/llm-dyno-power-helper",
@@ -70,12 +73,44 @@ def read_power_limit(gpu: int = 0, session: Nvml | None = None) -> PowerLimit:
     )
 
 
+def _trusted(path: Path) -> str | None:
+    """Why ``path`` may not be run as root through pkexec (None: it may): it must be absolute, and
+    it and every folder above it owned by root and writable by nobody else, or another user could
+    swap the program that root runs. A sticky folder such as /tmp is fine: nobody else may replace
+    what root owns in it."""
+    if not path.is_absolute():
+        return "not an absolute path"
+    try:
+        for part in (path, *path.parents):
+            st = part.stat()
+            if st.st_uid != 0:
+                return f"{part} is not owned by root"
+            sticky_dir = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX
+            if st.st_mode & 0o022 and not sticky_dir:
+                return f"{part} is writable by others than root"
+    except OSError as exc:
+        return f"cannot be checked ({exc.strerror})"
+    return None
+
+
 def find_helper() -> Path | None:
-    """The installed privileged helper, if any (``LLM_DYNO_POWER_HELPER`` overrides the search)."""
+    """The installed privileged helper, if any. ``LLM_DYNO_POWER_HELPER`` overrides the search, but
+    only with a root-owned absolute path (:class:`PowerLimitError` otherwise: an environment
+    variable must not choose what root runs); each path searched is one the polkit policy names."""
     override = os.environ.get(HELPER_ENV)
-    candidates = (override,) if override else HELPER_PATHS
-    for c in candidates:
-        if c and os.access(c, os.X_OK):
+    if override:
+        path = Path(override)
+        if path.is_absolute() and not path.exists():
+            return None  # named but not installed: the caller says how to install it
+        problem = _trusted(path)
+        if problem is not None:
+            raise PowerLimitError(
+                f"{HELPER_ENV}={override} is refused: {problem}",
+                hint="install the helper root-owned (e.g. /usr/libexec/llm-dyno/) or unset the variable",
+            )
+        return path if os.access(path, os.X_OK) else None
+    for c in HELPER_PATHS:
+        if os.access(c, os.X_OK):
             return Path(c)
     return None
 
@@ -222,7 +257,13 @@ def control_unavailable_reason(gpu: int = 0) -> str | None:
         read_power_limit(gpu)
     except DynoError as exc:
         return f"Power control is unavailable: {exc.message}"
-    if os.geteuid() != 0 and find_helper() is None:
+    if os.geteuid() == 0:
+        return None
+    try:
+        helper = find_helper()
+    except PowerLimitError as exc:
+        return f"Power control is unavailable: {exc.message}"
+    if helper is None:
         return (
             "Setting a power limit needs root or the privileged helper "
             "(packaging/llm-dyno-power-helper with pkexec)."

@@ -1,4 +1,5 @@
-"""A warnings banner: profile files that do not load, each as ``file:line: message``."""
+"""A warnings banner: profile files that do not load, and other files the window could not read at
+start-up (settings, history), each as ``file:line: message``."""
 
 from __future__ import annotations
 
@@ -23,6 +24,15 @@ def describe(error: DynoError) -> str:
         head += f":{where.line}"
     field = f" (field '{where.field}')" if where.field else ""
     return f"{head}: {error.message}{field}" if head else f"{error.message}{field}"
+
+
+def describe_full(error: DynoError) -> str:
+    """Like :func:`describe` with the full path (a file outside the profiles folder)."""
+    where = error.where
+    text = error.message
+    if where is not None and str(where):
+        text = f"{where}: {text}"
+    return text
 
 
 class WarningBanner(QFrame):
@@ -56,13 +66,31 @@ class WarningBanner(QFrame):
         close.clicked.connect(self._dismiss)
         row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.lines: list[str] = []
+        # problems found at start-up outside the profiles folder; they stay listed until dismissed
+        self.startup: list[str] = []
+        self._profile_lines: list[str] = []
         self.hide()
+
+    def add_startup_problems(self, errors: Sequence[DynoError]) -> None:
+        """Also list these (a broken settings file, a damaged history) with the profile errors."""
+        self.startup.extend(describe_full(e) for e in errors)
+        self._show()
 
     def set_errors(self, errors: Sequence[DynoError]) -> None:
         """Show these problems (hide the banner when there are none)."""
-        self.lines = [describe(e) for e in errors]
-        n = len(self.lines)
-        self.title.setText(f"{n} profile file{'s' if n != 1 else ''} could not be loaded")
+        self._profile_lines = [describe(e) for e in errors]
+        self._show()
+
+    def _show(self) -> None:
+        self.lines = self.startup + self._profile_lines
+        n = len(self._profile_lines)
+        if not self.startup:
+            self.title.setText(f"{n} profile file{'s' if n != 1 else ''} could not be loaded")
+        else:
+            total = len(self.lines)
+            self.title.setText(
+                f"{total} file{'s' if total != 1 else ''} could not be read; nothing was changed"
+            )
         self.body.setText("\n".join(self.lines))
         self.setVisible(bool(self.lines))
 

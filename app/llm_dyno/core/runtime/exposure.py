@@ -1,0 +1,99 @@
+"""Where a profile's server really listens, and whether that is open to the network without a key.
+
+The one answer the plan, the launch and Diagnostics all give: a Docker port mapping without an
+address (``8020:8000``, which Docker Compose publishes on every interface) is published on
+127.0.0.1 by this app; ``--host`` left out of a process profile becomes 127.0.0.1; ``0.0.0.0``,
+``::`` or any address that is not loopback is reachable from other machines. A server reachable
+from the network with no ``--api-key`` serves anyone who finds it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from llm_dyno.core.profiles.model import Profile, Runtime
+from llm_dyno.core.secrets import split_secret_flags
+
+LOOPBACK_DEFAULT = "127.0.0.1"
+_ALL = {"", "0.0.0.0", "::", "[::]"}  # noqa: S104 - detecting it, not binding
+
+
+def _is_loopback(address: str) -> bool:
+    if address.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: assume it resolves to a reachable interface
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Where a server listens (``binds``: ``address:port`` as the OS sees it), whether any of that is
+    reachable from other machines, whether it demands a key, and what the app changed on the way."""
+
+    binds: tuple[str, ...]
+    network: bool
+    has_key: bool
+    narrowed: tuple[str, ...] = ()  # port mappings the app published on loopback instead of everywhere
+    remote_host: str | None = None  # the Docker engine's machine, when it is not this one
+
+    def describe(self) -> str:
+        """One sentence: ``listens on 0.0.0.0:8011 (every interface: reachable from the network)``."""
+        where = ", ".join(self.binds) or "no published port"
+        machine = f" of {self.remote_host}" if self.remote_host else ""
+        if self.network:
+            scope = f"every interface{machine}: reachable from the network"
+            if not any(b.split(":")[0] in ("0.0.0.0", "[::]") for b in self.binds):  # noqa: S104
+                scope = f"reachable from the network{machine}"
+        else:
+            scope = f"loopback only: this machine{machine} alone can reach it"
+        key = "an API key is required" if self.has_key else "no API key"
+        return f"listens on {where} ({scope}); {key}"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the user must know before launching: an open server without a key, narrowed ports."""
+        out: list[str] = []
+        if self.network and not self.has_key:
+            out.append(
+                f"the server is reachable from the network ({', '.join(self.binds)}) without an API key: "
+                "anyone who can reach it can use the model; set --api-key ${VLLM_API_KEY} or bind 127.0.0.1"
+            )
+        for mapping in self.narrowed:
+            out.append(
+                f"port {mapping!r} is published on 127.0.0.1 only (Docker Compose would publish it on every "
+                f"interface); write '0.0.0.0:{mapping}' to open it to the network"
+            )
+        return tuple(out)
+
+
+def has_api_key(profile: Profile) -> bool:
+    """Whether the profile's server demands a key (``--api-key`` in any spelling, or VLLM_API_KEY)."""
+    return "VLLM_API_KEY" in split_secret_flags(profile.args)[1] or bool(profile.env.get("VLLM_API_KEY"))
+
+
+def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:
+    """Where ``profile``'s server will listen, as its runtime will start it."""
+    key = has_api_key(profile)
+    engine = profile.engine()
+    if profile.runtime is Runtime.DOCKER and profile.docker is not None:
+        binds: list[str] = []
+        narrowed: list[str] = []
+        for mapping in profile.docker.ports:
+            spec = mapping.split("/")[0]
+            parts = spec.rsplit(":", 2)
+            if len(parts) == 3:
+                ip, host_port = parts[0].strip("[]") or LOOPBACK_DEFAULT, parts[1]
+            else:
+                ip, host_port = LOOPBACK_DEFAULT, parts[0] if len(parts) == 2 else "?"
+                narrowed.append(mapping)
+            shown = "0.0.0.0" if ip in _ALL else ip  # noqa: S104
+            binds.append(f"{'[' + shown + ']' if ':' in shown else shown}:{host_port}")
+        network = any(not _is_loopback(b.rsplit(":", 1)[0]) for b in binds)
+        return Exposure(tuple(binds), network, key, tuple(narrowed), remote_host)
+    host = LOOPBACK_DEFAULT if engine.host is None else engine.host
+    shown = "0.0.0.0" if host in _ALL else host  # noqa: S104
+    bind = f"{'[' + shown + ']' if ':' in shown else shown}:{engine.port or 8000}"
+    return Exposure((bind,), not _is_loopback(shown), key)
