@@ -489,7 +489,7 @@ class ProcessRuntime(Runtime):
         try:
             plan = self.plan(profile)
         except DynoError:  # it runs, whatever its profile says now (e.g. its model folder is gone)
-            spec = {"argv": argv, "env": {}, "cwd": None, "bind_host": None}
+            spec: dict[str, Any] = {"argv": argv, "env": {}, "cwd": None, "bind_host": None}
             plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), None, spec)
         if state.get("url") and state["url"] != plan.base_url:
             plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), plan.gpus, plan.spec)
