@@ -17,9 +17,15 @@ def icon_path(name: str) -> str:
     return str(paths.resources_dir() / "icons" / f"{name}.svg")
 
 
+@lru_cache(maxsize=128)
+def _svg(name: str) -> str:
+    # read once per name: each icon renders 8 pixmaps, and finding the resources folder resolves paths
+    return (paths.resources_dir() / "icons" / f"{name}.svg").read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=256)
 def _pixmap(name: str, color: str, size: int, ratio: float) -> QPixmap:
-    svg = (paths.resources_dir() / "icons" / f"{name}.svg").read_text(encoding="utf-8")
+    svg = _svg(name)
     renderer = QSvgRenderer(QByteArray(svg.replace("currentColor", color).encode()))
     px = QPixmap(int(size * ratio), int(size * ratio))
     px.fill(Qt.GlobalColor.transparent)

@@ -11,7 +11,6 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable
 
-import httpx
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.errors import DynoError
@@ -167,6 +166,8 @@ class ServerBridge(QObject):
         base_url = handle.plan.base_url
 
         def job() -> None:
+            import httpx  # where first used: the window starts without it
+
             try:
                 with httpx.Client(timeout=timeout_s) as client:
                     running = scrape(client, base_url).running

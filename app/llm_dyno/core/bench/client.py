@@ -19,12 +19,13 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.bench.sse import SSEDataParser
 from llm_dyno.core.errors import DynoError
+
+if TYPE_CHECKING:
+    import httpx  # imported where a client is made: results and ceilings load without it
 
 
 class StreamError(DynoError):
@@ -108,6 +109,8 @@ class BenchClient:
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
@@ -136,6 +139,8 @@ class BenchClient:
 
     def get_text(self, path: str, timeout_s: float = 10.0) -> str:
         """GET a path and return its body; raises :class:`StreamError` on failure."""
+        import httpx
+
         try:
             response = self._client.get(path, timeout=timeout_s)
         except httpx.HTTPError as exc:
@@ -154,6 +159,8 @@ class BenchClient:
 
     def stream(self, path: str, body: dict[str, Any], cancel: threading.Event | None = None) -> StreamOutcome:
         """POST ``body`` to ``path`` with streaming, read it to the end and time it."""
+        import httpx
+
         try:
             request = self._client.build_request("POST", path, json=body)
             t0 = time.monotonic()  # like a bare client: building the request is not the server's time

@@ -11,8 +11,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import httpx
-
 
 @dataclass(frozen=True)
 class ReadinessResult:
@@ -52,6 +50,8 @@ class ReadinessProbe:
 
     def wait(self, timeout_s: float | None = None) -> ReadinessResult:
         """Block until /health is 200 and /v1/models answers; returns the result."""
+        import httpx  # here, not at module level: the window imports the runtimes at start-up
+
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         health_ok_at: float | None = None

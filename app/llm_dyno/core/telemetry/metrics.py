@@ -18,13 +18,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
+
+if TYPE_CHECKING:
+    import httpx  # imported where a server is first read: the window starts without it
 
 # Counters: field name -> exposed names, preferred first. Values are summed over all label sets.
 _COUNTERS: dict[str, tuple[str, ...]] = {
@@ -210,6 +211,8 @@ def _unreachable(url: str, exc: Exception) -> MetricsError:
 
 def scrape(client: httpx.Client, base_url: str, api_key: str | None = None) -> MetricsSnapshot:
     """GET ``/metrics`` and parse it. Raises :class:`MetricsError` when the server does not answer."""
+    import httpx
+
     url = metrics_url(base_url)
     try:
         response = client.get(url, headers=_auth_headers(api_key))
@@ -225,6 +228,9 @@ class MetricsReader:
     variables are not read, as for the other probes of a server. Not thread-safe; ``close`` it."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 2.0) -> None:
+        import httpx
+
+        self._httpx = httpx  # kept: read() runs at 4 Hz and needs it each time
         self.url = metrics_url(base_url)
         self._headers = _auth_headers(api_key)
         self._timeout = httpx.Timeout(timeout_s).as_dict()
@@ -233,6 +239,7 @@ class MetricsReader:
 
     def read(self) -> MetricsSnapshot:
         """One scrape. Raises :class:`MetricsError` when the server does not answer or the URL is bad."""
+        httpx = self._httpx
         try:
             if self._request is None:
                 self._request = httpx.Request(
