@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.ui.actions import VIEWS, make_actions
-from llm_dyno.ui.deferred_views import DeferredView, DeferredViews
+from llm_dyno.ui.deferred_views import DeferredView, DeferredViews, servers_overview
 from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from llm_dyno.ui.bench.bench_view import BenchmarkView
     from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
     from llm_dyno.ui.views.diff_view import DiffView
+    from llm_dyno.ui.views.servers_overview import ServersOverview  # noqa: F401  (named in a string)
 
 APP_TITLE = "LLM Dyno"
 
@@ -52,6 +53,7 @@ class MainWindow(ProfileCommands, QMainWindow):
     diff_view = DeferredView["DiffView"]("diff")
     bench_view = DeferredView["BenchmarkView"]("benchmark")
     diagnostics_view = DeferredView["DiagnosticsView"]("diagnostics")
+    servers_view = DeferredView["ServersOverview"]("servers")
 
     def __init__(
         self,
@@ -81,6 +83,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.views.add("logs", self.logs_view)
         self.views.defer("benchmark", self._build_bench_view)
         self.views.defer("diagnostics", self._build_diagnostics_view)
+        self.views.defer("servers", lambda: servers_overview(self))
 
         right = QWidget()
         rcol = QVBoxLayout(right)
@@ -336,7 +339,7 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.show_view("dashboard")
 
     def show_view(self, key: str) -> None:
-        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics)."""
+        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics, servers)."""
         keys = [v[0] for v in VIEWS]
         if key not in keys:
             raise ValueError(f"unknown view {key!r}; choose from {', '.join(keys)}")
