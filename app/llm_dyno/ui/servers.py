@@ -10,14 +10,16 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
-from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry.metrics import scrape
+
+if TYPE_CHECKING:  # the runtimes and the registry load when the window first reads it (after start-up)
+    from llm_dyno.core.runtime.manager import ServerManager
 
 LOG_FLUSH_MS = 100
 REFRESH_MS = 1000  # how often the registry is read for servers launched or stopped elsewhere
@@ -70,6 +72,8 @@ class ServerBridge(QObject):
     def manager(self) -> ServerManager:
         """The core server manager (made on first use)."""
         if self._manager is None:
+            from llm_dyno.core.runtime.manager import ServerManager
+
             self._manager = ServerManager()
         if self._manager.on_new is None:
             self._manager.on_new = self._follow
@@ -167,6 +171,8 @@ class ServerBridge(QObject):
 
         def job() -> None:
             import httpx  # where first used: the window starts without it
+
+            from llm_dyno.core.telemetry.metrics import scrape
 
             try:
                 with httpx.Client(timeout=timeout_s) as client:

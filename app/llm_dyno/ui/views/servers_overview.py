@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -108,12 +109,12 @@ class ServerWatch:
             with self._lock:
                 self.power_w = watts
 
-        self._samplers: list[PeriodicSampler[object]] = []
+        self._samplers: list[PeriodicSampler[Any]] = []
         metrics = MetricsSampler(url, on_metrics, interval_s=SAMPLE_S, api_key=api_key)
-        self._samplers.append(metrics)  # type: ignore[arg-type]
+        self._samplers.append(metrics)
         if gpu_read is not None:
             gpu = PeriodicSampler(gpu_read, on_power, interval_s=SAMPLE_S, name="overview-gpu")
-            self._samplers.append(gpu)  # type: ignore[arg-type]
+            self._samplers.append(gpu)
         for sampler in self._samplers:
             sampler.start()
 
