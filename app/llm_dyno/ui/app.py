@@ -7,11 +7,20 @@ and returns 0 without entering the event loop.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 
 from llm_dyno import __version__
 
+# What the window needs that is not Qt, imported before PySide6: once PySide6 is loaded, every module
+# imported after it has its source read (its `from __feature__` check; ~500 modules, and their text kept
+# in linecache): ~15 % of a cold start's CPU and ~10 MiB (benchmarks/startup.py)
+BEFORE_QT = (
+    "numpy",  # the plots (pyqtgraph)
+    "llm_dyno.core.profiles.store",  # the profile list: pydantic, yaml
+    "llm_dyno.core.telemetry.series",  # the dashboard's ring buffers
+)
 ORG_NAME = "LLM Dyno"
 APP_NAME = "LLM Dyno"
 
@@ -50,6 +59,8 @@ def _run_app(screenshot: str | None, view: str | None, size: str) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     width, height = parse_size(size)
 
+    for module in BEFORE_QT:
+        importlib.import_module(module)
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
