@@ -53,6 +53,7 @@ class ServerBridge(QObject):
     def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._manager = manager
+        self._making_manager = threading.Lock()
         if manager is not None and manager.on_new is None:
             manager.on_new = self._follow
         self._lock = threading.Lock()
@@ -70,14 +71,16 @@ class ServerBridge(QObject):
 
     @property
     def manager(self) -> ServerManager:
-        """The core server manager (made on first use)."""
-        if self._manager is None:
-            from llm_dyno.core.runtime.manager import ServerManager
+        """The core server manager (made on first use, which may be in a worker: the first look at the
+        registry after start-up, or a launch; the lock keeps it to one)."""
+        with self._making_manager:
+            if self._manager is None:
+                from llm_dyno.core.runtime.manager import ServerManager
 
-            self._manager = ServerManager()
-        if self._manager.on_new is None:
-            self._manager.on_new = self._follow
-        return self._manager
+                self._manager = ServerManager()
+            if self._manager.on_new is None:
+                self._manager.on_new = self._follow
+            return self._manager
 
     def _follow(self, handle: ServerHandle) -> None:
         """A server launched through the registry (by the window, its A/B) or found running (launched
