@@ -2,37 +2,49 @@
 
 Each command group lives in a ``commands/`` module with a ``register(subparsers)`` function; a
 command's handler returns an exit code and reports user errors (:class:`DynoError`) without a traceback.
+The command modules (and what they import: HTTP, the benchmark, diagnosis) load only when a command is
+given: opening the window needs none of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
 from llm_dyno import __version__
-from llm_dyno.commands import (
-    bench_cmds,
-    demo_cmds,
-    diagnose_cmds,
-    doctor_cmds,
-    profile_cmds,
-    server_cmds,
-    telemetry_cmds,
-)
-from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.secrets import strip_credentials
 from llm_dyno.core.textsafe import sanitize, sanitize_bytes
 
-COMMAND_MODULES = [
-    profile_cmds, server_cmds, telemetry_cmds, bench_cmds, diagnose_cmds, doctor_cmds, demo_cmds,
-]  # fmt: skip
+COMMAND_MODULES = (
+    "profile_cmds",
+    "server_cmds",
+    "telemetry_cmds",
+    "bench_cmds",
+    "diagnose_cmds",
+    "doctor_cmds",
+    "demo_cmds",
+)
+WINDOW_OPTIONS = ("--screenshot", "--view", "--size")  # each takes one value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def opens_window(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` holds only window options (so no command module needs to load)."""
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg in WINDOW_OPTIONS and rest:
+            rest.pop(0)
+        elif not arg.startswith(tuple(f"{o}=" for o in WINDOW_OPTIONS)):
+            return False
+    return True
+
+
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     """The full argument parser (the window opens when no command is given)."""
     parser = argparse.ArgumentParser(
         prog="llm-dyno",
@@ -44,9 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE", help="render the window offscreen to a PNG and exit")
     parser.add_argument("--view", metavar="NAME", help="with --screenshot: which view to show")
     parser.add_argument("--size", metavar="WxH", default="1280x800", help="with --screenshot: window size")
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"llm_dyno.commands.{name}").register(sub)
     return parser
 
 
@@ -101,12 +116,15 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: Sequence[str] | None = None) -> int:
     """Parse and run a command; returns the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(commands=not opens_window(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         from llm_dyno.ui.app import run_app  # Qt only when the window is wanted
 
         return run_app(screenshot=args.screenshot, view=args.view, size=args.size)
+    from llm_dyno.core import settings as core_settings
+
     try:  # the app's settings hold for its commands too: default Docker host, data folder
         core_settings.apply(core_settings.load())
     except DynoError as exc:

@@ -15,7 +15,10 @@ import threading
 import time
 from collections.abc import Iterator
 
-import httpx
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 from llm_dyno.core.errors import DynoError
 

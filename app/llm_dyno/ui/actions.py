@@ -16,6 +16,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("logs", "Logs", "logs"),
     ("benchmark", "Benchmark", "benchmark"),
     ("diagnostics", "Diagnostics", "diagnostics"),
+    ("servers", "Servers", "dashboard"),  # every running server at a glance (views/servers_overview.py)
 )
 
 
@@ -59,7 +60,7 @@ class Actions:
             keys = a.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
             if keys:
                 out.append((keys, a.toolTip().split(" (")[0] or a.text().replace("&", "")))
-        out.append(("Ctrl+1 … Ctrl+6", "Switch view: " + ", ".join(v[1] for v in VIEWS)))
+        out.append((f"Ctrl+1 … Ctrl+{len(VIEWS)}", "Switch view: " + ", ".join(v[1] for v in VIEWS)))
         return out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
@@ -20,10 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.ui.actions import VIEWS, make_actions
-from llm_dyno.ui.bench.bench_view import BenchmarkView
-from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from llm_dyno.ui.deferred_views import DeferredView, DeferredViews, servers_overview
 from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
@@ -32,17 +34,28 @@ from llm_dyno.ui.profile_watcher import ProfileFolderWatcher
 from llm_dyno.ui.server_controller import ServerController
 from llm_dyno.ui.servers import ServerBridge
 from llm_dyno.ui.session import ProfileSession
-from llm_dyno.ui.views.diff_view import DiffView
 from llm_dyno.ui.views.logs_view import LogsView
 from llm_dyno.ui.views.server_view import ServerView
 from llm_dyno.ui.widgets.banner import WarningBanner
 from llm_dyno.ui.widgets.profile_list import ProfileList
+
+if TYPE_CHECKING:
+    from llm_dyno.ui.bench.bench_view import BenchmarkView
+    from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+    from llm_dyno.ui.views.diff_view import DiffView
+    from llm_dyno.ui.views.servers_overview import ServersOverview  # noqa: F401  (named in a string)
 
 APP_TITLE = "LLM Dyno"
 
 
 class MainWindow(ProfileCommands, QMainWindow):
     """One window: profiles on the left, views on the right."""
+
+    # built when their tab is first shown (or on first access): see deferred_views
+    diff_view = DeferredView["DiffView"]("diff")
+    bench_view = DeferredView["BenchmarkView"]("benchmark")
+    diagnostics_view = DeferredView["DiagnosticsView"]("diagnostics")
+    servers_view = DeferredView["ServersOverview"]("servers")
 
     def __init__(
         self,
@@ -63,19 +76,16 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.profile_list = ProfileList()
         self.profile_list.setMinimumWidth(240)
         self.editor = ProfileEditor()
-        self.diff_view = DiffView()
         self.server_view = ServerView()
-        self.logs_view = LogsView()
-        self.bench_view = BenchmarkView(self.session, registry=self.bridge.manager)
-        self.diagnostics_view = DiagnosticsView(self.session, registry=self.bridge.manager)
-        self.views: dict[str, QWidget] = {
-            "profile": self.editor,
-            "diff": self.diff_view,
-            "dashboard": self.server_view,
-            "logs": self.logs_view,
-            "benchmark": self.bench_view,
-            "diagnostics": self.diagnostics_view,
-        }
+        self.logs_view = LogsView()  # built now: it keeps every server's log lines from the start
+        self.views = DeferredViews()
+        self.views.add("profile", self.editor)
+        self.views.defer("diff", self._build_diff_view)
+        self.views.add("dashboard", self.server_view)
+        self.views.add("logs", self.logs_view)
+        self.views.defer("benchmark", self._build_bench_view)
+        self.views.defer("diagnostics", self._build_diagnostics_view)
+        self.views.defer("servers", lambda: servers_overview(self))
 
         right = QWidget()
         rcol = QVBoxLayout(right)
@@ -104,8 +114,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         self._banner_box = banner_box
         rcol.addWidget(banner_box)
         self.stack = QStackedWidget()
-        for widget in self.views.values():
-            self.stack.addWidget(widget)
+        for key in self.views:
+            self.stack.addWidget(self.views.page(key))
         rcol.addWidget(self.stack, 1)
         self.view_tabs.currentChanged.connect(lambda i: self.stack.setCurrentIndex(i))
 
@@ -121,7 +131,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self._build_status_bar()
         self._connect()
         self.servers = ServerController(self, self.bridge, self)
-        self._connect_analysis_views()
+        self.bridge.statusChanged.connect(lambda _n, _s: self._sync_analysis_views())
         self.attach_action.triggered.connect(self.server_view.ask_attach)
         self.server_view.attachedChanged.connect(self._show_attached)
         self.session.changed.connect(self._refresh_from_session)
@@ -199,7 +209,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         s = self.session
         current = self.editor.profile_name
         self.profile_list.set_profiles(s.profiles, keep=current)
-        self.diff_view.set_profiles([sp.profile for sp in s.profiles])
+        if self.views.is_built("diff"):
+            self.diff_view.set_profiles([sp.profile for sp in s.profiles])
         self.banner.set_errors(s.errors)
         self._banner_box.setVisible(bool(self.banner.lines))
         self.store_label.setText(f"{len(s.profiles)} profiles · {s.store.folder}")
@@ -231,25 +242,53 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.undo_button.setVisible(self.session.can_undo)
         self._update_title()
 
-    # ---- benchmark and diagnostics views -------------------------------------------------------
-    def _connect_analysis_views(self) -> None:
-        for view in (self.bench_view, self.diagnostics_view):
-            view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
-            view.errorMessage.connect(self.show_error)
-        self.bench_view.benchmark_finished.connect(self.notify_benchmark_finished)
-        self.diagnostics_view.copyCreated.connect(self.select_profile)
-        self.bridge.statusChanged.connect(lambda _n, _s: self._sync_analysis_views())
+    # ---- deferred views: built on first show ---------------------------------------------------
+    def _build_diff_view(self) -> DiffView:
+        from llm_dyno.ui.views.diff_view import DiffView
 
-    def _sync_analysis_views(self) -> None:
-        """Tell both views which profile is selected and where its server answers (when ready)."""
+        view = DiffView()
+        view.set_profiles([sp.profile for sp in self.session.profiles])
+        view.follow(self.editor.profile_name)
+        return view
+
+    def _build_bench_view(self) -> BenchmarkView:
+        from llm_dyno.ui.bench.bench_view import BenchmarkView
+
+        view = BenchmarkView(self.session, registry=self.bridge.manager)
+        view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        view.errorMessage.connect(self.show_error)
+        view.benchmark_finished.connect(self.notify_benchmark_finished)
+        view.set_target(*self._analysis_target())
+        return view
+
+    def _build_diagnostics_view(self) -> DiagnosticsView:
+        from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+
+        view = DiagnosticsView(self.session, registry=self.bridge.manager)
+        view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        view.errorMessage.connect(self.show_error)
+        view.copyCreated.connect(self.select_profile)
+        view.set_target(*self._analysis_target())
+        return view
+
+    def _analysis_target(self) -> tuple[Profile | None, str | None]:
+        """The selected profile and where its server answers (when ready)."""
         name = self.editor.profile_name
         profile = self.session.get(name) if name else None
         handle = self.bridge.handle(name) if name else None
         ready = handle is not None and handle.status.state is ServerState.READY
-        url = handle.plan.base_url if handle is not None and ready else None
-        self.bench_view.set_target(profile, url)
-        self.diagnostics_view.set_target(profile, url)
-        self.diff_view.follow(name)
+        return profile, handle.plan.base_url if handle is not None and ready else None
+
+    def _sync_analysis_views(self) -> None:
+        """Tell the benchmark and diagnostics views (those built) the selected profile and its URL,
+        and the diff view (when built) which profile to follow."""
+        target = self._analysis_target()
+        if self.views.is_built("benchmark"):
+            self.bench_view.set_target(*target)
+        if self.views.is_built("diagnostics"):
+            self.diagnostics_view.set_target(*target)
+        if self.views.is_built("diff"):
+            self.diff_view.follow(self.editor.profile_name)
 
     def notify_benchmark_finished(self, summary: str) -> None:
         """A tray balloon when the tray icon is up, else the status bar."""
@@ -316,7 +355,7 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.show_view("dashboard")
 
     def show_view(self, key: str) -> None:
-        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics)."""
+        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics, servers)."""
         keys = [v[0] for v in VIEWS]
         if key not in keys:
             raise ValueError(f"unknown view {key!r}; choose from {', '.join(keys)}")

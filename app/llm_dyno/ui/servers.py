@@ -10,15 +10,16 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import httpx
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
-from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry.metrics import scrape
+
+if TYPE_CHECKING:  # the runtimes and the registry load when the window first reads it (after start-up)
+    from llm_dyno.core.runtime.manager import ServerManager
 
 LOG_FLUSH_MS = 100
 REFRESH_MS = 1000  # how often the registry is read for servers launched or stopped elsewhere
@@ -52,6 +53,7 @@ class ServerBridge(QObject):
     def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._manager = manager
+        self._making_manager = threading.Lock()
         if manager is not None and manager.on_new is None:
             manager.on_new = self._follow
         self._lock = threading.Lock()
@@ -69,12 +71,16 @@ class ServerBridge(QObject):
 
     @property
     def manager(self) -> ServerManager:
-        """The core server manager (made on first use)."""
-        if self._manager is None:
-            self._manager = ServerManager()
-        if self._manager.on_new is None:
-            self._manager.on_new = self._follow
-        return self._manager
+        """The core server manager (made on first use, which may be in a worker: the first look at the
+        registry after start-up, or a launch; the lock keeps it to one)."""
+        with self._making_manager:
+            if self._manager is None:
+                from llm_dyno.core.runtime.manager import ServerManager
+
+                self._manager = ServerManager()
+            if self._manager.on_new is None:
+                self._manager.on_new = self._follow
+            return self._manager
 
     def _follow(self, handle: ServerHandle) -> None:
         """A server launched through the registry (by the window, its A/B) or found running (launched
@@ -167,6 +173,10 @@ class ServerBridge(QObject):
         base_url = handle.plan.base_url
 
         def job() -> None:
+            import httpx  # where first used: the window starts without it
+
+            from llm_dyno.core.telemetry.metrics import scrape
+
             try:
                 with httpx.Client(timeout=timeout_s) as client:
                     running = scrape(client, base_url).running

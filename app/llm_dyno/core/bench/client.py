@@ -24,9 +24,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.bench.sse import SSEDataParser, SSELimitError
 from llm_dyno.core.errors import DynoError
@@ -37,6 +35,9 @@ from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, Watchdog, get_bou
 EVENT_SLACK = 64
 # A stream without any deadline of its own (the suite sets one) still ends within this time.
 DEFAULT_DEADLINE_S = 900.0
+
+if TYPE_CHECKING:
+    import httpx  # imported where a client is made: results and ceilings load without it
 
 
 class StreamError(DynoError):
@@ -123,6 +124,8 @@ class BenchClient:
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
@@ -152,6 +155,8 @@ class BenchClient:
     def get_text(self, path: str, timeout_s: float = 10.0) -> str:
         """GET a path (at most 1 MiB, within ``timeout_s`` overall) and return its body; raises
         :class:`StreamError` on failure."""
+        import httpx
+
         try:
             status, body = get_bounded(self._client, path, limit=SMALL_LIMIT, deadline_s=timeout_s)
         except httpx.HTTPError as exc:
@@ -182,6 +187,8 @@ class BenchClient:
 
         The whole request must finish within ``deadline_s`` (default 900 s); ``cancel`` ends it within
         a tenth of a second (:class:`StreamCancelled`)."""
+        import httpx
+
         deadline = DEFAULT_DEADLINE_S if deadline_s is None else deadline_s
         tokens = body.get("max_tokens")
         max_events = (tokens if isinstance(tokens, int) and tokens > 0 else 100_000) + EVENT_SLACK

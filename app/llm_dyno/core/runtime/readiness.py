@@ -11,11 +11,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, get_bounded
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class ReadinessProbe:
 
     def wait(self, timeout_s: float | None = None) -> ReadinessResult:
         """Block until /health is 200 and /v1/models answers; returns the result."""
+        import httpx  # here, not at module level: the window imports the runtimes at start-up
+
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         health_ok_at: float | None = None

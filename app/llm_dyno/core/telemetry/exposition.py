@@ -10,8 +10,6 @@ timestamp) still goes to the parser, so the result is always what the parser alo
 
 from __future__ import annotations
 
-from prometheus_client.parser import text_string_to_metric_families
-
 Sample = tuple[str, dict[str, str], float]  # name, labels, value
 
 
@@ -38,6 +36,9 @@ def _plain_value(rest: str) -> float | None:
 
 def _parsed(line: str) -> list[Sample]:
     """One sample line through prometheus_client's text parser (raises ValueError when invalid)."""
+    # imported here: a series reaches the parser once, and the window starts without prometheus_client
+    from prometheus_client.parser import text_string_to_metric_families
+
     return [
         (s.name, s.labels, float(s.value))
         for family in text_string_to_metric_families(line + "\n")

@@ -18,15 +18,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body
 from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
+
+if TYPE_CHECKING:
+    import httpx  # imported where a server is first read: the window starts without it
 
 # Counters: field name -> exposed names, preferred first. Values are summed over all label sets.
 _COUNTERS: dict[str, tuple[str, ...]] = {
@@ -221,6 +222,8 @@ def scrape(
 ) -> MetricsSnapshot:
     """GET ``/metrics`` (at most 16 MiB, within ``deadline_s``) and parse it. Raises
     :class:`MetricsError` when the server does not answer or its answer breaks a bound."""
+    import httpx
+
     url = metrics_url(base_url)
     try:
         status, content = get_bounded(
@@ -247,6 +250,9 @@ class MetricsReader:
     def __init__(
         self, base_url: str, *, api_key: str | None = None, timeout_s: float = 2.0, deadline_s: float = 5.0
     ) -> None:
+        import httpx
+
+        self._httpx = httpx  # kept: read() runs at 4 Hz and needs it each time
         self.url = metrics_url(base_url)
         self._deadline_s = deadline_s
         self._headers = _auth_headers(api_key)
@@ -256,6 +262,7 @@ class MetricsReader:
 
     def read(self) -> MetricsSnapshot:
         """One scrape. Raises :class:`MetricsError` when the server does not answer or the URL is bad."""
+        httpx = self._httpx
         try:
             if self._request is None:
                 self._request = httpx.Request(
