@@ -14,7 +14,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

@@ -80,7 +80,7 @@ def test_profile_without_spec_config_is_refused(home: Path) -> None:
             launched.append(profile)
             return super().launch(profile, check=check)
 
-    plain = spec_profile("vllm", "/models/x", "--max-model-len", "1024")
+    plain = spec_profile("vllm", str(home), "--max-model-len", "1024")
     assert not has_spec_config(plain)
     with pytest.raises(DynoError, match="has no --speculative-config"):
         prepare_ab(plain, SUITE, registry=Spy())
@@ -104,7 +104,7 @@ def test_launch_failure_surfaces_the_reason_and_leaves_nothing(home: Path, tmp_p
     exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     profile = spec_profile(
-        str(exe), "/models/x", "--no-such-flag", "--speculative-config", '{"method": "ngram"}'
+        str(exe), str(tmp_path), "--no-such-flag", "--speculative-config", '{"method": "ngram"}'
     )
     manager = ServerManager()
     handles: list[ServerHandle] = []
@@ -133,7 +133,7 @@ def test_cancel_while_starting_stops_the_server(home: Path, tmp_path: Path) -> N
     exe = tmp_path / "vllm"
     exe.write_text(f"#!{sys.executable}\nimport time\nprint('starting', flush=True)\ntime.sleep(60)\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    profile = spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}')
+    profile = spec_profile(str(exe), str(tmp_path), "--speculative-config", '{"method": "ngram"}')
     manager = ServerManager()
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
@@ -154,9 +154,9 @@ def test_cli_ab_refuses_and_reports(home: Path, tmp_path: Path, capsys: pytest.C
     exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     store = ProfileStore()
-    store.save(spec_profile(str(exe), "/models/x", name="plain"))
+    store.save(spec_profile(str(exe), str(tmp_path), name="plain"))
     store.save(
-        spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}', name="spec")
+        spec_profile(str(exe), str(tmp_path), "--speculative-config", '{"method": "ngram"}', name="spec")
     )
     assert run(["ab", "plain", "--suite", "quick"]) == 2
     assert "has no --speculative-config" in capsys.readouterr().err

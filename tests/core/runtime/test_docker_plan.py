@@ -157,9 +157,10 @@ def test_an_engine_elsewhere_through_docker_host_is_where_the_server_answers(
 
 def test_the_snapshot_label_is_the_profile_with_its_references() -> None:
     profile = founding()
-    labels = DockerRuntime().plan(profile).spec["labels"]
-    snapshot = json.loads(labels["llm-dyno.profile-snapshot"])
+    plan = DockerRuntime().plan(profile)
+    snapshot = json.loads(plan.spec["labels"]["llm-dyno.profile-snapshot"])
     assert snapshot == profile.to_dict()
+    assert "profile-snapshot" not in plan.describe()  # not in the docker run line people read
 
 
 def test_describe_is_an_equivalent_docker_run() -> None:
@@ -213,7 +214,8 @@ def test_same_host_folder_mounted_twice_stays_twice() -> None:
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "-v"] == ["/srv/models:/models", *twice[1:]]
 
 
-def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure() -> None:
+def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("K", "k")  # an unset key would refuse the plan
     plan = DockerRuntime().plan(founding())
     assert plan.spec["ports"] == {"8000/tcp": ("127.0.0.1", 8020)}
     assert any("8020:8000" in w and "127.0.0.1 only" in w and "docker.bind: file" in w for w in plan.warnings)
@@ -266,15 +268,18 @@ def test_compose_settings_reach_the_container() -> None:
     assert host.spec["network_mode"] == "host" and network_to_create(host) is None
 
 
-def test_described_line_fills_secret_references_in_when_run() -> None:
+def test_described_line_fills_secret_references_in_when_run(monkeypatch: pytest.MonkeyPatch) -> None:
     import subprocess
 
+    monkeypatch.setenv("VLLM_API_KEY", "set-here")  # an unset key would refuse the plan
     profile = founding(args=(*ARGS, "--api-key", "${VLLM_API_KEY}"))
     line = DockerRuntime().plan(profile).describe()
-    assert 'HUGGING_FACE_HUB_TOKEN="${HF_TOKEN:-}"' in line and '--api-key "${VLLM_API_KEY}"' in line
+    # the key reaches the container through its environment (vLLM reads VLLM_API_KEY), never its command
+    assert 'HUGGING_FACE_HUB_TOKEN="${HF_TOKEN:-}"' in line and '-e VLLM_API_KEY="${VLLM_API_KEY}"' in line
+    assert "set-here" not in line and "--api-key" not in line.split(" -- ", 1)[-1]
     env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_x", "VLLM_API_KEY": "sk_y"}
     script = "set -- " + line + '\nprintf "%s\\n" "$@"'
     words = subprocess.run(
         ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    assert "HUGGING_FACE_HUB_TOKEN=hf_x" in words and "sk_y" in words
+    assert "HUGGING_FACE_HUB_TOKEN=hf_x" in words and "VLLM_API_KEY=sk_y" in words

@@ -365,6 +365,8 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
     if spec.get("init"):
         argv.append("--init")
     for key, value in sorted(spec.get("labels", {}).items()):
+        if key == LABEL_SNAPSHOT:
+            continue  # the launched profile, for adoption: kilobytes of JSON nobody reads in a command line
         argv += ["--label", f"{key}={value}"]
     for ctr, bindings in spec.get("ports", {}).items():
         for b in bindings if isinstance(bindings, list) else [bindings]:
