@@ -37,6 +37,13 @@ from llm_dyno.core.runtime.base import (
 )
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.process_groups import (
+    cmdline,
+    end_orphaned_group,
+    proc_start_ticks,
+    signal_group,
+    wait_group_gone,
+)
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, servers_dir, state_path, was_stopped
 from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
@@ -45,88 +52,6 @@ from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ADOPT_READ_BYTES = 2_000_000  # replay at most this much of an adopted server's log
-
-
-def _proc_start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks since boot (field 22 of /proc/PID/stat): a pid-reuse guard."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[19]) if fields[0] != "Z" else None  # a zombie has ended
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Wait until no process of the group is left (killed children linger until reaped)."""
-    deadline = time.monotonic() + timeout
-    while _group_alive(pgid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Pids of the processes in group ``pgid`` (from /proc)."""
-    members: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
-
-
-def _end_orphaned_group(state: dict[str, Any]) -> None:
-    """SIGKILL what is left of a recorded server's process group once its API process has died.
-
-    Linux does not reuse a number while a process group of that id exists: with the leader gone (and
-    its pid free), a live group of that id is the server's own. A pid that now belongs to another
-    program means the group ended long ago; that program's group is left alone."""
-    try:
-        pid = int(state["pid"])
-        pgid = int(state.get("pgid") or pid)
-    except (KeyError, TypeError, ValueError):
-        return
-    if _proc_start_ticks(pid) is not None:
-        return  # the pid is in use again: not our group any more
-    started = state.get("start_ticks")
-    members = _group_members(pgid)
-    if not members:
-        return
-    if isinstance(started, int) and any((_proc_start_ticks(m) or started) < started for m in members):
-        return
-    _signal_group(pgid, signal.SIGKILL)
-    _wait_group_gone(pgid, 5.0)
 
 
 class ProcessHandle(ServerHandle):
@@ -222,7 +147,7 @@ class ProcessHandle(ServerHandle):
             self._set_status(ServerStatus(ServerState.READY, time.time(), f"serving {models}".strip()))
 
     def _alive(self) -> bool:
-        ticks = _proc_start_ticks(self.pid)
+        ticks = proc_start_ticks(self.pid)
         return ticks is not None and (self._start_ticks is None or ticks == self._start_ticks)
 
     def _watch(self) -> None:
@@ -236,13 +161,13 @@ class ProcessHandle(ServerHandle):
         if self._stopping.is_set():
             return  # stop() reports the end
         if was_stopped(self.instance_id):  # `llm-dyno stop` (or another window) stopped it on purpose
-            _wait_group_gone(self.pgid, 15.0)
+            wait_group_gone(self.pgid, 15.0)
             self._join()
             self._set_status(ServerStatus(ServerState.STOPPED, time.time(), "stopped by another llm-dyno"))
             return
         # Children (EngineCore, workers) may outlive the main process: end the whole group.
-        _signal_group(self.pgid, signal.SIGKILL)
-        _wait_group_gone(self.pgid, 5.0)
+        signal_group(self.pgid, signal.SIGKILL)
+        wait_group_gone(self.pgid, 5.0)
         self._join(timeout=10)
         self._remove_state_file()
         reason = classify_failure(self.logs.lines(last=TAIL_LINES), self._exit_code)
@@ -259,14 +184,14 @@ class ProcessHandle(ServerHandle):
         mark_stopped(self.instance_id)
         self._set_status(ServerStatus(ServerState.STOPPING, time.time(), "stopping"))
         if not self._exited.is_set():
-            _signal_group(self.pgid, signal.SIGTERM)
+            signal_group(self.pgid, signal.SIGTERM)
         if not self._exited.wait(timeout):
-            _signal_group(self.pgid, signal.SIGKILL)
+            signal_group(self.pgid, signal.SIGKILL)
             self._exited.wait(10)
         # The main process is gone; give the rest of its group a moment, then make sure.
-        if not _wait_group_gone(self.pgid, 5.0):
-            _signal_group(self.pgid, signal.SIGKILL)
-            _wait_group_gone(self.pgid, 5.0)
+        if not wait_group_gone(self.pgid, 5.0):
+            signal_group(self.pgid, signal.SIGKILL)
+            wait_group_gone(self.pgid, 5.0)
         self._join()
         self._remove_state_file()
         detail = "stopped" if self._exit_code is None else f"stopped (exit code {self._exit_code})"
@@ -416,7 +341,7 @@ class ProcessRuntime(Runtime):
             started_at=started,
             popen=popen,
             api_key=client_api_key(plan.profile, env),
-            start_ticks=_proc_start_ticks(popen.pid),
+            start_ticks=proc_start_ticks(popen.pid),
         )
         state = {
             "runtime": self.name,
@@ -473,8 +398,8 @@ class ProcessRuntime(Runtime):
             profile = profile_from_data(state["profile"], source=str(path))
         except (OSError, ValueError, KeyError, TypeError, DynoError):
             return None
-        ticks = _proc_start_ticks(pid)
-        cmd = _cmdline(pid)
+        ticks = proc_start_ticks(pid)
+        cmd = cmdline(pid)
         # A script's cmdline starts with its interpreter: compare the tail, and the start time.
         same = ticks is not None and cmd[-(len(argv) - 1) :] == argv[1:]
         if state.get("start_ticks") is not None and ticks != state["start_ticks"]:
@@ -482,7 +407,7 @@ class ProcessRuntime(Runtime):
         if not same:
             # The API process is gone (or its pid now belongs to another program). Its engine
             # processes may still hold gigabytes in the same process group: end them too.
-            _end_orphaned_group(state)
+            end_orphaned_group(state)
             with contextlib.suppress(OSError):
                 path.unlink()
             return None

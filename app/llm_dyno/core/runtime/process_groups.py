@@ -1,0 +1,95 @@
+"""The process groups of local servers, read from /proc: is a server (and what it started) alive, and
+ending all of it. vLLM runs its engine in processes of its own, in the server's process group, so a
+server is gone only when its whole group is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+
+def proc_start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (field 22 of /proc/PID/stat): a pid-reuse guard."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19]) if fields[0] != "Z" else None  # a zombie has ended
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no process of the group is left (killed children linger until reaped)."""
+    deadline = time.monotonic() + timeout
+    while group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of the processes in group ``pgid`` (from /proc)."""
+    members: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def end_orphaned_group(state: dict[str, Any]) -> None:
+    """SIGKILL what is left of a recorded server's process group once its API process has died.
+
+    Linux does not reuse a number while a process group of that id exists: with the leader gone (and
+    its pid free), a live group of that id is the server's own. A pid that now belongs to another
+    program means the group ended long ago; that program's group is left alone."""
+    try:
+        pid = int(state["pid"])
+        pgid = int(state.get("pgid") or pid)
+    except (KeyError, TypeError, ValueError):
+        return
+    if proc_start_ticks(pid) is not None:
+        return  # the pid is in use again: not our group any more
+    started = state.get("start_ticks")
+    members = group_members(pgid)
+    if not members:
+        return
+    if isinstance(started, int) and any((proc_start_ticks(m) or started) < started for m in members):
+        return
+    signal_group(pgid, signal.SIGKILL)
+    wait_group_gone(pgid, 5.0)
