@@ -139,7 +139,8 @@ def test_unset_variables_are_printed_when_the_import_fails(tmp_path: Path) -> No
 def test_plan_prints_every_warning(tmp_path: Path) -> None:
     """``llm-dyno plan NAME`` says what the launch will warn about, as comments, then the command."""
     home = tmp_path / "home"
-    env = {**os.environ, "LLM_DYNO_HOME": str(home)}
+    # the recipe's --api-key ${VLLM_API_KEY}: an unset key refuses the plan (tests/test_secrets_launch.py)
+    env = {**os.environ, "LLM_DYNO_HOME": str(home), "VLLM_API_KEY": "set-in-this-shell"}
     source = CORPUS / "dotenv-recipe" / "docker-compose.yml"
     cmd = [sys.executable, "-m", "llm_dyno"]
     imported = subprocess.run(
