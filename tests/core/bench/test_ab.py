@@ -57,6 +57,9 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+FAKE_MODEL = "org/x"  # a repo id, not a path: the fake vllm loads nothing, and no folder need exist
+
+
 def spec_profile(exe: str, model: str, *extra: str, name: str = "ab-tiny") -> Profile:
     return Profile(
         name=name,
@@ -78,7 +81,7 @@ def test_profile_without_spec_config_is_refused(home: Path) -> None:
             launched.append(profile)
             return super().launch(profile, check=check)
 
-    plain = spec_profile("vllm", "/models/x", "--max-model-len", "1024")
+    plain = spec_profile("vllm", FAKE_MODEL, "--max-model-len", "1024")
     assert not has_spec_config(plain)
     with pytest.raises(DynoError, match="has no --speculative-config"):
         run_spec_ab(plain, SUITE, manager=Spy())
@@ -102,7 +105,7 @@ def test_launch_failure_surfaces_the_reason_and_leaves_nothing(home: Path, tmp_p
     exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     profile = spec_profile(
-        str(exe), "/models/x", "--no-such-flag", "--speculative-config", '{"method": "ngram"}'
+        str(exe), FAKE_MODEL, "--no-such-flag", "--speculative-config", '{"method": "ngram"}'
     )
     manager = ServerManager()
     handles: list[ServerHandle] = []
@@ -130,7 +133,7 @@ def test_cancel_while_starting_stops_the_server(home: Path, tmp_path: Path) -> N
     exe = tmp_path / "vllm"
     exe.write_text(f"#!{sys.executable}\nimport time\nprint('starting', flush=True)\ntime.sleep(60)\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    profile = spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}')
+    profile = spec_profile(str(exe), FAKE_MODEL, "--speculative-config", '{"method": "ngram"}')
     manager = ServerManager()
     cancel = threading.Event()
     threading.Timer(1.0, cancel.set).start()
@@ -151,10 +154,8 @@ def test_cli_ab_refuses_and_reports(home: Path, tmp_path: Path, capsys: pytest.C
     exe.write_text(FAKE_VLLM.replace("{python}", sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     store = ProfileStore()
-    store.save(spec_profile(str(exe), "/models/x", name="plain"))
-    store.save(
-        spec_profile(str(exe), "/models/x", "--speculative-config", '{"method": "ngram"}', name="spec")
-    )
+    store.save(spec_profile(str(exe), FAKE_MODEL, name="plain"))
+    store.save(spec_profile(str(exe), FAKE_MODEL, "--speculative-config", '{"method": "ngram"}', name="spec"))
     assert run(["ab", "plain", "--suite", "quick"]) == 2
     assert "has no --speculative-config" in capsys.readouterr().err
     assert run(["ab", "spec", "--suite", "quick", "--runs", "1", "--warmups", "0"]) == 2
