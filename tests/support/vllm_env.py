@@ -140,3 +140,15 @@ def serve(
 def draft_spec(draft_model: Path, k: int = 3) -> str:
     """``--speculative-config`` JSON for a second tiny model drafting ``k`` tokens each step."""
     return json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": k})
+
+
+def no_index_env(tmp_path: Path) -> dict[str, str]:
+    """pip with no package index and no local wheels: every install fails at once, as offline."""
+    empty = tmp_path / "no-wheels"
+    empty.mkdir(exist_ok=True)
+    return {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(empty),
+        "PIP_EXTRA_INDEX_URL": "",
+    }

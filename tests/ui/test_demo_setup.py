@@ -17,7 +17,7 @@ from llm_dyno.core.demo.cpu_demo import MODEL_FILES, demo_model_dir
 from llm_dyno.core.doctor import DoctorReport
 from llm_dyno.ui.dialogs.demo_setup import DemoSetupDialog
 from llm_dyno.ui.dialogs.doctor_dialog import DoctorDialog
-from tests.test_cli_demo import no_index_env
+from tests.support.vllm_env import no_index_env
 
 SHOTS = os.environ.get("LLM_DYNO_SHOTS")  # a folder: keep grabs of the journey (scripts/screenshots)
 

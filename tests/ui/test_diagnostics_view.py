@@ -122,7 +122,9 @@ def test_the_reference_choice_is_remembered_per_profile(qtbot, view: Diagnostics
 
 
 def test_your_tps_boxes_show_auto_and_take_typing(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtGui import QFocusEvent
+    from PySide6.QtWidgets import QApplication
 
     view.resize(1100, 700)
     view.show()
@@ -133,9 +135,10 @@ def test_your_tps_boxes_show_auto_and_take_typing(qtbot, view: DiagnosticsView) 
     qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
     qtbot.keyClicks(box, "61")  # straight over "auto", no select-all first
     assert box.value() == 61.0
-    view.narr_box.setFocus()
-    qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
-    qtbot.wait(20)  # the focus selects the text once the click is done
+    # focus comes back (sent directly: an offscreen window among many may not be the active one)
+    QApplication.sendEvent(box, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.MouseFocusReason))
+    edit = box.lineEdit()
+    qtbot.waitUntil(lambda: edit.hasSelectedText() and edit.selectedText() == edit.text(), timeout=2000)
     qtbot.keyClicks(box, "47.5")
     assert box.value() == 47.5
 

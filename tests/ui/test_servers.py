@@ -271,6 +271,8 @@ def test_a_refused_launch_clears_is_starting(qtbot, store: ProfileStore) -> None
     why, instead of "is starting…"."""
     from llm_dyno.ui.main_window import MainWindow
 
+    demo = store.get(NAME)  # as shipped, but its model surely missing (~/.cache may hold a built one)
+    store.save(demo.with_changes(model=str(store.folder.parent / "no-model-here")))
     w = MainWindow()
     w.interactive = False
     qtbot.addWidget(w)

@@ -64,6 +64,9 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+FAKE_MODEL = "org/x"  # a repo id, not a path: the fake vllm loads nothing, and no folder need exist
+
+
 def spec_profile(exe: str, model: str, *extra: str, name: str = "ab-tiny") -> Profile:
     return Profile(
         name=name,
