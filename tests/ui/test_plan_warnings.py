@@ -28,7 +28,7 @@ def test_editor_shows_the_plan_warnings_and_the_bind_choice(  # type: ignore[no-
     profile = window.editor.validation.profile
     assert profile is not None and profile.docker is not None and profile.docker.bind == "file"
     assert "127.0.0.1 only" not in form.plan_warnings.text()
-    assert "every network interface" in form.plan_warnings.text()  # no --api-key: exposure warned
+    assert "reachable from the network" in form.plan_warnings.text()  # no --api-key: exposure warned
     qtbot.mouseClick(window.editor.save_button, Qt.MouseButton.LeftButton)
     stored = store.get(MTP)
     assert stored.docker is not None and stored.docker.bind == "file"

@@ -282,7 +282,7 @@ def test_stack_launches_as_docker_compose_would(project: Any) -> None:
     # bind: file publishes as written: then the ports are equal too
     p.import_profile(f"{p.name}-file", "--bind", "file")
     attrs, launched = p.app_container(f"{p.name}-file")
-    assert "every network interface" in launched.stderr  # no --api-key: the exposure is warned about
+    assert "reachable from the network" in launched.stderr  # no --api-key: the exposure is warned about
     diff = _differences(compose, _facts(attrs))
     assert set(diff) == {"Init"}, diff
 

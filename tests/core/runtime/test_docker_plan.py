@@ -224,10 +224,11 @@ def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure(monkeypatch: 
     open_plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"bind": "file"})))
     assert open_plan.spec["ports"] == {"8000/tcp": ("", 8020)}  # HostIp "": every interface, as Compose
     assert open_plan.base_url == "http://127.0.0.1:8020"
-    assert any("every network interface" in w and "--api-key" in w for w in open_plan.warnings)
+    opened = "reachable from the network (0.0.0.0:8020)"
+    assert any(opened in w and "--api-key" in w for w in open_plan.warnings)
     assert "-p" in (argv := shlex.split(open_plan.describe())) and "8020:8000" in argv
     keyed = founding(docker=docker.model_copy(update={"bind": "file"}), args=(*ARGS, "--api-key", "${K}"))
-    assert not any("every network interface" in w for w in DockerRuntime().plan(keyed).warnings)
+    assert not any("reachable from the network" in w for w in DockerRuntime().plan(keyed).warnings)
 
 
 def test_compose_settings_reach_the_container() -> None:

@@ -250,12 +250,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             where=at(None, field="docker.ports"),
             hint=f"add a mapping such as '{engine_port}:{engine_port}' (host:container)",
         )
+    # (a port open to the network without a key is warned about by the exposure statement, below)
     bind_ip, host_port = _host_ip(first) or "0.0.0.0", found_port  # noqa: S104
-    if not bind_ip.startswith("127.") and bind_ip != "::1" and not _has_api_key(profile):
-        warnings.append(
-            f"port {host_port} is open on every network interface ({bind_ip}) and the server has no "
-            "--api-key: anyone who can reach this machine can use it"
-        )
     remote = remote_engine_host(settings.host)  # DOCKER_HOST and docker contexts count too
     if remote and bind_ip.startswith("127."):
         warnings.append(
@@ -326,10 +322,6 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         docker_host=settings.host,
         exposure=exposure,
     )
-
-
-def _has_api_key(profile: Profile) -> bool:
-    return profile.engine().api_key is not None or "VLLM_API_KEY" in profile.env
 
 
 def _remote_hostname(host: str | None) -> str | None:

@@ -81,14 +81,19 @@ def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:
     if profile.runtime is Runtime.DOCKER and profile.docker is not None:
         binds: list[str] = []
         narrowed: list[str] = []
+        # a mapping without an address: loopback, unless the profile publishes ports as in the file
+        # (docker.bind: file), where Docker binds every interface as Compose would
+        as_written = profile.docker.bind == "file"
+        unnamed = "0.0.0.0" if as_written else LOOPBACK_DEFAULT  # noqa: S104
         for mapping in profile.docker.ports:
             spec = mapping.split("/")[0]
             parts = spec.rsplit(":", 2)
             if len(parts) == 3:
-                ip, host_port = parts[0].strip("[]") or LOOPBACK_DEFAULT, parts[1]
+                ip, host_port = parts[0].strip("[]") or unnamed, parts[1]
             else:
-                ip, host_port = LOOPBACK_DEFAULT, parts[0] if len(parts) == 2 else "?"
-                narrowed.append(mapping)
+                ip, host_port = unnamed, parts[0] if len(parts) == 2 else "?"
+                if not as_written:
+                    narrowed.append(mapping)
             shown = "0.0.0.0" if ip in _ALL else ip  # noqa: S104
             binds.append(f"{'[' + shown + ']' if ':' in shown else shown}:{host_port}")
         network = any(not _is_loopback(b.rsplit(":", 1)[0]) for b in binds)
