@@ -124,6 +124,8 @@ def prepare_bench(
     ``gpu`` names this machine's GPU of a server given by URL. Raises before anything runs: an unset
     API key, a suite that does not fit, a history that cannot be written."""
     if isinstance(target, Profile):
+        # the key first: planning a profile whose key is unset refuses it as a launch would
+        Endpoint(url="", model="", api_key_ref=target.engine().api_key).check_key()
         registry = registry or ServerManager()
         handle = registry.get(target.name)
         plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
