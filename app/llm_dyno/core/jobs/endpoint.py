@@ -77,11 +77,6 @@ def url_endpoint(url: str, model: str, *, api_key_env: str | None = None) -> End
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise DynoError(f"{url!r} is not an http(s) URL", hint="e.g. --url http://127.0.0.1:8000")
-    if parts.username or parts.password:
-        raise DynoError(
-            "the URL holds credentials, which would be stored with every result",
-            hint="give the URL without user:password@ and the key with --api-key-env VARIABLE",
-        )
     ref = None
     if api_key_env:
         if not _ENV_NAME.match(api_key_env):

@@ -74,10 +74,12 @@ def _marks() -> Path:
 
 
 def mark_stopped(instance: str) -> None:
-    """Record that the server ``instance`` is being stopped on purpose (before it is signalled)."""
+    """Record that the server ``instance`` is being stopped on purpose (before it is signalled). A mark
+    that cannot be written (a full disk) never stops the stop: other followers then call it an exit."""
     folder = _marks()
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / instance).write_text(f"{os.getpid()} {time.time():.0f}\n", encoding="utf-8")
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / instance).write_text(f"{os.getpid()} {time.time():.0f}\n", encoding="utf-8")
 
 
 def was_stopped(instance: str) -> bool:
