@@ -124,7 +124,7 @@ def test_failure_panel(swindow, qtbot, fake) -> None:  # type: ignore[no-untyped
     assert "Tried to allocate" in fp.excerpt.toPlainText()
     assert fp.exit_code.text() == "Exit code 1"
     assert w.server_view.launch_panel.dots[ServerState.LOADING_WEIGHTS].mode == "failed"
-    assert w.actions_.launch.isEnabled()
+    qtbot.waitUntil(lambda: w.actions_.launch.isEnabled(), timeout=3000)  # once the launch job has ended
 
 
 def test_logs_view_bounded_filter_search(swindow, qtbot, fake) -> None:  # type: ignore[no-untyped-def]

@@ -85,6 +85,7 @@ class ServerController(QObject):
         bridge.planReady.connect(self._plan_ready)
         bridge.planFailed.connect(lambda _n, msg: window.show_error(msg))
         bridge.runningRequests.connect(self._running_requests)
+        bridge.busyChanged.connect(lambda _name: self.update_actions())
 
     # ---- selection -----------------------------------------------------------------------------
     @property

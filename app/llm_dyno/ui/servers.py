@@ -49,6 +49,7 @@ class ServerBridge(QObject):
     planFailed = Signal(str, str)
     runningRequests = Signal(str, object)  # profile name, int | None (None: unknown)
     registryWarnings = Signal(list)  # what the last look at the registry could not read
+    busyChanged = Signal(str)  # a launch or stop job of this profile has ended
 
     def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +124,7 @@ class ServerBridge(QObject):
             finally:
                 with self._lock:
                     self._busy.discard(name)
+                self.busyChanged.emit(name)  # the window's Launch / Stop follow the end of the job
 
         threading.Thread(target=work, name=f"{label}:{name}", daemon=True).start()
 
