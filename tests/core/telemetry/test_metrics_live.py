@@ -179,7 +179,14 @@ def test_restart_mid_watch_flags_reset_and_no_negative_rates(server: Server) -> 
         time.sleep(1.5)
         server.start()
         _load(server.url, n=1, max_tokens=8)
-        time.sleep(2.5)
+        # the rate window fills again over at least 2 s after the restart: wait for it (a loaded
+        # machine may take longer), with a deadline
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            last = samples[-1].rates if samples else None
+            if last is not None and not last.reset and last.generation_tps is not None:
+                break
     assert any(not s.reachable for s in samples), "the sampler should have seen the server gone"
     resets = [s for s in samples if s.rates is not None and s.rates.reset]
     assert len(resets) == 1
