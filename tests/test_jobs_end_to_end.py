@@ -224,9 +224,6 @@ def test_window_finds_the_cli_server_benchmarks_it_and_sees_the_cli_stop(
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import importlib.util
 
-    from llm_dyno.core.bench.suite import load_suite
-    from llm_dyno.core.history.store import HistoryStore
-    from llm_dyno.core.runtime.base import ServerState
     from llm_dyno.core.runtime.manager import ServerManager
     from llm_dyno.core.telemetry import nvml as nvml_module
     from llm_dyno.ui.main_window import MainWindow
@@ -253,6 +250,18 @@ def test_window_finds_the_cli_server_benchmarks_it_and_sees_the_cli_stop(
     qtbot.addWidget(w)
     w.resize(1280, 800)
     w.show()
+    try:
+        _window_journey(qtbot, w, home)
+    finally:
+        cli(home, "stop", NAME, gpu=False)  # whatever happened, the next tests start from no server
+        w.bridge.shutdown()
+
+
+def _window_journey(qtbot, w, home: Path) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.core.bench.suite import load_suite
+    from llm_dyno.core.history.store import HistoryStore
+    from llm_dyno.core.runtime.base import ServerState
+
     w.bridge.follow_registry(interval_ms=500)
     qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) == "ready", timeout=15_000)
     w.select_profile(NAME)
@@ -283,8 +292,6 @@ def test_window_finds_the_cli_server_benchmarks_it_and_sees_the_cli_stop(
     assert "stopped by another llm-dyno" in w.statusBar().currentMessage()
     w.show_view("dashboard")
     w.grab().save(str(home / "window-after-cli-stop.png"))
-    w.bridge.shutdown()
-    w.close()
 
 
 def test_cli_ab_stores_both_sides_with_gpu_readings_and_diagnosis_reads_it(

@@ -66,6 +66,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         super().__init__(parent)
         self.session = session or ProfileSession(parent=self)
         self.bridge = bridge or ServerBridge(parent=self)
+        # the servers outlive the window, its bridge does not: no server's event reaches a closed window
+        self.destroyed.connect(self.bridge.shutdown)
         self.setWindowTitle(APP_TITLE)
         self.resize(1280, 800)
         self.setMinimumSize(900, 560)

@@ -7,6 +7,7 @@ every ``LOG_FLUSH_MS`` and emits one ``logLines`` per profile, so a chatty serve
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -54,6 +55,7 @@ class ServerBridge(QObject):
     def __init__(self, manager: ServerManager | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._manager = manager
+        self._closed = False  # shut down: the window is gone, nothing is followed any more
         self._making_manager = threading.Lock()
         if manager is not None and manager.on_new is None:
             manager.on_new = self._follow
@@ -86,6 +88,8 @@ class ServerBridge(QObject):
     def _follow(self, handle: ServerHandle) -> None:
         """A server launched through the registry (by the window, its A/B) or found running (launched
         elsewhere, or before a restart): show its status and logs."""
+        if self._closed:
+            return
         self._watch(handle)
         self.launchStarted.emit(handle.profile_name)
 
@@ -221,7 +225,8 @@ class ServerBridge(QObject):
             old()
 
         def on_status(status: ServerStatus) -> None:
-            self.statusChanged.emit(name, status)
+            with contextlib.suppress(RuntimeError):  # the bridge was deleted with its window
+                self.statusChanged.emit(name, status)
 
         def on_line(_ts: float, line: str) -> None:
             with self._lock:
@@ -251,7 +256,10 @@ class ServerBridge(QObject):
             self.logLines.emit(name, lines)
 
     def shutdown(self) -> None:
-        """Stop listening to every handle (the servers keep running)."""
+        """Stop listening to every handle (the servers keep running), and to servers found later."""
+        self._closed = True
+        if self._manager is not None and self._manager.on_new == self._follow:
+            self._manager.on_new = None
         self._timer.stop()
         self._refresh_timer.stop()
         for subs in self._unsubscribe.values():

@@ -51,10 +51,12 @@ def _now(index: int) -> dict[str, Any]:
     steps = (time.monotonic() - _t0) / _period_s
     loops, pos = divmod(int(steps), len(_loop))
     r = dict(_loop[pos])
-    # the counter rises between recorded samples too (at the recorded power), and across loops
-    span = (_loop[-1]["energy_j"] - _loop[0]["energy_j"]) + _loop[-1]["power_w"] * _period_s
-    between = (steps - int(steps)) * _period_s * r["power_w"]
-    r["energy_j"] = r["energy_j"] + loops * span + between
+    # the counter rises between recorded samples too (straight from one recorded value to the next, so
+    # it never goes back, as the real counter never does), and across loops
+    last = _loop[-1]["energy_j"] + _loop[-1]["power_w"] * _period_s  # where the loop's last step ends
+    span = last - _loop[0]["energy_j"]
+    following = _loop[pos + 1]["energy_j"] if pos + 1 < len(_loop) else last
+    r["energy_j"] = r["energy_j"] + (steps - int(steps)) * (following - r["energy_j"]) + loops * span
     return r
 
 
