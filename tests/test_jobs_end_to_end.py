@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
+from llm_dyno.core.runtime.process_groups import group_members
 from tests.support import vllm_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,20 +49,6 @@ def cli(home: Path, *args: str, timeout: float = 120, gpu: bool = True) -> subpr
         env |= {"PYTHONPATH": f"{SHIM}{os.pathsep}{REPO / 'app'}", "LLM_DYNO_TEST_NVML": str(RECORDING)}
     cmd = [sys.executable, "-m", "llm_dyno", *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-
-
-def group_members(pgid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                out.append(int(entry.name))
-    return out
 
 
 def our_rows(home: Path) -> list[dict[str, object]]:

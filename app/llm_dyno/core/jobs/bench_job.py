@@ -134,11 +134,11 @@ def prepare_bench(
         profile: Profile | None = target
     else:
         endpoint, profile = target, None
+        endpoint.check_key()
         gpus = (
             GpuPlan(GpuSource.local((gpu,))) if gpu is not None else GpuPlan(None, "no GPU named (--gpu N)")
         )
     check_suite(suite, profile)
-    endpoint.check_key()
     path = None
     if store:
         path = history_path or default_path()
