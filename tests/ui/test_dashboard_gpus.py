@@ -136,6 +136,23 @@ def test_feed_samples_exactly_the_asked_gpus(qtbot) -> None:  # type: ignore[no-
     assert not feed.running
 
 
+def test_feed_stops_sampling_when_its_window_is_deleted(qtbot, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A window closed without stopping its feed: the samplers end with it, and nothing logs a
+    sample sent to a deleted object."""
+    from PySide6.QtWidgets import QWidget
+
+    owner = QWidget()
+    feed = TelemetryFeed(owner)
+    with qtbot.waitSignal(feed.gpuSampled, timeout=10_000):
+        feed.start(nowhere(), gpus=GpuSource.local((0,)), metrics_interval_s=0.05, gpu_interval_s=0.05)
+    samplers = [feed.metrics_sampler, feed.gpu_sampler]
+    assert all(s is not None and s.running for s in samplers)
+    owner.deleteLater()
+    qtbot.waitUntil(lambda: not any(s.running for s in samplers if s is not None), timeout=10_000)
+    time.sleep(0.2)
+    assert "sink failed" not in caplog.text
+
+
 def test_cpu_profile_has_no_gpu_plots(view: ServerView) -> None:
     demo = Profile(name="cpu-demo", model="tiny", runtime="process")
     dash = ready(view, demo, ProcessRuntime())

@@ -75,25 +75,36 @@ def stand_in_profile(tmp_path: Path, name: str, port: int) -> Profile:
     )
 
 
-@pytest.fixture
-def load(spec_server: vllm_env.Served) -> Iterator[threading.Event]:
-    """Completions streaming to the real server in a thread (bounded: 40 requests or 60 s)."""
-    done = threading.Event()
+class Load:
+    """Completions streaming to the real server in a thread, from ``start()`` until ``stop()``
+    (bounded: at most 90 s), so the server generates while the overview samples it."""
 
-    def run() -> None:
-        deadline = time.monotonic() + 60
-        with httpx.Client(base_url=spec_server.url, timeout=30) as client:
-            for _ in range(40):
-                if done.is_set() or time.monotonic() > deadline:
-                    return
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join(40)
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 90
+        with httpx.Client(base_url=self.url, timeout=30) as client:
+            while not self.done.is_set() and time.monotonic() < deadline:
                 body = {"model": "tiny", "prompt": "hello", "max_tokens": 48, "ignore_eos": True}
                 client.post("/v1/completions", json=body)
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    yield done
-    done.set()
-    thread.join(40)
+
+@pytest.fixture
+def load(spec_server: vllm_env.Served) -> Iterator[Load]:
+    load = Load(spec_server.url)
+    yield load
+    load.stop()
 
 
 def cell(view, row: int, col: int) -> str:  # type: ignore[no-untyped-def]
@@ -106,7 +117,7 @@ def test_overview_lists_real_and_registry_servers_and_opens_a_dashboard(
     ui_home: Path,
     tmp_path: Path,
     spec_server: vllm_env.Served,
-    load: threading.Event,
+    load: Load,
     replayed_nvml: None,
 ) -> None:  # type: ignore[no-untyped-def]
     from llm_dyno.ui.main_window import MainWindow
@@ -130,6 +141,7 @@ def test_overview_lists_real_and_registry_servers_and_opens_a_dashboard(
     qtbot.waitUntil(lambda: view.table.rowCount() == 2, timeout=5_000)
     assert [cell(view, 0, c) for c in (0, 1, 2, 3)] == ["recorded-a", "process", "this machine", "ready"]
     assert cell(view, 1, 0) == "(attached)" and cell(view, 1, 6) == spec_server.url
+    load.start()  # now, while the overview samples (a load started earlier can end before it shows)
     # the real server generates under load: its rate from /metrics; the recording's counters stand still
     qtbot.waitUntil(lambda: cell(view, 1, 4) not in ("", "—") and float(cell(view, 1, 4)) > 0, timeout=30_000)
     qtbot.waitUntil(lambda: cell(view, 0, 4) == "0.0", timeout=10_000)
@@ -137,7 +149,7 @@ def test_overview_lists_real_and_registry_servers_and_opens_a_dashboard(
     qtbot.waitUntil(lambda: cell(view, 0, 5).endswith(" W · GPU 0"), timeout=10_000)
     assert 20 <= float(cell(view, 0, 5).split()[0]) <= 750
     assert cell(view, 1, 5) == "—"  # the attached server names no GPU
-    load.set()
+    load.stop()
 
     shots = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
     if shots:  # docs/screenshots/servers.png, in the app's light theme (put back afterwards)

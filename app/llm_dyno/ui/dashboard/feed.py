@@ -12,7 +12,8 @@ on another machine (see :mod:`llm_dyno.core.telemetry.gpu_source`); both give th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -94,6 +95,29 @@ def gpu_values(readings: Sequence[GpuReading]) -> dict[str, float | None]:
     }
 
 
+class _Running:
+    """The feed's samplers, held apart from the QObject: when Qt deletes the feed (its window
+    closed), ``destroyed`` stops them, and a sample that races the deletion stops its own sampler
+    instead of emitting on a deleted object."""
+
+    def __init__(self) -> None:
+        self.samplers: list[Any] = []
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        for sampler in self.samplers:
+            sampler.stop(timeout_s=timeout_s)
+        self.samplers = []
+
+    def sink(self, emit: Callable[[Any], None]) -> Callable[[Any], None]:
+        def send(sample: Any) -> None:
+            try:
+                emit(sample)
+            except RuntimeError:  # the feed's C++ object is gone: nobody is listening any more
+                self.stop(timeout_s=0)
+
+        return send
+
+
 class TelemetryFeed(QObject):
     """Owns the samplers of one watched server; re-emits their samples on the GUI thread."""
 
@@ -104,6 +128,9 @@ class TelemetryFeed(QObject):
         super().__init__(parent)
         self._metrics: MetricsSampler | None = None
         self._gpu: GpuSampler | ContainerGpuSampler | None = None
+        self._running = _Running()
+        running = self._running
+        self.destroyed.connect(lambda *_: running.stop(timeout_s=0))
 
     @property
     def running(self) -> bool:
@@ -135,27 +162,28 @@ class TelemetryFeed(QObject):
         for readings through a container.
         """
         self.stop()
+        sink = self._running.sink
         self._metrics = MetricsSampler(
-            base_url, self.metricsSampled.emit, interval_s=metrics_interval_s, api_key=api_key
+            base_url, sink(self.metricsSampled.emit), interval_s=metrics_interval_s, api_key=api_key
         )
+        self._running.samplers.append(self._metrics)
         self._metrics.start()
         if gpus is not None and gpus.container is not None:
             self._gpu = ContainerGpuSampler(
-                self.gpuSampled.emit, container=gpus.container, host=gpus.docker_host, gpus=gpus.gpus,
+                sink(self.gpuSampled.emit), container=gpus.container, host=gpus.docker_host, gpus=gpus.gpus,
                 interval_s=gpu_interval_s or CONTAINER_GPU_INTERVAL_S,
             )  # fmt: skip
         elif gpus is not None:
             self._gpu = GpuSampler(
-                self.gpuSampled.emit, interval_s=gpu_interval_s or GPU_INTERVAL_S, gpus=gpus.gpus
+                sink(self.gpuSampled.emit), interval_s=gpu_interval_s or GPU_INTERVAL_S, gpus=gpus.gpus
             )
         if self._gpu is not None:
+            self._running.samplers.append(self._gpu)
             self._gpu.start()
 
     def stop(self) -> None:
         """Stop the samplers (waits for a tick in progress; at most a scrape timeout)."""
-        for sampler in (self._metrics, self._gpu):
-            if sampler is not None:
-                sampler.stop(timeout_s=5.0)
+        self._running.stop(timeout_s=5.0)
         self._metrics = self._gpu = None
 
 
