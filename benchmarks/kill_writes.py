@@ -36,6 +36,7 @@ if str(REPO / "app") not in sys.path:
 
 from llm_dyno.core.atomic import remove_stale_temps  # noqa: E402
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult  # noqa: E402
+from llm_dyno.core.bench.run_context import RunContext  # noqa: E402
 from llm_dyno.core.history.store import HistoryStore  # noqa: E402
 from llm_dyno.core.profiles.model import DockerSettings, Profile  # noqa: E402
 from llm_dyno.core.profiles.store import ProfileStore  # noqa: E402
@@ -70,13 +71,13 @@ def _profile(name: str, gen: int) -> Profile:
 
 def _result(tag: str, profile: Profile) -> BenchResult:
     runs = [BenchRun("narrative", i, False, 0.1, 10.0, 500, 50.0, 51.0, "length") for i in range(5)]
-    ctx: dict[str, object] = {
-        "started": "2026-01-01T00:00:00+00:00",
-        "model": profile.model,
-        "profile": profile.to_dict(),
-        "profile_name": profile.name,
-        "tag": tag,
-    }
+    ctx = RunContext(
+        started="2026-01-01T00:00:00+00:00",
+        model=profile.model,
+        profile=profile.to_dict(),
+        profile_name=profile.name,
+        extra={"tag": tag},
+    )
     return BenchResult("community", ctx, [PromptResult("narrative", runs)])
 
 

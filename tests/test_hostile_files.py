@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.history.store import HistoryStore
 from tests.support.hostile_server import HostileServer
 from tests.test_hostile_servers import PEAK_RSS_LIMIT_MB, llm_dyno
@@ -85,7 +86,7 @@ def test_a_hostile_suite_is_refused_with_its_line(home: Path) -> None:
 def _history(home: Path, n: int = 3) -> Path:
     with HistoryStore(home / "data" / "history.db") as store:
         for i in range(n):
-            store.add(BenchResult("quick", {"started": f"2026-01-{i + 1:02d}", "model": "m" * 3000}))
+            store.add(BenchResult("quick", RunContext(started=f"2026-01-{i + 1:02d}", model="m" * 3000)))
         return store.path
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.profiles.importers import import_text
@@ -118,13 +119,13 @@ def test_secrets_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
             descriptions.append(plan.describe())
             descriptions.append(repr(plan.spec))
             runs = [BenchRun("narrative", 0, False, 0.1, 10.0, 500, 50.0, 51.0, "length")]
-            ctx: dict[str, object] = {
-                "started": "2026-01-01T00:00:00+00:00",
-                "model": saved.model,
-                "profile": saved.to_dict(),
-                "profile_name": saved.name,
-                "env": {"HF_TOKEN": "${HF_TOKEN}"},
-            }
+            ctx = RunContext(
+                started="2026-01-01T00:00:00+00:00",
+                model=saved.model,
+                profile=saved.to_dict(),
+                profile_name=saved.name,
+                extra={"env": {"HF_TOKEN": "${HF_TOKEN}"}},
+            )
             history.add(BenchResult("community", ctx, [PromptResult("narrative", runs)]), note=kind)
         assert len(history.list()) == 3
     written = _all_written_bytes(home)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import compare_samples
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.bench.sweep import ABResult
@@ -34,7 +35,7 @@ def profile(*args: str, exe: str = "vllm") -> Profile:
 
 def result(tps: list[float]) -> BenchResult:
     runs = [BenchRun("narrative", i, False, 0.1, 1.0, 10, t, t, "length") for i, t in enumerate(tps)]
-    return BenchResult("t", {}, [PromptResult("narrative", runs)])
+    return BenchResult("t", RunContext(), [PromptResult("narrative", runs)])
 
 
 def test_button_state_and_verdict_table(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]

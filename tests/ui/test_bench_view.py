@@ -11,6 +11,7 @@ from PySide6.QtGui import QGuiApplication
 
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.history.store import HistoryStore
@@ -33,7 +34,7 @@ def _result(profile: str, wall_tps: list[float], ttft: list[float]) -> BenchResu
     ]
     return BenchResult(
         "known",
-        {"profile_name": profile, "started": f"2026-01-0{len(profile)}"},
+        RunContext(profile_name=profile, started=f"2026-01-0{len(profile)}"),
         [PromptResult("narrative", runs)],
     )
 

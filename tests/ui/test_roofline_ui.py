@@ -11,6 +11,7 @@ from pathlib import Path
 
 from llm_dyno.core.bench.ceiling import attach_roofline
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.replay import replay_gpu, replay_metrics
@@ -67,7 +68,9 @@ def test_result_panel_shows_the_ceiling_line(qtbot) -> None:  # type: ignore[no-
     panel = ResultPanel()
     qtbot.addWidget(panel)
     run = BenchRun("narrative", 1, False, 0.1, 10.0, 600, 60.0, 62.0, "length")
-    result = BenchResult("quick", {"gpu": "NVIDIA GeForce RTX 3090"}, [PromptResult("narrative", [run])])
+    result = BenchResult(
+        "quick", RunContext(gpu="NVIDIA GeForce RTX 3090"), [PromptResult("narrative", [run])]
+    )
     panel.show_result(result, "no ceiling")
     assert panel.roofline.text().startswith("Roofline: n/a")
     attach_roofline(result, ["Model loading took 16.87 GiB memory and 1 seconds"])

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.paths import config_dir, data_dir
 from llm_dyno.core.profiles.store import ProfileStore
@@ -22,7 +23,9 @@ def _break_everything(store: ProfileStore) -> tuple[Path, Path, Path]:
     settings.write_text("theme: [dark\n")
     with HistoryStore() as history:
         for i in range(30):
-            history.add(BenchResult("quick", {"started": f"2026-01-{i % 28 + 1:02d}", "model": "m" * 3000}))
+            history.add(
+                BenchResult("quick", RunContext(started=f"2026-01-{i % 28 + 1:02d}", model="m" * 3000))
+            )
         db = history.path
     with open(db, "r+b") as fh:
         for page in (1, 2, 3):

@@ -233,11 +233,11 @@ def cmd_history_show(args: argparse.Namespace) -> int:
 def _show(rid: int, result: BenchResult) -> None:
     ctx = result.context
     print(
-        f"#{rid}  suite {result.suite}  model {ctx.get('model')}  at {ctx.get('url')}  {ctx.get('started')}"
+        f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}"
     )
     print(
-        f"  vLLM {ctx.get('vllm_version') or '?'}  GPU {ctx.get('gpu') or '?'}"
-        f"  profile {ctx.get('profile_name')}"
+        f"  vLLM {ctx.vllm_version or '?'}  GPU {ctx.gpu or '?'}"
+        f"  profile {ctx.profile_name}"
     )
     for p in result.prompts:
         for metric in ("wall_tps", "decode_tps", "ttft_s"):

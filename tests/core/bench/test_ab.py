@@ -213,7 +213,7 @@ def test_spec_ab_live(
 
     # interleaved by default: baseline first, then with spec decoding, twice (one run each per round)
     assert launches == ["ab-tiny-no-spec", "ab-tiny", "ab-tiny-no-spec", "ab-tiny"]
-    assert ab.with_spec.context["rounds"] == 2
+    assert ab.with_spec.context.rounds == 2
     assert ours(manager.live()) == [] and ours(manager.handles()) == []
     assert vllm_processes(tiny_model) == []  # both servers are gone, no orphan
     for result in (ab.without_spec, ab.with_spec):
@@ -223,7 +223,7 @@ def test_spec_ab_live(
     spec_acc = ab.with_spec.prompt("narrative").acceptance  # type: ignore[union-attr]
     assert base_acc is None or base_acc.drafts == 0  # no drafting without the spec config
     assert spec_acc is not None and spec_acc.drafts > 0
-    assert "--speculative-config" not in ab.without_spec.context["profile"]["args"]
+    assert "--speculative-config" not in (ab.without_spec.context.profile or {})["args"]
     assert [p for p, _ in ab.verdicts] == ["narrative"]
     assert verdict_word(ab, "narrative") in ("net gain", "net loss", "within noise")
     (line,) = verdict_lines(ab)

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from llm_dyno.core.bench.ceiling import (
-    ROOFLINE_KEY,
     attach_roofline,
     missing_inputs,
     result_rooflines,
     roofline_summary,
 )
 from llm_dyno.core.bench.result import Acceptance, BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.diagnose.roofline import decode_ceiling
 
 GIB = 1024**3
@@ -43,7 +43,7 @@ def result() -> BenchResult:
     runs = [run(1, 61.0, 200, 510), run(2, 63.0, 200, 510)]
     warm = BenchRun("narrative", 1, True, 0.1, 10.0, 600, 1.0, 1.0, "length")
     return BenchResult(
-        "community", {"gpu": "NVIDIA GeForce RTX 3090"}, [PromptResult("narrative", [warm, *runs])]
+        "community", RunContext(gpu="NVIDIA GeForce RTX 3090"), [PromptResult("narrative", [warm, *runs])]
     )
 
 
@@ -58,14 +58,18 @@ def test_rtx_3090_ceiling_by_hand() -> None:
 def test_attach_stores_ceiling_and_share_per_prompt() -> None:
     res = result()
     data = attach_roofline(res, LOG)
-    assert data is not None and res.context[ROOFLINE_KEY] is data
-    assert data["bandwidth_bytes_s"] == 936e9 and data["bandwidth_source"] == "RTX 3090 datasheet"
-    assert data["weights_bytes"] == pytest.approx(16.87 * GIB)
-    p = data["prompts"]["narrative"]
-    assert p["mean_acceptance_length"] == pytest.approx(3.55)
-    assert p["ceiling_tps"] == pytest.approx(183.438, abs=0.001)
-    assert p["achieved_tps"] == pytest.approx(62.0)  # mean decode TPS of the measured runs
-    assert p["share"] == pytest.approx(62.0 / 183.438, abs=1e-4)  # 0.338
+    assert data is not None and res.context.roofline is data
+    assert data.bandwidth_bytes_s == 936e9 and data.bandwidth_source == "RTX 3090 datasheet"
+    assert data.weights_bytes == pytest.approx(16.87 * GIB)
+    p = data.prompts["narrative"]
+    assert p.mean_acceptance_length == pytest.approx(3.55)
+    assert p.ceiling_tps == pytest.approx(183.438, abs=0.001)
+    assert p.achieved_tps == pytest.approx(62.0)  # mean decode TPS of the measured runs
+    assert p.share == pytest.approx(62.0 / 183.438, abs=1e-4)  # 0.338
+    stored = res.to_dict()["context"]["roofline"]  # the JSON contract of the module's docstring
+    assert (
+        stored["prompts"]["narrative"]["share"] == p.share and stored["weights_bytes"] == data.weights_bytes
+    )
     text = roofline_summary(res)
     assert "narrative 62.0 of 183 tok/s (34%)" in text and "936 GB/s" in text and "16.87 GiB" in text
 
@@ -77,7 +81,7 @@ def test_json_round_trip_and_old_json() -> None:
     (r,) = result_rooflines(back).values()
     assert r.achieved_share == pytest.approx(0.33799, abs=1e-4)
     old = res.to_dict()
-    old["context"].pop(ROOFLINE_KEY)  # a result written before the ceiling existed
+    old["context"].pop("roofline")  # a result written before the ceiling existed
     legacy = BenchResult.from_dict(json.loads(json.dumps(old)))
     assert result_rooflines(legacy) == {}
     assert roofline_summary(legacy).startswith("Roofline: n/a")
@@ -86,10 +90,10 @@ def test_json_round_trip_and_old_json() -> None:
 def test_unknown_inputs_store_nothing() -> None:
     res = result()
     assert attach_roofline(res, ["INFO nothing about the model"]) is None
-    res.context["gpu"] = None
+    res.context.gpu = None
     assert attach_roofline(res, LOG) is None  # no GPU name and no NVML reading
     assert attach_roofline(res, LOG, gpu_name="Some Unknown Accelerator") is None
-    assert ROOFLINE_KEY not in res.context
+    assert res.context.roofline is None and "roofline" not in res.to_dict()["context"]
     assert "model size" in (missing_inputs(None, (1.0, "x")) or "")
     assert "bandwidth" in (missing_inputs(1.0, None) or "")
     assert missing_inputs(1.0, (1.0, "x")) is None
@@ -128,9 +132,9 @@ def test_mfu_counters_give_a_second_ceiling_beside() -> None:
     assert [r.read_bytes_delta for r in runs] == [1021049856, 349927936]  # frames 1 - 0 and 3 - 2
     per_token = res.prompts[0].engine_bytes_per_token()
     assert per_token == pytest.approx((1021049856 + 349927936) / (1200 + 409))
-    res.context["gpu"] = "NVIDIA GeForce RTX 3090"
+    res.context.gpu = "NVIDIA GeForce RTX 3090"
     data = attach_roofline(res, LOG)
-    assert data is not None and data["prompts"]["narrative"]["engine_ceiling_tps"] == pytest.approx(
+    assert data is not None and data.prompts["narrative"].engine_ceiling_tps == pytest.approx(
         936e9 / per_token
     )
     assert "vLLM's estimate" in roofline_summary(res)

@@ -28,7 +28,7 @@ def test_stored_energy_agrees_with_the_independent_counter() -> None:
 def test_the_recorded_result_round_trips_through_the_history(tmp_path: Path) -> None:
     stored = json.loads(RECORDING.read_text())["stored_result"]
     result = BenchResult.from_dict(stored)
-    assert result.context["gpu"] == "NVIDIA H200" and result.context["profile_name"] == "gpu-bench"
+    assert result.context.gpu == "NVIDIA H200" and result.context.profile_name == "gpu-bench"
     with HistoryStore(tmp_path / "h.db") as history:
         rid = history.add(result)
         back = history.get(rid).result

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Verdict
 from llm_dyno.core.bench.sweep import (
     Endpoint,
@@ -51,7 +52,7 @@ def fake_result(tps: dict[str, list[float]], power: float | None = None) -> Benc
             for i, v in enumerate(values)
         ]
         prompts.append(PromptResult(name, runs))
-    return BenchResult("quick", {}, prompts)
+    return BenchResult("quick", RunContext(), prompts)
 
 
 CURVE = {230: 40.0, 260: 45.0, 290: 48.0, 330: 50.0, 380: 51.0}
@@ -144,7 +145,7 @@ def test_spec_ab_takes_turns_and_merges_the_rounds() -> None:
     for side in (ab.without_spec, ab.with_spec):
         runs = side.prompts[0].runs
         assert len(runs) == 6 and [r.index for r in runs] == [1, 2, 3, 4, 5, 6]
-        assert side.context["rounds"] == 3
+        assert side.context.rounds == 3
     ((name, verdict),) = ab.verdicts
     assert name == "narrative" and verdict.verdict == Verdict.BETTER
 

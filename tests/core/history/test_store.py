@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.schema import SCHEMA_VERSION, HistoryError, backup_path
 from llm_dyno.core.history.store import HistoryStore
@@ -24,12 +25,12 @@ def result(
         PromptResult(n, [BenchRun(n, i, False, 0.1, 1.0, int(v), v, v, "length") for i, v in enumerate(vals)])
         for n, vals in (("narrative", narr), ("code", code))
     ]
-    ctx: dict[str, object] = {
-        "started": started,
-        "model": "tiny",
-        "profile": profile,
-        "profile_name": profile["name"] if profile else None,
-    }
+    ctx = RunContext(
+        started=started,
+        model="tiny",
+        profile=profile,
+        profile_name=str(profile["name"]) if profile else None,
+    )
     return BenchResult(suite, ctx, prompts)
 
 

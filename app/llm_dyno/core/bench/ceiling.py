@@ -3,8 +3,8 @@
 The ceiling itself is :mod:`llm_dyno.core.diagnose.roofline`'s: memory bandwidth / bytes read per
 pass × tokens per pass, the tokens per pass being the prompt's mean acceptance length from /metrics
 deltas, else the server log's SpecDecoding lines, else 1 (assumed, and said so, when the profile
-speculates). Here it is stored in the result's context (new, optional keys only, so old JSON still
-reads and old readers ignore it)::
+speculates). Here it is stored in the result's context as a :class:`StoredCeiling` (an optional key,
+so old JSON still reads and old readers ignore it)::
 
     "roofline": {"weights_bytes": …, "bandwidth_bytes_s": …, "bandwidth_source": "RTX 3090 datasheet",
                  "prompts": {"narrative": {"mean_acceptance_length": 3.55, "tokens_source": "/metrics …",
@@ -21,11 +21,10 @@ the closest a single-stream benchmark gets to the per-pass speed the ceiling bou
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
+from llm_dyno.core.bench.run_context import PromptCeiling, StoredCeiling
 from llm_dyno.core.diagnose.roofline import (
     PassTokens,
     Roofline,
@@ -38,7 +37,6 @@ from llm_dyno.core.diagnose.roofline import (
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.telemetry.nvml import GpuReading, nvml
 
-ROOFLINE_KEY = "roofline"
 _LOG_TAIL_BYTES = 4_000_000
 
 
@@ -97,75 +95,55 @@ def attach_roofline(
     readings: Sequence[GpuReading] = (),
     speculative_tokens: int | None = None,
     draft_bytes_per_pass: float = 0.0,
-) -> dict[str, Any] | None:
-    """Compute the ceiling per prompt and store it in ``result.context["roofline"]``.
+) -> StoredCeiling | None:
+    """Compute the ceiling per prompt and store it in ``result.context.roofline``.
 
     ``lines`` are the server's log lines (the weights; SpecDecoding lines when /metrics had no
     acceptance), ``gpu_name`` defaults to the context's GPU, ``speculative_tokens`` is the profile's k
-    (0: no speculative decoding; None: unknown). Returns the stored dict, or None (and stores nothing)
+    (0: no speculative decoding; None: unknown). Returns what it stored, or None (and stores nothing)
     when the weights or the bandwidth are unknown.
     """
     lines = list(lines)
     weights = weights_bytes_from_log(lines)
-    bandwidth = bandwidth_for(gpu_name or result.context.get("gpu"), readings)
+    bandwidth = bandwidth_for(gpu_name or result.context.gpu, readings)
     if weights is None or bandwidth is None:
         return None
-    prompts: dict[str, Any] = {}
+    prompts: dict[str, PromptCeiling] = {}
     for prompt in result.prompts:
         tokens = prompt_tokens_per_pass(prompt, lines, speculative_tokens)
         r = prompt_roofline(prompt, weights, bandwidth[0], bandwidth[1], tokens, draft_bytes_per_pass)
-        prompts[prompt.name] = {
-            "mean_acceptance_length": r.mean_acceptance_length,
-            "tokens_source": r.tokens_source,
-            "tokens_assumed": r.tokens_assumed,
-            "ceiling_tps": r.ceiling_tps,
-            "achieved_tps": r.achieved_tps,
-            "share": r.achieved_share,
-            "problem": r.problem,
-            "engine_bytes_per_token": r.engine_bytes_per_token,
-            "engine_ceiling_tps": r.engine_ceiling_tps,
-        }
-    data: dict[str, Any] = {
-        "weights_bytes": weights,
-        "draft_bytes_per_pass": draft_bytes_per_pass,
-        "bandwidth_bytes_s": bandwidth[0],
-        "bandwidth_source": bandwidth[1],
-        "prompts": prompts,
-    }
-    result.context[ROOFLINE_KEY] = data
-    return data
+        prompts[prompt.name] = PromptCeiling(
+            mean_acceptance_length=r.mean_acceptance_length,
+            tokens_source=r.tokens_source,
+            tokens_assumed=r.tokens_assumed,
+            ceiling_tps=r.ceiling_tps,
+            achieved_tps=r.achieved_tps,
+            share=r.achieved_share,
+            problem=r.problem,
+            engine_bytes_per_token=r.engine_bytes_per_token,
+            engine_ceiling_tps=r.engine_ceiling_tps,
+        )
+    stored = StoredCeiling(weights, bandwidth[0], bandwidth[1], draft_bytes_per_pass, prompts)
+    result.context.roofline = stored
+    return stored
 
 
 def result_rooflines(result: BenchResult) -> dict[str, Roofline]:
     """Per-prompt ceilings recomputed from a result's stored inputs (empty when none: old JSON)."""
-    data = result.context.get(ROOFLINE_KEY)
-    if not isinstance(data, dict):
+    stored = result.context.roofline
+    if stored is None:
         return {}
-    try:
-        weights = float(data["weights_bytes"])
-        bandwidth = float(data["bandwidth_bytes_s"])
-    except (KeyError, TypeError, ValueError):
-        return {}
-    if weights <= 0 or bandwidth <= 0:
-        return {}
-    source = str(data.get("bandwidth_source") or "stored")
-    stored = data.get("prompts")
-    stored = stored if isinstance(stored, dict) else {}
     out: dict[str, Roofline] = {}
     for p in result.prompts:
         tokens = prompt_tokens_per_pass(p)
-        kept = stored.get(p.name)
+        kept = stored.prompts.get(p.name)
         # tokens per pass that came from the log (or were assumed) are not in the runs: take the stored
-        if isinstance(kept, dict) and tokens.source.startswith("assumed") and kept.get("tokens_source"):
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                tokens = PassTokens(
-                    float(kept["mean_acceptance_length"]),
-                    str(kept["tokens_source"]),
-                    bool(kept.get("tokens_assumed")),
-                )
-        draft = data.get("draft_bytes_per_pass")
-        draft = float(draft) if isinstance(draft, int | float) and draft > 0 else 0.0
-        out[p.name] = prompt_roofline(p, weights, bandwidth, source, tokens, draft)
+        if kept is not None and kept.tokens_source and tokens.source.startswith("assumed"):
+            tokens = PassTokens(kept.mean_acceptance_length, kept.tokens_source, kept.tokens_assumed)
+        out[p.name] = prompt_roofline(
+            p, stored.weights_bytes, stored.bandwidth_bytes_s, stored.bandwidth_source, tokens,
+            stored.draft_bytes_per_pass,
+        )  # fmt: skip
     return out
 
 
@@ -229,13 +207,13 @@ def latest_log_lines(profile: Profile) -> list[str]:
     return data.decode(errors="replace").replace("\r", "\n").splitlines()
 
 
-def attach_roofline_for(result: BenchResult, profile: Profile | None) -> dict[str, Any] | None:
+def attach_roofline_for(result: BenchResult, profile: Profile | None) -> StoredCeiling | None:
     """Attach the ceiling using the profile's latest server log and the local GPU (None when unknown)."""
     if profile is None:
         return None
     reading = local_gpu()
     readings = (reading,) if reading is not None else ()
-    gpu_name = result.context.get("gpu") or (reading.name if reading is not None else None)
+    gpu_name = result.context.gpu or (reading.name if reading is not None else None)
     engine = profile.engine()
     k = (engine.num_speculative_tokens or None) if engine.speculative_config else 0
     return attach_roofline(

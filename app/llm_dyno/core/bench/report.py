@@ -107,13 +107,13 @@ def markdown_line(result: BenchResult) -> str:
     elif acc is not None and acc.rate is not None:
         parts.append(f"accept {acc.rate * 100:.0f} %")
     ctx = result.context
-    limit = ctx.get("power_limit_w")
+    limit = ctx.power_limit_w
     if isinstance(limit, int | float):
         parts.append(f"{limit:.0f} W")
-    if ctx.get("vllm_version"):
-        parts.append(f"vLLM {ctx['vllm_version']}")
-    if ctx.get("gpu"):
-        parts.append(str(ctx["gpu"]))
+    if ctx.vllm_version:
+        parts.append(f"vLLM {ctx.vllm_version}")
+    if ctx.gpu:
+        parts.append(ctx.gpu)
     return " · ".join(parts)
 
 

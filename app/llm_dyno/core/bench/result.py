@@ -5,6 +5,8 @@ The JSON shape is a contract (other tools and the history store read it)::
     {"suite": …, "context": {…}, "prompts": [{"name": …, "runs": [{"warmup", "ttft_s", "wall_s",
      "completion_tokens", "wall_tps", "decode_tps", "finish_reason", "acceptance", "energy_j", …}],
      "summary": {"wall_tps": {…}, "decode_tps": {…}, "ttft_s": {…}, "tokens_per_j": {…}}}]}
+
+``"context"`` is :class:`~llm_dyno.core.bench.run_context.RunContext`'s JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
 from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Summary, summarize
 
 SUMMARY_METRICS = ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j")
@@ -349,7 +352,7 @@ class BenchResult:
     """A whole suite run: context, per-prompt runs, and how it ended (``error`` / ``cancelled``)."""
 
     suite: str
-    context: dict[str, Any] = field(default_factory=dict)
+    context: RunContext = field(default_factory=RunContext)
     prompts: list[PromptResult] = field(default_factory=list)
     error: str | None = None
     cancelled: bool = False
@@ -371,7 +374,7 @@ class BenchResult:
         """The JSON contract."""
         return {
             "suite": self.suite,
-            "context": self.context,
+            "context": self.context.to_dict(),
             "prompts": [p.to_dict() for p in self.prompts],
             "error": self.error,
             "cancelled": self.cancelled,
@@ -390,7 +393,7 @@ class BenchResult:
         ]
         return BenchResult(
             str(data.get("suite", "")),
-            dict(data.get("context") or {}),
+            RunContext.from_dict(data.get("context")),
             prompts,
             data.get("error"),
             bool(data.get("cancelled", False)),

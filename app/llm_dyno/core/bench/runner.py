@@ -120,7 +120,7 @@ class BenchRunner:
     def run(self, result: BenchResult | None = None) -> BenchResult:
         """Run the whole suite; never raises for server trouble (see ``result.error``)."""
         result = result or BenchResult(self.suite.name)
-        result.context.setdefault("started", _now_iso())
+        result.context.started = result.context.started or _now_iso()
         try:
             for prompt in self.suite.prompts:
                 pr = PromptResult(prompt.name)
@@ -128,7 +128,7 @@ class BenchRunner:
                 if not self._run_prompt(prompt, pr, result):
                     break
         finally:
-            result.context["finished"] = _now_iso()
+            result.context.finished = _now_iso()
         return result
 
     def _run_prompt(self, prompt: SuitePrompt, pr: PromptResult, result: BenchResult) -> bool:

@@ -129,7 +129,7 @@ def run_sweep(
                 power.set_limit(g, cap)
             sleep(settle_s)
             result = run_suite(cap)
-            result.context["power_limit_w"] = cap
+            result.context.power_limit_w = cap
             sweep.points.append(SweepPoint(cap, result))
             if result.cancelled:
                 sweep.cancelled = True
@@ -239,12 +239,12 @@ def spec_ab(
 
 def merge_rounds(parts: list[BenchResult]) -> BenchResult:
     """One side's rounds as one result: the first round's context, every round's runs per prompt
-    (numbered on, 1…N), the first error or cancellation. ``context["rounds"]`` says how many."""
+    (numbered on, 1…N), the first error or cancellation. ``context.rounds`` says how many."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
-    merged = BenchResult(first.suite, dict(first.context), [], first.error, first.cancelled)
-    merged.context["rounds"] = len(parts)
+    context = dataclasses.replace(first.context, rounds=len(parts))
+    merged = BenchResult(first.suite, context, [], first.error, first.cancelled)
     for part in parts:
         for prompt in part.prompts:
             into = merged.prompt(prompt.name)

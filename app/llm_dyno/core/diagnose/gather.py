@@ -15,6 +15,7 @@ import httpx
 
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.bench.ab import PAIR_PREFIX, SIDE_TAGS
+from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Comparison, compare_samples
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
@@ -27,7 +28,7 @@ from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
-from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
+from llm_dyno.core.telemetry.nvml import GpuReading
 from llm_dyno.core.telemetry.rates import MetricsRates
 
 
@@ -237,16 +238,15 @@ def gather(
                 spec_ab = _latest_ab(store, profile.name, sources)
         except DynoError as exc:
             notes.append(f"history unavailable: {exc}")
-    ctx = bench.context if bench is not None else {}
-    before = _readings(ctx.get("gpu_before"))
-    under_load = _readings(ctx.get("gpu_under_load"))
+    ctx = bench.context if bench is not None else RunContext()
+    before, under_load = ctx.gpu_before, ctx.gpu_under_load
     if under_load:
         sources.append(f"GPU under load ({len(under_load)} readings during the benchmark)")
     if gpu_now:
         sources.append("GPU now")
     metrics: MetricsSnapshot | None = None
     rates: MetricsRates | None = None
-    version = ctx.get("vllm_version")
+    version = ctx.vllm_version
     if live_url:
         try:
             metrics, rates, live_version = read_live(live_url, api_key)
@@ -265,10 +265,10 @@ def gather(
         reference=reference,
         published=published,
         environment=Environment(
-            image_digest=ctx.get("image_digest"),
+            image_digest=ctx.image_digest,
             vllm_version=version,
-            gpu_name=ctx.get("gpu"),
-            driver=ctx.get("driver"),
+            gpu_name=ctx.gpu,
+            driver=ctx.driver,
         ),
         log=log,
         metrics=metrics,
@@ -282,19 +282,6 @@ def gather(
     if typed is not None:
         sources.append("typed TPS")
     return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes))
-
-
-def _readings(data: object) -> tuple[GpuReading, ...]:
-    if not isinstance(data, list):
-        return ()
-    out: list[GpuReading] = []
-    for item in data:
-        if isinstance(item, dict):
-            try:
-                out.append(reading_from_dict(item))
-            except TypeError:
-                continue  # a reading stored by another version: skip it
-    return tuple(out)
 
 
 def _latest_ab(

@@ -70,7 +70,7 @@ def compare_pair(
 
 
 def _profile_diff(a: BenchResult, b: BenchResult) -> list[dict[str, Any]] | None:
-    pa, pb = a.context.get("profile"), b.context.get("profile")
+    pa, pb = a.context.profile, b.context.profile
     if not isinstance(pa, dict) or not isinstance(pb, dict):
         return None
     try:

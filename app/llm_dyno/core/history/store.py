@@ -68,11 +68,10 @@ def _mean_wall_tps(result: BenchResult, name: str) -> float | None:
 
 def _columns(result: BenchResult) -> tuple[Any, ...]:
     ctx = result.context
-    profile = ctx.get("profile_name") or (ctx.get("profile") or {}).get("name")
     return (
-        str(ctx.get("started") or ""),
-        profile,
-        ctx.get("model"),
+        ctx.started or "",
+        ctx.profile_label,
+        ctx.model,
         result.suite,
         _mean_wall_tps(result, "narrative"),
         _mean_wall_tps(result, "code"),

@@ -218,9 +218,9 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
 
 def _add_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> None:
     ctx = result.context
-    ctx["gpus"] = spec.gpus.label if spec.gpus.source is not None else None
-    ctx["gpu_read_from"] = spec.gpus.source.where if spec.gpus.source is not None else None
+    ctx.gpus = spec.gpus.label if spec.gpus.source is not None else None
+    ctx.gpu_read_from = spec.gpus.source.where if spec.gpus.source is not None else None
     if recording is not None:
         if recording.first is not None:
-            ctx["gpu_before"] = [recording.first.to_dict()]
-        ctx["gpu_under_load"] = [r.to_dict() for r in recording.kept]
+            ctx.gpu_before = (recording.first,)
+        ctx.gpu_under_load = tuple(recording.kept)

@@ -311,7 +311,7 @@ class BenchmarkView(QWidget):
         self.history.reload()
         self.worker.wait(2.0)  # its thread ends right after this signal: else Run stays off, Cancel on
         self._update_target()
-        who = result.context.get("profile_name") or result.context.get("model") or "server"
+        who = result.context.profile_name or result.context.model or "server"
         summary = f"Benchmark {result.suite} on {who} {state}" + (f": {line}" if line else "")
         self.statusMessage.emit(summary)
         self.benchmark_finished.emit(summary)

@@ -1,0 +1,233 @@
+"""The context a benchmark result ran in, as a typed record (the ``"context"`` object of its JSON).
+
+What ran, where, on which software and hardware, when, and what the GPUs read around it. The JSON
+keys are the contract other tools and older versions of the app read; :meth:`RunContext.to_dict`
+writes them as they always were, and :meth:`RunContext.from_dict` reads any stored result: a key of
+the wrong type reads as unknown (None), and keys this version does not know (written by a newer
+one) are kept in ``extra`` and written back unchanged.
+
+The stored ceiling (``"roofline"``) is :class:`StoredCeiling`; see :mod:`llm_dyno.core.bench.ceiling`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _obj(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, dict) else None
+
+
+def _readings(value: Any) -> tuple[GpuReading, ...]:
+    if not isinstance(value, list):
+        return ()
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            try:
+                out.append(reading_from_dict(item))
+            except TypeError:
+                continue  # a reading stored by another version: skip it
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PromptCeiling:
+    """One prompt's decode ceiling as stored with the result (the share of it the prompt reached)."""
+
+    mean_acceptance_length: float
+    tokens_source: str | None = None  # where the tokens per pass came from (older results: unknown)
+    tokens_assumed: bool = False
+    ceiling_tps: float | None = None
+    achieved_tps: float | None = None
+    share: float | None = None
+    problem: str | None = None
+    engine_bytes_per_token: float | None = None
+    engine_ceiling_tps: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON object."""
+        return {
+            "mean_acceptance_length": self.mean_acceptance_length,
+            "tokens_source": self.tokens_source,
+            "tokens_assumed": self.tokens_assumed,
+            "ceiling_tps": self.ceiling_tps,
+            "achieved_tps": self.achieved_tps,
+            "share": self.share,
+            "problem": self.problem,
+            "engine_bytes_per_token": self.engine_bytes_per_token,
+            "engine_ceiling_tps": self.engine_ceiling_tps,
+        }
+
+    @staticmethod
+    def from_dict(data: Any) -> PromptCeiling | None:
+        """Read a stored prompt ceiling; None when its tokens per pass are missing or malformed."""
+        if not isinstance(data, dict):
+            return None
+        length = _num(data.get("mean_acceptance_length"))
+        if length is None:
+            return None
+        return PromptCeiling(
+            length,
+            _str(data.get("tokens_source")) or None,
+            bool(data.get("tokens_assumed")),
+            _num(data.get("ceiling_tps")),
+            _num(data.get("achieved_tps")),
+            _num(data.get("share")),
+            _str(data.get("problem")),
+            _num(data.get("engine_bytes_per_token")),
+            _num(data.get("engine_ceiling_tps")),
+        )
+
+
+@dataclass(frozen=True)
+class StoredCeiling:
+    """The inputs of the decode ceiling (bytes read per pass, the GPU's bandwidth) and each prompt's
+    figures, stored so the ceiling can be recomputed when the result is read back."""
+
+    weights_bytes: float
+    bandwidth_bytes_s: float
+    bandwidth_source: str
+    draft_bytes_per_pass: float = 0.0
+    prompts: Mapping[str, PromptCeiling] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON object."""
+        return {
+            "weights_bytes": self.weights_bytes,
+            "draft_bytes_per_pass": self.draft_bytes_per_pass,
+            "bandwidth_bytes_s": self.bandwidth_bytes_s,
+            "bandwidth_source": self.bandwidth_source,
+            "prompts": {name: p.to_dict() for name, p in self.prompts.items()},
+        }
+
+    @staticmethod
+    def from_dict(data: Any) -> StoredCeiling | None:
+        """Read a stored ceiling; None when its inputs are missing, malformed or not positive."""
+        if not isinstance(data, dict):
+            return None
+        weights, bandwidth = _num(data.get("weights_bytes")), _num(data.get("bandwidth_bytes_s"))
+        if weights is None or bandwidth is None or weights <= 0 or bandwidth <= 0:
+            return None
+        draft = _num(data.get("draft_bytes_per_pass"))
+        stored = data.get("prompts")
+        prompts = {}
+        for name, item in stored.items() if isinstance(stored, dict) else ():
+            prompt = PromptCeiling.from_dict(item)
+            if prompt is not None:
+                prompts[str(name)] = prompt
+        return StoredCeiling(
+            weights,
+            bandwidth,
+            _str(data.get("bandwidth_source")) or "stored",
+            draft if draft is not None and draft > 0 else 0.0,
+            prompts,
+        )
+
+
+# keys written only when they hold something (older results do not have them)
+_OPTIONAL = ("gpus", "gpu_read_from", "gpu_before", "gpu_under_load", "rounds", "roofline")
+
+
+@dataclass
+class RunContext:
+    """Where and on what a result ran. None is "unknown" (an older result, a server that does not say,
+    no GPU read). Set while the run goes on: ``started``/``finished`` by the runner, the GPU fields by
+    the bench job, ``power_limit_w`` by a sweep, ``rounds`` when rounds are merged."""
+
+    url: str | None = None
+    model: str | None = None
+    suite: str | None = None
+    suite_definition: dict[str, Any] | None = None  # the suite as run (Suite.to_dict)
+    profile_name: str | None = None
+    profile: dict[str, Any] | None = None  # the profile's snapshot as run (Profile.to_dict)
+    image: str | None = None
+    image_digest: str | None = None
+    vllm_version: str | None = None
+    gpu: str | None = None
+    driver: str | None = None
+    power_limit_w: float | None = None
+    host: str | None = None
+    platform: str | None = None
+    app_version: str | None = None
+    started: str | None = None
+    finished: str | None = None
+    gpus: str | None = None  # which GPUs were read ("GPU 0", "GPUs 0+1"), None when none
+    gpu_read_from: str | None = None  # "this machine (NVML)" / "container … (nvidia-smi)"
+    gpu_before: tuple[GpuReading, ...] = ()
+    gpu_under_load: tuple[GpuReading, ...] = ()
+    rounds: int | None = None
+    roofline: StoredCeiling | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys a newer version wrote, kept verbatim
+
+    @property
+    def profile_label(self) -> str | None:
+        """The profile's name, from the name or from the snapshot."""
+        return self.profile_name or _str((self.profile or {}).get("name"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored JSON object (the optional keys only when they hold something)."""
+        out: dict[str, Any] = dict(self.extra)
+        for f in fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if f.name in _OPTIONAL and value in (None, ()):
+                continue
+            if f.name in ("gpu_before", "gpu_under_load"):
+                value = [r.to_dict() for r in value]
+            elif f.name == "roofline":
+                value = value.to_dict()
+            out[f.name] = value
+        return out
+
+    @staticmethod
+    def from_dict(data: Any) -> RunContext:
+        """Read a stored context (any version's; wrong types read as unknown)."""
+        data = data if isinstance(data, dict) else {}
+        known = {f.name for f in fields(RunContext)} - {"extra"}
+        return RunContext(
+            url=_str(data.get("url")),
+            model=_str(data.get("model")),
+            suite=_str(data.get("suite")),
+            suite_definition=_obj(data.get("suite_definition")),
+            profile_name=_str(data.get("profile_name")),
+            profile=_obj(data.get("profile")),
+            image=_str(data.get("image")),
+            image_digest=_str(data.get("image_digest")),
+            vllm_version=_str(data.get("vllm_version")),
+            gpu=_str(data.get("gpu")),
+            driver=_str(data.get("driver")),
+            power_limit_w=_num(data.get("power_limit_w")),
+            host=_str(data.get("host")),
+            platform=_str(data.get("platform")),
+            app_version=_str(data.get("app_version")),
+            started=_str(data.get("started")),
+            finished=_str(data.get("finished")),
+            gpus=_str(data.get("gpus")),
+            gpu_read_from=_str(data.get("gpu_read_from")),
+            gpu_before=_readings(data.get("gpu_before")),
+            gpu_under_load=_readings(data.get("gpu_under_load")),
+            rounds=_int(data.get("rounds")),
+            roofline=StoredCeiling.from_dict(data.get("roofline")),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+__all__ = ["PromptCeiling", "RunContext", "StoredCeiling"]
