@@ -27,6 +27,7 @@ from llm_dyno.core.errors import DynoError, ProfileError
 from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime
 from llm_dyno.core.profiles.yamlio import load_with_lines
 from llm_dyno.core.runtime.docker_spec import plan_container
+from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.readiness import ModelsError, model_ids
 
@@ -216,7 +217,9 @@ def check_secret_args(data: tuple[tuple[str, ...], bool]) -> None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    shown = json.dumps({k: v for k, v in plan.spec.items() if k not in ("environment", "env")}, default=str)
+    spec = plan.spec
+    fields = dict(spec.create) if isinstance(spec, ContainerSpec) else {"argv": spec.argv, "cwd": spec.cwd}
+    shown = json.dumps({k: v for k, v in fields.items() if k != "environment"}, default=str)
     if SECRET in shown or SECRET in plan.report():
         raise AssertionError(f"a secret reached the plan: {args}")
 

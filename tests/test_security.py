@@ -59,14 +59,14 @@ def test_docker_plan_binds_localhost_by_default() -> None:
         name="d", model="m", docker=DockerSettings(image="vllm/vllm-openai:latest", ports=("8000:8000",))
     )
     plan = plan_container(profile)
-    assert plan.spec["ports"] == {"8000/tcp": ("127.0.0.1", 8000)}
+    assert plan.spec.create["ports"] == {"8000/tcp": ("127.0.0.1", 8000)}
     assert "-p 127.0.0.1:8000:8000" in plan.describe()
     assert plan.base_url == "http://127.0.0.1:8000"
     # said otherwise: kept as written
     open_ = profile.with_changes(
         docker=DockerSettings(image="vllm/vllm-openai:latest", ports=(f"{ALL_INTERFACES}:8000:8000",))
     )
-    assert plan_container(open_).spec["ports"] == {"8000/tcp": (ALL_INTERFACES, 8000)}
+    assert plan_container(open_).spec.create["ports"] == {"8000/tcp": (ALL_INTERFACES, 8000)}
 
 
 def test_process_plan_binds_localhost_by_default() -> None:
@@ -74,12 +74,12 @@ def test_process_plan_binds_localhost_by_default() -> None:
         name="p", model="m", runtime=Runtime.PROCESS, process=ProcessSettings(), args=("--port", "8123")
     )
     plan = ProcessRuntime().plan(profile)
-    assert plan.spec["bind_host"] == "127.0.0.1"
-    argv = plan.spec["argv"]
+    assert plan.spec.bind_host == "127.0.0.1"
+    argv = list(plan.spec.argv)
     assert argv[argv.index("--host") + 1] == "127.0.0.1"
     assert plan.base_url == "http://127.0.0.1:8123"
     open_ = profile.with_changes(args=("--port", "8123", "--host", ALL_INTERFACES))
-    assert ProcessRuntime().plan(open_).spec["bind_host"] == ALL_INTERFACES
+    assert ProcessRuntime().plan(open_).spec.bind_host == ALL_INTERFACES
 
 
 # ---- secrets are never written ---------------------------------------------------------------------

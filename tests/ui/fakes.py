@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterable
 
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.launch_spec import ProcessSpec
 
 
 class FakeHandle(ServerHandle):
@@ -47,7 +48,7 @@ class FakeRuntime(Runtime):
             sock.bind(("127.0.0.1", 0))
             port = int(sock.getsockname()[1])
         return LaunchPlan(
-            profile, "process", self.base_url, port, None, {"argv": ["vllm", "serve", profile.model]}
+            profile, "process", self.base_url, port, None, ProcessSpec(("vllm", "serve", profile.model))
         )
 
     def launch(self, plan: LaunchPlan) -> ServerHandle:

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind
 from llm_dyno.ui.views.launch_panel import LaunchPanel
 
 MTP = "qwen36-27b-mtp"
@@ -50,6 +51,8 @@ def test_server_view_shows_the_plan_warnings(window, store: ProfileStore) -> Non
     panel = window.server_view.launch_panel
     assert not panel.warnings.isHidden()
     assert "127.0.0.1 only" in panel.warnings.text()
+    exposure = next(w for w in plan.warnings if w.kind is WarningKind.EXPOSURE)
+    assert f"⚠ Network: {exposure.text}" in panel.warnings.text().splitlines()
 
 
 def test_launch_panel_lists_the_warnings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -58,12 +61,19 @@ def test_launch_panel_lists_the_warnings(qtbot, tmp_path: Path) -> None:  # type
     panel.resize(640, 420)
     panel.start("http://127.0.0.1:8020")
     panel.set_status(ServerStatus(ServerState.CREATING, 0.0, "creating container"))
-    panel.set_warnings(("ports 8020:8000 are published on 127.0.0.1 only (docker.bind: loopback)",))
+    gpu = PlanWarning(
+        WarningKind.GPU, "no GPUs requested: vLLM in the container will see none (set gpus: all)"
+    )
+    ports = PlanWarning(
+        WarningKind.EXPOSURE, "ports 8020:8000 are published on 127.0.0.1 only (docker.bind: loopback)"
+    )
+    panel.set_warnings((gpu, ports))
     panel.show()
-    assert not panel.warnings.isHidden() and "127.0.0.1 only" in panel.warnings.text()
+    # what exposes the server comes first, each under its kind
+    assert panel.warnings.text().splitlines() == [f"⚠ Network: {ports.text}", f"⚠ GPU: {gpu.text}"]
     panel.set_warnings(())
     assert panel.warnings.isHidden()
-    panel.set_warnings(("no GPUs requested: vLLM in the container will see none (set gpus: all)",))
+    panel.set_warnings((gpu,))
     panel.grab().save(str(tmp_path / "launch-panel-warnings.png"))
 
 

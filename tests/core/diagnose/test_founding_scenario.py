@@ -118,14 +118,14 @@ def test_security_finding_only_where_the_port_really_is_open() -> None:
     assert plan.exposure is not None and plan.exposure.describe().startswith(
         "listens on 127.0.0.1:8020 (loopback"
     )
-    assert any("port '8020:8000' is published on 127.0.0.1 only" in w for w in plan.warnings)
+    assert any("port '8020:8000' is published on 127.0.0.1 only" in w.text for w in plan.warnings)
     opened = replace(founding_input(), profile=founding_open_profile())
     finding = diagnose(opened).get("exposed-without-api-key")
     assert finding is not None and finding.impact.security
     assert any("0.0.0.0:8020" in e.describe() for e in finding.evidence)
     open_plan = DockerRuntime().plan(founding_open_profile())
     assert any(
-        "reachable from the network (0.0.0.0:8020) without an API key" in w for w in open_plan.warnings
+        "reachable from the network (0.0.0.0:8020) without an API key" in w.text for w in open_plan.warnings
     )
     # shown, but apart from the performance ranking: after every speed finding, not among them
     d = diagnose(opened)

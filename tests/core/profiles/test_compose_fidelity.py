@@ -320,7 +320,7 @@ def test_gpu_request_matches_at_creation(project: Any, docker_client: Any) -> No
         assert launched.returncode == 1 and "GPU" in launched.stderr, launched.stderr
         assert not docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"})
     plan = ServerManager().plan(ProfileStore(p.home / "config" / "profiles").get(name))
-    spec = {**plan.spec, "name": f"{p.name}-created"}
+    spec = {**plan.spec.create, "name": f"{p.name}-created"}
     created = docker_client.containers.create(**spec)
     try:
         app = _facts(docker_client.api.inspect_container(created.id))

@@ -33,6 +33,6 @@ def test_broken_profile_yaml_names_file_line_and_field() -> None:
 def test_process_plan_expands_home_in_the_model_path() -> None:
     text = (SHIPPED / "cpu-demo.yaml").read_text()
     plan = ProcessRuntime().plan(profile_from_yaml(text))
-    argv = plan.spec["argv"]
+    argv = list(plan.spec.argv)
     model = argv[argv.index("serve") + 1]
     assert not model.startswith("~") and model.endswith("/.cache/llm-dyno/models/tiny-qwen2")

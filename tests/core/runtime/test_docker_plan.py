@@ -16,6 +16,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
 from llm_dyno.core.runtime.docker_spec import docker_run_argv, network_to_create
+from llm_dyno.core.runtime.launch_spec import WarningKind
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
 PRE_START = (
@@ -71,7 +72,7 @@ def founding(**changes: object) -> Profile:
 
 def test_founding_profile_becomes_the_compose_container() -> None:
     plan = DockerRuntime().plan(founding())
-    spec = plan.spec
+    spec = plan.spec.create
     assert spec["image"] == IMAGE
     assert spec["name"] == "vllm-qwen36-27b"
     assert spec["command"] == ["--model", "/root/.cache/huggingface/vllm-qwen36-27b-int4", *ARGS]
@@ -93,7 +94,7 @@ def test_founding_profile_becomes_the_compose_container() -> None:
 
 def test_labels_mark_every_container_as_ours() -> None:
     profile = founding()
-    labels = DockerRuntime().plan(profile).spec["labels"]
+    labels = DockerRuntime().plan(profile).spec.create["labels"]
     assert labels["llm-dyno.managed"] == "1"
     assert labels["llm-dyno.profile"] == "qwen36-27b"
     assert labels["llm-dyno.profile-hash"] == profile.content_hash()
@@ -101,9 +102,11 @@ def test_labels_mark_every_container_as_ours() -> None:
 
 def test_gpu_indices_become_device_ids() -> None:
     plan = DockerRuntime().plan(founding(gpus=(0, 2)))
-    assert plan.spec["device_requests"] == [DeviceRequest(device_ids=["0", "2"], capabilities=[["gpu"]])]
+    assert plan.spec.create["device_requests"] == [
+        DeviceRequest(device_ids=["0", "2"], capabilities=[["gpu"]])
+    ]
     assert plan.gpus == (0, 2)
-    assert "device_requests" not in DockerRuntime().plan(founding(gpus=None)).spec
+    assert "device_requests" not in DockerRuntime().plan(founding(gpus=None)).spec.create
 
 
 def test_named_host_ip_is_kept_and_default_name_from_profile() -> None:
@@ -113,19 +116,23 @@ def test_named_host_ip_is_kept_and_default_name_from_profile() -> None:
         docker=docker.model_copy(update={"ports": ("0.0.0.0:9000:8000",), "container_name": None})
     )
     plan = DockerRuntime().plan(profile)
-    assert plan.spec["ports"] == {"8000/tcp": ("0.0.0.0", 9000)}  # noqa: S104
-    assert plan.spec["name"] == "llm-dyno-qwen36-27b"
+    assert plan.spec.create["ports"] == {"8000/tcp": ("0.0.0.0", 9000)}  # noqa: S104
+    assert plan.spec.create["name"] == "llm-dyno-qwen36-27b"
     assert plan.base_url == "http://127.0.0.1:9000"
 
 
 def test_entrypoint_given_wins_and_none_keeps_the_image_entrypoint() -> None:
-    assert "entrypoint" not in DockerRuntime().plan(founding(pre_start=None)).spec
+    assert "entrypoint" not in DockerRuntime().plan(founding(pre_start=None)).spec.create
     docker = founding().docker
     assert docker is not None
     custom = founding(
         docker=docker.model_copy(update={"entrypoint": ("python3", "-m", "vllm.entrypoints.cli.main")})
     )
-    assert DockerRuntime().plan(custom).spec["entrypoint"] == ["python3", "-m", "vllm.entrypoints.cli.main"]
+    assert DockerRuntime().plan(custom).spec.create["entrypoint"] == [
+        "python3",
+        "-m",
+        "vllm.entrypoints.cli.main",
+    ]
 
 
 def test_no_port_reaching_the_server_is_an_error() -> None:
@@ -140,7 +147,10 @@ def test_remote_host_warns_about_a_loopback_port() -> None:
     assert docker is not None
     plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"host": "ssh://will@gpubox"})))
     assert plan.base_url == "http://gpubox:8020"
-    assert any("gpubox" in w and "0.0.0.0:8020:8000" in w for w in plan.warnings)
+    assert any(
+        w.kind is WarningKind.UNREACHABLE and "gpubox" in w.text and "0.0.0.0:8020:8000" in w.text
+        for w in plan.warnings
+    )
     assert plan.describe().startswith("docker -H ssh://will@gpubox run ")
 
 
@@ -158,7 +168,7 @@ def test_an_engine_elsewhere_through_docker_host_is_where_the_server_answers(
 def test_the_snapshot_label_is_the_profile_with_its_references() -> None:
     profile = founding()
     plan = DockerRuntime().plan(profile)
-    snapshot = json.loads(plan.spec["labels"]["llm-dyno.profile-snapshot"])
+    snapshot = json.loads(plan.spec.create["labels"]["llm-dyno.profile-snapshot"])
     assert snapshot == profile.to_dict()
     assert "profile-snapshot" not in plan.describe()  # not in the docker run line people read
 
@@ -166,7 +176,7 @@ def test_the_snapshot_label_is_the_profile_with_its_references() -> None:
 def test_describe_is_an_equivalent_docker_run() -> None:
     plan = DockerRuntime().plan(founding())
     argv = shlex.split(plan.describe())
-    assert argv == docker_run_argv(plan.spec)
+    assert argv == docker_run_argv(plan.spec.create)
     i = argv.index(IMAGE)
     # `--entrypoint` takes one word; the rest of the entrypoint precedes the command.
     assert argv[argv.index("--entrypoint") + 1] == "/bin/bash"
@@ -180,7 +190,7 @@ def test_describe_is_an_equivalent_docker_run() -> None:
 
 
 def test_gpu_indices_in_docker_run() -> None:
-    argv = docker_run_argv(DockerRuntime().plan(founding(gpus=(1,))).spec)
+    argv = docker_run_argv(DockerRuntime().plan(founding(gpus=(1,))).spec.create)
     assert argv[argv.index("--gpus") + 1] == '"device=1"'
 
 
@@ -209,7 +219,7 @@ def test_same_host_folder_mounted_twice_stays_twice() -> None:
     assert docker is not None
     twice = ("/srv/models:/models", "/srv/models:/srv/models:ro")
     plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"volumes": twice})))
-    assert plan.spec["volumes"] == ["/srv/models:/models:rw", "/srv/models:/srv/models:ro"]
+    assert plan.spec.create["volumes"] == ["/srv/models:/models:rw", "/srv/models:/srv/models:ro"]
     argv = shlex.split(plan.describe())
     assert [argv[i + 1] for i, a in enumerate(argv) if a == "-v"] == ["/srv/models:/models", *twice[1:]]
 
@@ -217,18 +227,23 @@ def test_same_host_folder_mounted_twice_stays_twice() -> None:
 def test_loopback_bind_is_shown_and_file_bind_warns_about_exposure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("K", "k")  # an unset key would refuse the plan
     plan = DockerRuntime().plan(founding())
-    assert plan.spec["ports"] == {"8000/tcp": ("127.0.0.1", 8020)}
-    assert any("8020:8000" in w and "127.0.0.1 only" in w and "docker.bind: file" in w for w in plan.warnings)
+    assert plan.spec.create["ports"] == {"8000/tcp": ("127.0.0.1", 8020)}
+    assert any(
+        w.kind is WarningKind.EXPOSURE and "8020:8000" in w.text and "docker.bind: file" in w.text
+        for w in plan.warnings
+    )
     docker = founding().docker
     assert docker is not None
     open_plan = DockerRuntime().plan(founding(docker=docker.model_copy(update={"bind": "file"})))
-    assert open_plan.spec["ports"] == {"8000/tcp": ("", 8020)}  # HostIp "": every interface, as Compose
+    assert open_plan.spec.create["ports"] == {
+        "8000/tcp": ("", 8020)
+    }  # HostIp "": every interface, as Compose
     assert open_plan.base_url == "http://127.0.0.1:8020"
     opened = "reachable from the network (0.0.0.0:8020)"
-    assert any(opened in w and "--api-key" in w for w in open_plan.warnings)
+    assert any(w.kind is WarningKind.EXPOSURE and opened in w.text for w in open_plan.warnings)
     assert "-p" in (argv := shlex.split(open_plan.describe())) and "8020:8000" in argv
     keyed = founding(docker=docker.model_copy(update={"bind": "file"}), args=(*ARGS, "--api-key", "${K}"))
-    assert not any("reachable from the network" in w for w in DockerRuntime().plan(keyed).warnings)
+    assert not any("reachable from the network" in w.text for w in DockerRuntime().plan(keyed).warnings)
 
 
 def test_compose_settings_reach_the_container() -> None:
@@ -248,7 +263,7 @@ def test_compose_settings_reach_the_container() -> None:
         }
     )
     plan = DockerRuntime().plan(founding(docker=settings))
-    spec = plan.spec
+    spec = plan.spec.create
     assert spec["network"] == "proj_default"
     assert spec["networking_config"]["proj_default"]["Aliases"] == ["vllm"]
     assert spec["user"] == "1000:1000" and spec["working_dir"] == "/work"
@@ -266,7 +281,7 @@ def test_compose_settings_reach_the_container() -> None:
         {"com.docker.compose.project": "proj", "com.docker.compose.network": "default"},
     )
     host = DockerRuntime().plan(founding(docker=docker.model_copy(update={"network": "host"})))
-    assert host.spec["network_mode"] == "host" and network_to_create(host) is None
+    assert host.spec.create["network_mode"] == "host" and network_to_create(host) is None
 
 
 def test_described_line_fills_secret_references_in_when_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,19 +103,19 @@ def test_plan_is_pure_and_local_by_default(tmp_path: Path, monkeypatch: pytest.M
         env={"HF_TOKEN": "${HF_TOKEN}"},
     )
     plan = ProcessRuntime().plan(profile)
-    assert plan.spec["argv"] == ["vllm", "serve", str(tiny_model), "--port", "8011", "--host", "127.0.0.1"]
+    assert list(plan.spec.argv) == ["vllm", "serve", str(tiny_model), "--port", "8011", "--host", "127.0.0.1"]
     assert plan.base_url == "http://127.0.0.1:8011" and plan.host_port == 8011
-    assert plan.spec["env"] == {"HF_TOKEN": "${HF_TOKEN}", "CUDA_VISIBLE_DEVICES": "0,1"}  # not resolved
+    assert dict(plan.spec.env) == {"HF_TOKEN": "${HF_TOKEN}", "CUDA_VISIBLE_DEVICES": "0,1"}  # not resolved
     py = profile.with_changes(
         process=ProcessSettings(executable="/opt/venv/bin/python3"),
         args=("--host", "0.0.0.0"),  # noqa: S104
     )
     plan = ProcessRuntime().plan(py)
-    assert plan.spec["argv"][:4] == ["/opt/venv/bin/python3", "-m", "vllm.entrypoints.cli.main", "serve"]
+    assert list(plan.spec.argv[:4]) == ["/opt/venv/bin/python3", "-m", "vllm.entrypoints.cli.main", "serve"]
     assert plan.base_url == "http://127.0.0.1:8000"
     keyed = profile.with_changes(args=("--api-key", "${MY_KEY}", "--port", "8011"))
     plan = ProcessRuntime().plan(keyed)
-    assert "--api-key" not in plan.spec["argv"] and plan.spec["env"]["VLLM_API_KEY"] == "${MY_KEY}"
+    assert "--api-key" not in plan.spec.argv and plan.spec.env["VLLM_API_KEY"] == "${MY_KEY}"
 
 
 def test_a_model_path_that_does_not_exist_is_refused_at_plan_time(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ state machine is driven by the server's log lines and its HTTP readiness.
 
 from __future__ import annotations
 
-import shlex
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -15,10 +14,10 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.exposure import Exposure
+from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
@@ -140,8 +139,8 @@ class LaunchPlan:
     base_url: str  # e.g. http://127.0.0.1:8000
     host_port: int
     gpus: tuple[int, ...] | None  # None: all GPUs or none requested
-    spec: dict[str, Any]  # backend-specific: container create kwargs, or argv/env/cwd
-    warnings: tuple[str, ...] = ()
+    spec: LaunchSpec  # ProcessSpec, or ContainerSpec (docker-py's create arguments)
+    warnings: tuple[PlanWarning, ...] = ()
     exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
 
     def notes(self) -> list[str]:
@@ -159,17 +158,9 @@ class LaunchPlan:
     def describe(self) -> str:
         """The command that would run, with its environment overrides (secrets stay references).
         Backends with another spec override it."""
-        lines: list[str] = []
-        argv = self.spec.get("argv")
-        if argv:
-            env = self.spec.get("env") or {}
-            if self.spec.get("cwd"):
-                lines.append(f"cd {shlex.quote(str(self.spec['cwd']))}")
-            assignments = [f"{k}={shlex.quote(str(v))}" for k, v in env.items()]
-            lines.append(" ".join([*assignments, shlex.join(str(a) for a in argv)]))
-        else:
-            lines += [f"{key}: {value}" for key, value in self.spec.items()]
-        return "\n".join(lines)
+        if isinstance(self.spec, ProcessSpec):
+            return "\n".join(self.spec.lines())
+        return "\n".join(f"{key}: {value}" for key, value in self.spec.create.items())
 
 
 class LogBuffer:

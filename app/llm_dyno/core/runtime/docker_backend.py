@@ -43,6 +43,7 @@ from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
     plan_container,
 )
+from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.pull_progress import PullProgress
@@ -128,15 +129,19 @@ class DockerServerHandle(ServerHandle):
     def _launch(self) -> None:
         try:
             self._client = errs.connect(self.host)
-            spec = dict(self.plan.spec)
-            if "environment" in spec:
-                spec["environment"] = resolve_env(spec["environment"])
-            spec["command"] = resolve_command(list(spec["command"]))
+            planned = self.plan.spec
+            if not isinstance(planned, ContainerSpec):
+                raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
+            env = dict(planned.environment)
+            spec = planned.resolved(
+                resolve_env(env) if "environment" in planned.create else None,
+                resolve_command(list(planned.command)),
+            )
             self._api_key = client_api_key(self.plan.profile)
-            self._ensure_image(str(spec["image"]))
+            self._ensure_image(planned.image)
             if self._stopping.is_set():
                 return
-            self._status_to(ServerState.CREATING, f"creating container {spec['name']}")
+            self._status_to(ServerState.CREATING, f"creating container {planned.name}")
             self._ensure_network()
             self.container = self._create(spec)
             try:

@@ -22,6 +22,7 @@ from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
 from llm_dyno.core.runtime.exposure import exposure_of
+from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.secrets import require_secrets, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
@@ -40,7 +41,7 @@ _URL_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "http://", "https://"
 
 @dataclass(frozen=True)
 class DockerLaunchPlan(LaunchPlan):
-    """A :class:`LaunchPlan` whose ``spec`` is the ``containers.create`` kwargs (env left unresolved)."""
+    """A :class:`LaunchPlan` whose ``spec`` is a :class:`ContainerSpec` (env left unresolved)."""
 
     docker_host: str | None = None  # None: the local engine / DOCKER_HOST / the active context
 
@@ -49,7 +50,10 @@ class DockerLaunchPlan(LaunchPlan):
         the line fills in from the environment)."""
         from llm_dyno.core.profiles.exporters import shell_word
 
-        return " ".join(shell_word(w) for w in docker_run_argv(self.spec, self.docker_host))
+        spec = self.spec
+        if not isinstance(spec, ContainerSpec):
+            raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
+        return " ".join(shell_word(w) for w in docker_run_argv(spec.create, self.docker_host))
 
 
 def is_url_host(host: str) -> bool:
@@ -77,13 +81,15 @@ def _parse_port(mapping: str) -> tuple[str | None, str, str, str]:
     return ip, parts[1], parts[2], proto or "tcp"
 
 
-def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
+def _ports(settings: DockerSettings, warnings: list[PlanWarning]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     bare: list[str] = []
     for mapping in settings.ports:
         ip, host_port, ctr_port, proto = _parse_port(mapping)
         if "-" in ctr_port or "-" in host_port:
-            warnings.append(f"port range {mapping!r} is not supported; it is left out")
+            warnings.append(
+                PlanWarning(WarningKind.IGNORED, f"port range {mapping!r} is not supported; it is left out")
+            )
             continue
         if ip is None and settings.bind == "loopback":
             # A vLLM server has no authentication unless --api-key: loopback unless the user chose.
@@ -99,9 +105,12 @@ def _ports(settings: DockerSettings, warnings: list[str]) -> dict[str, Any]:
             out[key] = binding
     if bare:
         warnings.append(
-            f"ports {', '.join(bare)} are published on 127.0.0.1 only (docker.bind: loopback), where "
-            "Docker Compose and docker run would publish them on every interface; set docker.bind: file "
-            "to publish them as written"
+            PlanWarning(
+                WarningKind.EXPOSURE,
+                f"ports {', '.join(bare)} are published on 127.0.0.1 only (docker.bind: loopback), where "
+                "Docker Compose and docker run would publish them on every interface; set docker.bind: file "
+                "to publish them as written",
+            )
         )
     return out
 
@@ -115,7 +124,7 @@ def _host_port(binding: Any) -> int | None:
     return int(binding[1]) if binding is not None and len(binding) > 1 else None
 
 
-def _volumes(settings: DockerSettings, warnings: list[str]) -> list[str]:
+def _volumes(settings: DockerSettings, warnings: list[PlanWarning]) -> list[str]:
     """Binds as ``src:dst:mode`` strings, one per entry: the same host folder twice stays twice."""
     out: list[str] = []
     for i, entry in enumerate(settings.volumes):
@@ -128,12 +137,16 @@ def _volumes(settings: DockerSettings, warnings: list[str]) -> list[str]:
         src, dst = os.path.expanduser(parts[0]), parts[1]
         mode = ":".join(parts[2:]) or "rw"
         if src.startswith("."):
-            warnings.append(f"volume source {parts[0]!r} is relative; docker needs an absolute path")
+            warnings.append(
+                PlanWarning(
+                    WarningKind.PATH, f"volume source {parts[0]!r} is relative; docker needs an absolute path"
+                )
+            )
         out.append(f"{src}:{dst}:{mode}")
     return out
 
 
-def _network(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+def _network(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanWarning]) -> None:
     net = settings.network
     if net is None:
         return
@@ -153,7 +166,7 @@ def network_to_create(plan: LaunchPlan) -> tuple[str, dict[str, str]] | None:
     A compose project's network gets the labels Docker Compose gives its own, so that ``docker compose
     up`` of the same project later finds it as its own.
     """
-    net = plan.spec.get("network")
+    net = plan.spec.network if isinstance(plan.spec, ContainerSpec) else None
     settings = plan.profile.docker
     if not net or settings is None:
         return None
@@ -167,19 +180,22 @@ def network_to_create(plan: LaunchPlan) -> tuple[str, dict[str, str]] | None:
     return str(net), labels
 
 
-def _logging(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+def _logging(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanWarning]) -> None:
     if settings.logging is None:
         return
     driver = settings.logging.driver or ""
     spec["log_config"] = {"Type": driver, "Config": dict(settings.logging.options)}
     if driver and driver not in _READABLE_LOG_DRIVERS:
         warnings.append(
-            f"log driver {driver!r}: docker logs cannot read it back, so the app sees no server log "
-            "(loading progress, failures) for this container"
+            PlanWarning(
+                WarningKind.LOGS,
+                f"log driver {driver!r}: docker logs cannot read it back, so the app sees no server log "
+                "(loading progress, failures) for this container",
+            )
         )
 
 
-def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[str]) -> None:
+def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanWarning]) -> None:
     """User, working directory, ulimits, network and log settings, as Docker Compose passes them."""
     if settings.user:
         spec["user"] = settings.user
@@ -235,7 +251,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             where=at(None, field="docker"),
             hint="add docker: {image: vllm/vllm-openai:<version>} or switch the profile to runtime: process",
         )
-    warnings: list[str] = []
+    warnings: list[PlanWarning] = []
     engine = profile.engine()
     engine_port = engine.port or DEFAULT_ENGINE_PORT
     ports = _ports(settings, warnings)
@@ -255,8 +271,12 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     remote = remote_engine_host(settings.host)  # DOCKER_HOST and docker contexts count too
     if remote and bind_ip.startswith("127."):
         warnings.append(
-            f"port {host_port} is bound to {bind_ip} on {remote}, which this machine cannot reach; "
-            f"publish it as 0.0.0.0:{host_port}:{engine_port} (open to that network) or use an SSH tunnel"
+            PlanWarning(
+                WarningKind.UNREACHABLE,
+                f"port {host_port} is bound to {bind_ip} on {remote}, which this machine cannot reach; "
+                f"publish it as 0.0.0.0:{host_port}:{engine_port} (open to that network) "
+                "or use an SSH tunnel",
+            )
         )
     url_host = remote or ("127.0.0.1" if bind_ip in ("0.0.0.0", "::") else bind_ip)  # noqa: S104
     if ":" in url_host:
@@ -265,7 +285,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     # secrets go to the container's environment, never its command (docker inspect, the host's ps)
     command, secret_env = split_secret_flags(profile.vllm_argv())
     environment = {**profile.env, **secret_env}
-    warnings += require_secrets(environment, list(secret_env))
+    warnings += warnings_of(WarningKind.SECRET, require_secrets(environment, list(secret_env)))
     spec: dict[str, Any] = {
         "image": settings.image,
         "command": command,
@@ -288,7 +308,12 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if environment:
         spec["environment"] = environment
     if any(k.startswith("llm-dyno.") for k in settings.labels):
-        warnings.append("labels starting with llm-dyno. are the app's own; the file's values are replaced")
+        warnings.append(
+            PlanWarning(
+                WarningKind.IGNORED,
+                "labels starting with llm-dyno. are the app's own; the file's values are replaced",
+            )
+        )
     volumes = _volumes(settings, warnings)
     if volumes:
         spec["volumes"] = volumes
@@ -305,9 +330,18 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     policy = _restart_policy(settings.restart)
     if policy is not None:
         spec["restart_policy"] = policy
-        warnings.append(f"restart policy {settings.restart!r}: docker restarts the server after it dies")
+        warnings.append(
+            PlanWarning(
+                WarningKind.RESTART,
+                f"restart policy {settings.restart!r}: docker restarts the server after it dies",
+            )
+        )
     if profile.gpus is None and not settings.runtime:
-        warnings.append("no GPUs requested: vLLM in the container will see none (set gpus: all)")
+        warnings.append(
+            PlanWarning(
+                WarningKind.GPU, "no GPUs requested: vLLM in the container will see none (set gpus: all)"
+            )
+        )
     gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
     exposure = exposure_of(profile, remote)
     warnings += exposure.warnings
@@ -317,8 +351,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         base_url=f"http://{url_host}:{host_port}",
         host_port=host_port,
         gpus=gpus,
-        spec=spec,
-        warnings=tuple(warnings + list(engine.warnings)),
+        spec=ContainerSpec(spec),
+        warnings=tuple(warnings + warnings_of(WarningKind.ENGINE, engine.warnings)),
         docker_host=settings.host,
         exposure=exposure,
     )

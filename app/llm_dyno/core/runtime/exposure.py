@@ -13,6 +13,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from llm_dyno.core.profiles.model import Profile, Runtime
+from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.secrets import split_secret_flags
 
 LOOPBACK_DEFAULT = "127.0.0.1"
@@ -53,7 +54,7 @@ class Exposure:
         return f"listens on {where} ({scope}); {key}"
 
     @property
-    def warnings(self) -> tuple[str, ...]:
+    def warnings(self) -> tuple[PlanWarning, ...]:
         """What the user must know before launching: an open server without a key, narrowed ports."""
         out: list[str] = []
         if self.network and not self.has_key:
@@ -66,7 +67,7 @@ class Exposure:
                 f"port {mapping!r} is published on 127.0.0.1 only (Docker Compose would publish it on every "
                 f"interface); write '0.0.0.0:{mapping}' to open it to the network"
             )
-        return tuple(out)
+        return tuple(warnings_of(WarningKind.EXPOSURE, out))
 
 
 def has_api_key(profile: Profile) -> bool:

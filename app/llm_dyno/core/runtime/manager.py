@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState
+from llm_dyno.core.runtime.launch_spec import ProcessSpec
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
 
@@ -49,8 +50,8 @@ def port_in_use(host: str, port: int) -> bool:
 
 
 def _bind_host(plan: LaunchPlan) -> str:
-    host = plan.spec.get("bind_host")
-    if isinstance(host, str) and host:
+    host = plan.spec.bind_host if isinstance(plan.spec, ProcessSpec) else None
+    if host:
         return host
     return urlsplit(plan.base_url).hostname or "127.0.0.1"
 

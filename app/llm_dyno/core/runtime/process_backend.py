@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
 
 from llm_dyno.core.atomic import atomic_write_text, clear_os_error
 from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
@@ -36,6 +35,7 @@ from llm_dyno.core.runtime.base import (
     client_api_key,
 )
 from llm_dyno.core.runtime.exposure import exposure_of
+from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind, warnings_of
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.process_groups import (
     cmdline,
@@ -248,6 +248,13 @@ def _check_model_folder(profile: Profile) -> None:
     )
 
 
+def _spec(plan: LaunchPlan) -> ProcessSpec:
+    """A process plan's spec (the process runtime plans only these)."""
+    if not isinstance(plan.spec, ProcessSpec):
+        raise TypeError(f"a {plan.runtime} plan cannot start a process")  # a bug: plan() made it
+    return plan.spec
+
+
 class ProcessRuntime(Runtime):
     """Runs profiles as local ``vllm serve`` processes."""
 
@@ -266,7 +273,7 @@ class ProcessRuntime(Runtime):
         # secrets go to the environment, never argv (readable by every user in /proc, kept in state)
         serve_args, secret_env = split_secret_flags(argv_in)
         argv = [*head, "serve", *serve_args]
-        warnings: list[str] = []
+        warnings: list[PlanWarning] = []
         host = engine.host
         if host is None:
             host = "127.0.0.1"  # vLLM would listen on every interface; keep it local unless asked
@@ -275,13 +282,17 @@ class ProcessRuntime(Runtime):
         url_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # noqa: S104
         gpus: tuple[int, ...] | None = profile.gpus if isinstance(profile.gpus, tuple) else None
         env = {**profile.env, **secret_env}
-        warnings += require_secrets(env, list(secret_env))
+        warnings += warnings_of(WarningKind.SECRET, require_secrets(env, list(secret_env)))
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
         if profile.docker is not None:
-            warnings.append("the profile's docker section is ignored by the process runtime")
+            warnings.append(
+                PlanWarning(
+                    WarningKind.IGNORED, "the profile's docker section is ignored by the process runtime"
+                )
+            )
         cwd = profile.process.cwd if profile.process else None
-        spec: dict[str, Any] = {"argv": argv, "env": env, "cwd": cwd, "bind_host": host}
+        spec = ProcessSpec(tuple(argv), env, cwd, host)
         if "[" not in url_host and ":" in url_host:
             url_host = f"[{url_host}]"
         exposure = exposure_of(profile)
@@ -296,14 +307,14 @@ class ProcessRuntime(Runtime):
         # vLLM logs to stdout, which is block-buffered into the log file: without this, start-up lines
         # (and so the launch phases) arrive in 8 KB lumps, up to minutes late
         env.setdefault("PYTHONUNBUFFERED", "1")
-        env.update(resolve_env(plan.spec["env"], env))
+        env.update(resolve_env(dict(_spec(plan).env), env))
         return env
 
     def launch(self, plan: LaunchPlan) -> ServerHandle:
         """Start ``vllm serve``; the returned handle follows loading, readiness and exit."""
         try:
             env = self.resolved_env(plan)
-            argv = resolve_command(list(plan.spec["argv"]), env)
+            argv = resolve_command(list(_spec(plan).argv), env)
         except DynoError as exc:  # a keyring reference that cannot be read
             return _FailedHandle(plan, FailureReason(FailureKind.SECRET_MISSING, exc.message, exc.hint or ""))
         exe = shutil.which(argv[0], path=env.get("PATH"))
@@ -327,7 +338,7 @@ class ProcessRuntime(Runtime):
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=env,
-                    cwd=plan.spec.get("cwd"),
+                    cwd=_spec(plan).cwd,
                     start_new_session=True,
                 )
         except OSError as exc:
@@ -414,7 +425,7 @@ class ProcessRuntime(Runtime):
         try:
             plan = self.plan(profile)
         except DynoError:  # it runs, whatever its profile says now (e.g. its model folder is gone)
-            spec: dict[str, Any] = {"argv": argv, "env": {}, "cwd": None, "bind_host": None}
+            spec = ProcessSpec(tuple(argv))
             plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), None, spec)
         if state.get("url") and state["url"] != plan.base_url:
             plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), plan.gpus, plan.spec)

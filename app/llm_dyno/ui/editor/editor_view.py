@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import dump, load_with_lines
+from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind
 from llm_dyno.ui.editor.draft import Draft, Validation
 from llm_dyno.ui.editor.form import ProfileForm
 from llm_dyno.ui.editor.yaml_editor import YamlEditor
@@ -225,14 +226,14 @@ class ProfileEditor(QWidget):
             self.save_button.setToolTip("Save the profile (Ctrl+S)")
 
 
-def plan_warnings(profile: Profile) -> list[str]:
+def plan_warnings(profile: Profile) -> list[PlanWarning]:
     """What a launch of the profile would warn about (the plan is pure: nothing is started)."""
     from llm_dyno.core.runtime.manager import ServerManager
 
     try:
         return list(ServerManager().plan(profile).warnings)
     except DynoError as exc:
-        return [exc.message]
+        return [PlanWarning(WarningKind.INVALID, exc.message)]
 
 
 def _safe_mapping(text: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.runtime.launch_spec import PlanWarning
 from llm_dyno.ui import theme
 from llm_dyno.ui.editor.draft import Draft
 from llm_dyno.ui.editor.widgets import EnvTable, Field, ListEditor, Section, TriState
@@ -243,9 +244,11 @@ class ProfileForm(QScrollArea):
         self.general_error.setText(general)
         self.general_error.setVisible(bool(general))
 
-    def show_plan_warnings(self, warnings: list[str]) -> None:
+    def show_plan_warnings(self, warnings: list[PlanWarning]) -> None:
         """The launch plan's warnings for the draft (hidden when there are none)."""
-        self.plan_warnings.setText("\n".join(f"⚠ At launch: {w}" for w in warnings))
+        from llm_dyno.ui.views.launch_panel import warnings_text
+
+        self.plan_warnings.setText(warnings_text(warnings, prefix="At launch — "))
         self.plan_warnings.setStyleSheet(f"color: {theme.colors().amber};")
         self.plan_warnings.setVisible(bool(warnings))
 

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
+from llm_dyno.core.runtime.launch_spec import PlanWarning, by_severity
 from llm_dyno.ui import theme
 
 STEPS: tuple[tuple[ServerState, str], ...] = (
@@ -38,6 +39,11 @@ def format_elapsed(seconds: float) -> str:
     m, sec = divmod(rem, 60)
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
+
+
+def warnings_text(warnings: Sequence[PlanWarning], prefix: str = "") -> str:
+    """Plan warnings as lines, what refuses or exposes first, each under its kind's heading."""
+    return "\n".join(f"⚠ {prefix}{w.kind.heading}: {w.text}" for w in by_severity(warnings))
 
 class _Dot(QWidget):
     """A step marker: done (filled, check), current (ring), to do (hollow)."""
@@ -204,9 +210,9 @@ class LaunchPanel(QFrame):
         self._show_rows()
         self._update_elapsed()
 
-    def set_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:
+    def set_warnings(self, warnings: Sequence[PlanWarning]) -> None:
         """The launch plan's warnings (loopback ports, relative paths, no GPUs…), under the steps."""
-        self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
+        self.warnings.setText(warnings_text(warnings))
         self.warnings.setStyleSheet(f"color: {theme.colors().amber};")
         self.warnings.setVisible(bool(warnings))
 

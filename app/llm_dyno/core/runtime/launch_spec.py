@@ -1,0 +1,166 @@
+"""What a launch plan holds besides the profile: the backend's launch spec and typed warnings.
+
+A process server's spec is :class:`ProcessSpec` (the argument list, environment overrides, working
+folder, listening address). A container's is :class:`ContainerSpec`: the keyword arguments of
+docker-py's ``containers.create`` (that library's contract, passed to it as they are), with the parts
+the app itself reads as typed properties. Secret references (``${VLLM_API_KEY}``) stay unresolved in
+both; launching resolves them into the child's environment only.
+
+Every warning a plan gives is a :class:`PlanWarning` with a :class:`WarningKind`, so the window can
+show each kind its own way and code never matches warning text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class WarningKind(StrEnum):
+    """What a plan warning is about (in the order the window lists them: what refuses or exposes first)."""
+
+    INVALID = "invalid"  # the plan cannot be built: a launch would be refused
+    EXPOSURE = "exposure"  # reachable from the network without a key; a port narrowed to loopback
+    UNREACHABLE = "unreachable"  # this machine cannot reach the server as planned
+    SECRET = "secret"  # noqa: S105 - a secret reference whose variable is not set here
+    IGNORED = "ignored"  # a setting the runtime leaves out or replaces
+    PATH = "path"  # a host path docker cannot use as written
+    RESTART = "restart"  # docker restarts the server after it dies
+    GPU = "gpu"  # the server will see no GPU
+    ENGINE = "engine"  # a vLLM flag's value (from the flag table)
+    LOGS = "logs"  # the app cannot read the server's log back
+    MEMORY = "memory"  # the model and KV cache may not fit
+
+    @property
+    def heading(self) -> str:
+        """A short heading for the kind."""
+        return _TITLES[self]
+
+
+_TITLES = {
+    WarningKind.INVALID: "Cannot launch",
+    WarningKind.EXPOSURE: "Network",
+    WarningKind.UNREACHABLE: "Unreachable",
+    WarningKind.SECRET: "Secret",
+    WarningKind.IGNORED: "Left out",
+    WarningKind.PATH: "Path",
+    WarningKind.RESTART: "Restart",
+    WarningKind.GPU: "GPU",
+    WarningKind.ENGINE: "vLLM flag",
+    WarningKind.LOGS: "Logs",
+    WarningKind.MEMORY: "Memory",
+}
+_ORDER = {kind: i for i, kind in enumerate(WarningKind)}
+
+
+@dataclass(frozen=True)
+class PlanWarning:
+    """One thing the user must know before launching. ``str()`` is the sentence shown."""
+
+    kind: WarningKind
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def warnings_of(kind: WarningKind, texts: Iterable[str]) -> list[PlanWarning]:
+    """Sentences of one kind as plan warnings."""
+    return [PlanWarning(kind, t) for t in texts]
+
+
+def by_severity(warnings: Iterable[PlanWarning]) -> list[PlanWarning]:
+    """Warnings in the order of :class:`WarningKind` (stable within a kind)."""
+    return sorted(warnings, key=lambda w: _ORDER[w.kind])
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """A ``vllm serve`` process: its argument list, the environment it adds (references unresolved),
+    its working folder and the address it listens on (None: not known, e.g. an adopted server)."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    bind_host: str | None = None
+
+    def lines(self) -> list[str]:
+        """The spec as shell lines (``cd``, then assignments and the command), for showing only."""
+        import shlex
+
+        out = [f"cd {shlex.quote(self.cwd)}"] if self.cwd else []
+        assignments = [f"{k}={shlex.quote(str(v))}" for k, v in self.env.items()]
+        return [*out, " ".join([*assignments, shlex.join(self.argv)])]
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """A container: docker-py ``containers.create`` keyword arguments (``create``), environment
+    references unresolved. The app reads what it needs through the properties."""
+
+    create: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The container's name."""
+        return str(self.create["name"])
+
+    @property
+    def image(self) -> str:
+        """The image reference."""
+        return str(self.create["image"])
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The arguments after the entrypoint (``vllm serve``'s, secret flags removed)."""
+        return tuple(str(a) for a in self.create.get("command", ()))
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        """The container's environment (references unresolved)."""
+        return dict(self.create.get("environment") or {})
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The container's labels (the app's own and the profile's)."""
+        return dict(self.create.get("labels") or {})
+
+    @property
+    def network(self) -> str | None:
+        """The network it joins (None: the engine's default bridge)."""
+        net = self.create.get("network")
+        return str(net) if net else None
+
+    @property
+    def host_ports(self) -> tuple[int, ...]:
+        """Every host port it publishes."""
+        out = []
+        for bindings in (self.create.get("ports") or {}).values():
+            for b in bindings if isinstance(bindings, list) else [bindings]:
+                port = b[1] if isinstance(b, tuple) else b
+                if isinstance(port, int):
+                    out.append(port)
+        return tuple(out)
+
+    def resolved(self, environment: Mapping[str, str] | None, command: list[str]) -> dict[str, Any]:
+        """The create arguments with the environment and command resolved (held only for the call)."""
+        out = dict(self.create)
+        if environment is not None:
+            out["environment"] = dict(environment)
+        out["command"] = command
+        return out
+
+
+LaunchSpec = ProcessSpec | ContainerSpec
+
+__all__ = [
+    "ContainerSpec",
+    "LaunchSpec",
+    "PlanWarning",
+    "ProcessSpec",
+    "WarningKind",
+    "by_severity",
+    "warnings_of",
+]
