@@ -24,7 +24,7 @@ from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, LABEL_SNAPSHOT
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.runtime.registry_files import server_key, state_path
+from llm_dyno.core.runtime.registry_files import ProcessRecord, server_key, state_path
 from tests.support.images import TINY_IMAGE, host_mounts
 
 SLEEPER = "#!{python}\nimport time\nprint('serving (stand-in)', flush=True)\ntime.sleep(120)\n"
@@ -107,6 +107,36 @@ def test_a_stop_from_another_process_shows_as_stopped(home: Path) -> None:
         assert status.detail == "stopped by another llm-dyno"
     finally:
         handle.stop(5)
+
+
+def test_damaged_records_beside_a_live_server_are_skipped(home: Path) -> None:
+    """Records a crash, another version or a hostile user could leave: ``status`` lists the live
+    server (its record typed, written by the launch) and passes over the rest without failing."""
+    assert run(home, "launch", "a").returncode == 0
+    try:
+        folder = home / "data" / "servers"
+        (record_path,) = folder.glob("*.json")
+        record = ProcessRecord.from_json(record_path.read_text())
+        assert record.profile_name == "a" and record.pgid == record.pid and record.start_ticks is not None
+        assert record.argv[-4:] == ("--port", "18932", "--host", "127.0.0.1") and record.profile["name"] == "a"
+        good = json.loads(record_path.read_text())
+        for name, text in {
+            "not-json": "{",
+            "a-list": "[1, 2]",
+            "pid-text": json.dumps({**good, "pid": "twelve"}),
+            "no-argv": json.dumps({k: v for k, v in good.items() if k != "argv"}),
+            "argv-number": json.dumps({**good, "argv": 5}),
+            "bad-profile": json.dumps({**good, "profile": {"name": 3}}),
+            "docker": json.dumps({**good, "runtime": "docker"}),
+        }.items():
+            (folder / f"{name}.json").write_text(text)
+        done = run(home, "status", "--json")
+        assert done.returncode == 0, done.stderr
+        rows = [r for r in json.loads(done.stdout) if r["runtime"] == "process"]
+        assert [r["profile"] for r in rows] == ["a"] and rows[0]["state"] not in ("stopped", "failed")
+    finally:
+        run(home, "stop", "a")
+    assert not record_path.exists()
 
 
 @pytest.mark.docker

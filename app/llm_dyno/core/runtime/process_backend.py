@@ -8,7 +8,6 @@ app or CLI that started it exits; a reader thread tails that file. A state file 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -45,7 +44,13 @@ from llm_dyno.core.runtime.process_groups import (
     wait_group_gone,
 )
 from llm_dyno.core.runtime.readiness import ReadinessProbe
-from llm_dyno.core.runtime.registry_files import mark_stopped, servers_dir, state_path, was_stopped
+from llm_dyno.core.runtime.registry_files import (
+    ProcessRecord,
+    mark_stopped,
+    servers_dir,
+    state_path,
+    was_stopped,
+)
 from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
 from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
@@ -205,8 +210,9 @@ class ProcessHandle(ServerHandle):
 
     def _remove_state_file(self) -> None:
         # Only our own: a newer launch of the same profile may have replaced it.
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(self.state_path.read_text()).get("pid") == self.pid:
+        record = ProcessRecord.read(self.state_path)
+        if record is not None and record.pid == self.pid:
+            with contextlib.suppress(OSError):
                 self.state_path.unlink()
 
 
@@ -354,22 +360,21 @@ class ProcessRuntime(Runtime):
             api_key=client_api_key(plan.profile, env),
             start_ticks=proc_start_ticks(popen.pid),
         )
-        state = {
-            "runtime": self.name,
-            "pid": popen.pid,
-            "pgid": popen.pid,
-            "start_ticks": handle._start_ticks,
-            "started_at": started,
-            "argv": argv,
-            "url": plan.base_url,
-            "host_port": plan.host_port,
-            "log_path": str(log_path),
-            "profile_name": plan.profile.name,
-            "profile_hash": plan.profile.content_hash(),
-            "profile": plan.profile.to_dict(),
-        }
+        record = ProcessRecord(
+            pid=popen.pid,
+            pgid=popen.pid,
+            start_ticks=handle._start_ticks,
+            started_at=started,
+            argv=tuple(argv),
+            url=plan.base_url,
+            host_port=plan.host_port,
+            log_path=str(log_path),
+            profile_name=plan.profile.name,
+            profile_hash=plan.profile.content_hash(),
+            profile=plan.profile.to_dict(),
+        )
         try:
-            atomic_write_text(handle.state_path, json.dumps(state, indent=2))
+            atomic_write_text(handle.state_path, record.to_json())
         except OSError as exc:
             # Running but recorded nowhere: no later command could find or stop it. Stop it now.
             handle._start_threads()
@@ -400,42 +405,40 @@ class ProcessRuntime(Runtime):
         return handles
 
     def _adopt_one(self, path: Path) -> ProcessHandle | None:
-        try:
-            state = json.loads(path.read_text())
-            if state.get("runtime") != self.name:
-                return None
-            pid = int(state["pid"])
-            argv = [str(a) for a in state["argv"]]
-            profile = profile_from_data(state["profile"], source=str(path))
-        except (OSError, ValueError, KeyError, TypeError, DynoError):
+        record = ProcessRecord.read(path)
+        if record is None:
             return None
+        try:
+            profile = profile_from_data(record.profile, source=str(path))
+        except DynoError:
+            return None
+        pid, argv = record.pid, record.argv
         ticks = proc_start_ticks(pid)
         cmd = cmdline(pid)
         # A script's cmdline starts with its interpreter: compare the tail, and the start time.
-        same = ticks is not None and cmd[-(len(argv) - 1) :] == argv[1:]
-        if state.get("start_ticks") is not None and ticks != state["start_ticks"]:
+        same = ticks is not None and cmd[-(len(argv) - 1) :] == list(argv[1:])
+        if record.start_ticks is not None and ticks != record.start_ticks:
             same = False
         if not same:
             # The API process is gone (or its pid now belongs to another program). Its engine
             # processes may still hold gigabytes in the same process group: end them too.
-            end_orphaned_group(state)
+            end_orphaned_group(record.pid, record.pgid, record.start_ticks)
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
         try:
             plan = self.plan(profile)
         except DynoError:  # it runs, whatever its profile says now (e.g. its model folder is gone)
-            spec = ProcessSpec(tuple(argv))
-            plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), None, spec)
-        if state.get("url") and state["url"] != plan.base_url:
-            plan = LaunchPlan(profile, self.name, state["url"], int(state["host_port"]), plan.gpus, plan.spec)
-        log_path = Path(state["log_path"])
+            plan = LaunchPlan(profile, self.name, record.url, record.host_port, None, ProcessSpec(argv))
+        if record.url != plan.base_url:
+            plan = LaunchPlan(profile, self.name, record.url, record.host_port, plan.gpus, plan.spec)
+        log_path = Path(record.log_path)
         handle = ProcessHandle(
             plan,
             pid=pid,
             log_path=log_path,
             state_path=path,
-            started_at=float(state.get("started_at", time.time())),
+            started_at=record.started_at,
             api_key=client_api_key(profile),
             start_ticks=ticks,
         )

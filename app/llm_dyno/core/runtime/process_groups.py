@@ -10,7 +10,6 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 
 def proc_start_ticks(pid: int) -> int | None:
@@ -72,24 +71,19 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def end_orphaned_group(state: dict[str, Any]) -> None:
-    """SIGKILL what is left of a recorded server's process group once its API process has died.
+def end_orphaned_group(pid: int, pgid: int, start_ticks: int | None) -> None:
+    """SIGKILL what is left of a recorded server's process group once its API process ``pid`` has died.
 
     Linux does not reuse a number while a process group of that id exists: with the leader gone (and
     its pid free), a live group of that id is the server's own. A pid that now belongs to another
-    program means the group ended long ago; that program's group is left alone."""
-    try:
-        pid = int(state["pid"])
-        pgid = int(state.get("pgid") or pid)
-    except (KeyError, TypeError, ValueError):
-        return
+    program means the group ended long ago; that program's group is left alone. A member that started
+    before the recorded server (``start_ticks``) is not the server's either."""
     if proc_start_ticks(pid) is not None:
         return  # the pid is in use again: not our group any more
-    started = state.get("start_ticks")
     members = group_members(pgid)
     if not members:
         return
-    if isinstance(started, int) and any((proc_start_ticks(m) or started) < started for m in members):
+    if start_ticks is not None and any((proc_start_ticks(m) or start_ticks) < start_ticks for m in members):
         return
     signal_group(pgid, signal.SIGKILL)
     wait_group_gone(pgid, 5.0)

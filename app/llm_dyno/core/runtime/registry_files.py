@@ -17,16 +17,78 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.store import file_stem
 
 STOP_MARK_MAX_AGE_S = 24 * 3600
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """A process server's record in the registry: enough to find it again, tell it from a process
+    that reused its pid, and end its whole process group."""
+
+    pid: int
+    pgid: int  # the server leads its own group (start_new_session): its engine processes are in it
+    start_ticks: int | None  # /proc start time of the pid: another program reusing it differs
+    started_at: float
+    argv: tuple[str, ...]
+    url: str
+    host_port: int
+    log_path: str
+    profile_name: str
+    profile_hash: str
+    profile: dict[str, Any] = field(default_factory=dict)  # the snapshot launched (Profile.to_dict)
+    runtime: str = "process"
+
+    def to_json(self) -> str:
+        """The file's text."""
+        data = asdict(self)
+        data["argv"] = list(self.argv)
+        return json.dumps(data, indent=2)
+
+    @staticmethod
+    def from_json(text: str) -> ProcessRecord:
+        """Read a record; ValueError when it is not one (malformed, another runtime's, wrong types)."""
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("runtime", "process") != "process":
+            raise ValueError("not a process server's record")
+        try:
+            pid = int(data["pid"])
+            ticks = data.get("start_ticks")
+            profile = data.get("profile")
+            return ProcessRecord(
+                pid=pid,
+                pgid=int(data.get("pgid") or pid),
+                start_ticks=ticks if isinstance(ticks, int) and not isinstance(ticks, bool) else None,
+                started_at=float(data.get("started_at") or time.time()),
+                argv=tuple(str(a) for a in data["argv"]),
+                url=str(data["url"]),
+                host_port=int(data["host_port"]),
+                log_path=str(data["log_path"]),
+                profile_name=str(data.get("profile_name") or ""),
+                profile_hash=str(data.get("profile_hash") or ""),
+                profile=dict(profile) if isinstance(profile, dict) else {},
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"a process record without a valid {exc}") from exc
+
+    @staticmethod
+    def read(path: Path) -> ProcessRecord | None:
+        """The record in ``path``, or None when it cannot be read or is not one."""
+        try:
+            return ProcessRecord.from_json(path.read_text())
+        except (OSError, ValueError):
+            return None
 
 
 class LaunchInProgress(DynoError):
