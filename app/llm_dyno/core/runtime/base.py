@@ -19,6 +19,7 @@ from typing import Any
 
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.exposure import Exposure
+from llm_dyno.core.runtime.memory_report import MemoryEstimate
 from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
@@ -143,6 +144,7 @@ class LaunchPlan:
     spec: dict[str, Any]  # backend-specific: container create kwargs, or argv/env/cwd
     warnings: tuple[str, ...] = ()
     exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
+    memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
 
     def notes(self) -> list[str]:
         """Where it listens, then every warning: what plan and launch show before anything runs."""
@@ -154,6 +156,7 @@ class LaunchPlan:
         """The plan as a user reads it: profile, URL, :meth:`notes` as comments, then :meth:`describe`."""
         lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
         lines += [f"# {line}" for line in self.notes()]
+        lines += [f"# {line}" for line in (self.memory.lines() if self.memory is not None else [])]
         return "\n".join([*lines, self.describe()])
 
     def describe(self) -> str:
