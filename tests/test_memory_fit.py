@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ import pytest
 
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
 from tests.support import vllm_env
+from tests.support.model_folders import model_folder
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = Path("/work/shared/reference/samples")
@@ -55,25 +55,6 @@ def plan_json(home: Path, name: str, *extra: str, nvml: bool = False) -> dict[st
     assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     return data
-
-
-def model_folder(dest: Path, config: dict[str, Any], tensors: dict[str, tuple[str, int]] | None = None,
-                 total_size: int | None = None) -> Path:  # fmt: skip
-    """A model folder as a hub download has it, without the weights' bytes: config.json, and a
-    safetensors header (``tensors``: name → (dtype, bytes)) or an index with ``total_size``."""
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "config.json").write_text(json.dumps(config))
-    if tensors is not None:
-        header: dict[str, Any] = {}
-        offset = 0
-        for name, (dtype, nbytes) in tensors.items():
-            header[name] = {"dtype": dtype, "shape": [nbytes], "data_offsets": [offset, offset + nbytes]}
-            offset += nbytes
-        raw = json.dumps(header).encode()
-        (dest / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw)  # header only
-    if total_size is not None:
-        (dest / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total_size}}))
-    return dest
 
 
 def gpu_profile(name: str, model: Path | str, *args: str) -> Profile:

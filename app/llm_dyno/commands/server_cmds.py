@@ -41,7 +41,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("plan", help="what would run for a profile, without running it, and will it fit")
     p.add_argument("name")
-    p.add_argument("--json", action="store_true", help="machine-readable output (estimate: \"memory\")")
+    p.add_argument("--json", action="store_true", help='machine-readable output (estimate: "memory")')
     p.add_argument("--gpu", metavar="NAME", help="estimate for this card (datasheet table), e.g. 'RTX 3090'")
     p.set_defaults(handler=cmd_plan)
 

@@ -315,6 +315,7 @@ def estimate_memory(
             kv_part.source,
             block,
             kv_part.bytes or 0,
+            kv_b,
         )
     gpu, why = _gpu_memory(profile, gpu_name)
     util = engine.gpu_memory_utilization or DEFAULT_GPU_UTIL
@@ -346,7 +347,7 @@ def estimate_memory(
         parts=tuple(parts),
         notes=tuple(notes),
     )
-    return _finish(est, kv_src, block, kv)
+    return _finish(est, kv_src, block, kv, kv_b)
 
 
 def _block_size(profile: Profile, cpu: bool) -> int:
@@ -368,7 +369,7 @@ def _kv_memory_flag(profile: Profile) -> int | None:
         return None
 
 
-def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int) -> MemoryEstimate:
+def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int, kv_b: float) -> MemoryEstimate:
     """Token capacity by vLLM's arithmetic, the fit verdict and its warning."""
     per_token = est.kv_bytes_per_token or 0
     mml = est.max_model_len
@@ -390,7 +391,7 @@ def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int) -> M
         warnings = (
             f"will not fit: the KV cache would hold about {tokens:,} tokens, less than one request of "
             f"--max-model-len {mml:,} (vLLM refuses to start); lower --max-model-len to {tokens:,} or less, "
-            "raise --gpu-memory-utilization, or use --kv-cache-dtype fp8",
+            "raise --gpu-memory-utilization" + (", or use --kv-cache-dtype fp8" if kv_b > 1 else ""),
         )
     return replace(
         est, kv_cache_tokens=tokens, fits=fits, warnings=warnings, sources=sources, block_size=block
