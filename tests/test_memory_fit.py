@@ -248,3 +248,26 @@ def test_estimate_equals_the_kv_capacity_vllm_logs(
     assert tokens == mem["kv_cache_tokens"]
     pct = f"{tokens / mem['kv_cache_tokens']:.1%}"
     assert f"KV cache: vLLM {tokens:,} tokens · estimate {mem['kv_cache_tokens']:,} ({pct}" in done.stdout
+
+
+def test_a_docker_profile_finds_its_model_through_the_bind_mount(tmp_path: Path) -> None:
+    """The container path in the profile maps back to the host folder through its volumes; MTP adds a
+    layer to the KV cache and fp8_e5m2 makes it 1 byte per element."""
+    from llm_dyno.core.profiles.model import DockerSettings
+
+    config = {"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 4, "num_attention_heads": 8,
+              "num_key_value_heads": 2, "head_dim": 64, "hidden_size": 512, "num_nextn_predict_layers": 1,
+              "max_position_embeddings": 8192, "torch_dtype": "bfloat16"}  # fmt: skip
+    model_folder(tmp_path / "models" / "q", config, tensors={"w": ("BF16", 10_000)})
+    home = tmp_path / "home"
+    save(home, Profile(
+        name="dock", runtime=Runtime.DOCKER, model="/root/.cache/huggingface/q",
+        docker=DockerSettings(image="vllm/vllm-openai:v0.11.0", ports=("8000:8000",),
+                              volumes=(f"{tmp_path / 'models'}:/root/.cache/huggingface:ro",)),
+        args=("--kv-cache-dtype", "fp8_e5m2",
+              "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 3}'),
+    ))  # fmt: skip
+    mem = plan_json(home, "dock", "--gpu", "RTX 3090")["memory"]
+    assert mem["model_folder"] == str(tmp_path / "models" / "q")
+    assert mem["kv_bytes_per_token"] == (4 + 1) * 2 * 2 * 64 * 1
+    assert any("bind mount" in n for n in mem["notes"])

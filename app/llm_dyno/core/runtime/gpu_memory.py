@@ -4,9 +4,9 @@ The table holds the memory NVIDIA's datasheets give for each card (product pages
 nvidia.com, as of 2026: H200 141 GB HBM3e, H100 SXM/PCIe 80 GB, H100 NVL 94 GB, A100 40/80 GB, L40S and
 L40 48 GB, RTX 6000 Ada 48 GB, RTX A6000 48 GB, RTX 5090 32 GB, RTX 4090 / 3090 24 GB, ...). Datasheets
 count in GB (10^9) for HBM cards and GiB-sized parts for GDDR cards (a "24 GB" RTX 3090 has 24 GiB); the
-table stores bytes as NVML reports them on such cards where a recording shows it (an H200 reads
-150,754,820,096 bytes = 140.4 GiB in ``reference/samples/08``), else the datasheet figure. Names are
-matched as NVML spells them, lower-cased, without "NVIDIA" / "GeForce".
+table stores what NVML reports where a real card was read (an H200: 150,754,820,096 bytes = 143,771 MiB,
+in tests/fixtures/nvml/gpu_sampler.jsonl and from nvidia-smi on the lent H200), else the datasheet figure.
+Names are matched as NVML spells them, lower-cased, without "NVIDIA" / "GeForce".
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ GIB = 1024**3
 
 # (pattern, label, bytes); most specific first.
 DATASHEET: tuple[tuple[str, str, int], ...] = (
-    (r"h200", "H200 141 GB", 150_754_820_096),  # NVML on a real H200 (reference/samples/08)
+    (r"h200", "H200 141 GB", 150_754_820_096),  # NVML on a real H200 (tests/fixtures/nvml)
     (r"h100 nvl", "H100 NVL 94 GB", 94 * 10**9),
     (r"h100", "H100 80 GB", 80 * GIB),
     (r"gh200", "GH200 96 GB", 96 * GIB),
