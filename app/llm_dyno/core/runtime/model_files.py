@@ -161,7 +161,10 @@ def _header(path: Path) -> dict[str, Any]:
         (length,) = struct.unpack("<Q", head)
         if length > _MAX_HEADER:
             raise ValueError(f"{path.name}: a header of {length:,} bytes is not safetensors")
-        data = json.loads(fh.read(length))
+        raw = fh.read(length)
+        if len(raw) != length:
+            raise ValueError(f"{path.name}: the header is cut short ({len(raw):,} of {length:,} bytes)")
+        data = json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError(f"{path.name}: the header is not a JSON object")
     return data
