@@ -239,6 +239,11 @@ def test_real_server_launch_and_stop(
     assert w.profile_list.lamp("tiny-gui") == "ready", w.logs_view.text.toPlainText()[-3000:]
     assert w.server_view.launch_panel.headline.text() == "Serving"
     qtbot.waitUntil(lambda: "Application startup complete" in w.logs_view.text.toPlainText(), timeout=10_000)
+    # the memory estimate beside vLLM's own "CPU KV cache size" (exact on CPU: VLLM_CPU_KVCACHE_SPACE=1)
+    dash = w.server_view.dashboards["profile:tiny-gui"]
+    want = "KV cache: vLLM 1,048,576 tokens · estimate 1,048,576 (100.0% of the estimate)"
+    qtbot.waitUntil(lambda: dash.kv_note.text() == want, timeout=10_000)
+    assert w.server_view.launch_panel.kv_compare.text() == want
     w.actions_.stop.trigger()
     qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") == "stopped", timeout=60_000)
     w.bridge.shutdown()

@@ -14,6 +14,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.memory import compare_kv
 
 
 def register(sub: Any) -> None:
@@ -38,8 +39,10 @@ def register(sub: Any) -> None:
     p.add_argument("--follow", "-f", action="store_true", help="keep printing until the server ends")
     p.set_defaults(handler=cmd_logs)
 
-    p = sub.add_parser("plan", help="what would run for a profile, without running it")
+    p = sub.add_parser("plan", help="what would run for a profile, without running it, and will it fit")
     p.add_argument("name")
+    p.add_argument("--json", action="store_true", help='machine-readable output (estimate: "memory")')
+    p.add_argument("--gpu", metavar="NAME", help="estimate for this card (datasheet table), e.g. 'RTX 3090'")
     p.set_defaults(handler=cmd_plan)
 
 
@@ -99,6 +102,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     unsubscribe()
     if status.state is ServerState.READY:
         print(f"ready: {handle.plan.base_url} ({status.detail})")
+        print(f"  {compare_kv(handle.plan, handle.logs.lines()).line()}")
         return 0
     if status.state is ServerState.FAILED:
         print_failure(status.failure, profile.name)
@@ -192,5 +196,18 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
-    print(ServerManager().plan(profile).report())
+    plan = ServerManager().plan(profile, gpu_name=args.gpu)
+    if args.json:
+        print_json(
+            {
+                "profile": profile.name,
+                "runtime": plan.runtime,
+                "base_url": plan.base_url,
+                "warnings": [{"kind": w.kind.value, "text": w.text} for w in plan.warnings],
+                "command": plan.describe(),
+                "memory": plan.memory.to_dict() if plan.memory is not None else None,
+            }
+        )
+        return 0
+    print(plan.report())
     return 0

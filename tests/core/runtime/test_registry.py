@@ -118,7 +118,8 @@ def test_damaged_records_beside_a_live_server_are_skipped(home: Path) -> None:
         (record_path,) = folder.glob("*.json")
         record = ProcessRecord.from_json(record_path.read_text())
         assert record.profile_name == "a" and record.pgid == record.pid and record.start_ticks is not None
-        assert record.argv[-4:] == ("--port", "18932", "--host", "127.0.0.1") and record.profile["name"] == "a"
+        assert record.argv[-4:] == ("--port", "18932", "--host", "127.0.0.1")
+        assert record.profile["name"] == "a"
         good = json.loads(record_path.read_text())
         for name, text in {
             "not-json": "{",

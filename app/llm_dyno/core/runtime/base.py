@@ -18,6 +18,7 @@ from enum import StrEnum
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.exposure import Exposure
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
+from llm_dyno.core.runtime.memory_report import MemoryEstimate
 from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
@@ -142,6 +143,7 @@ class LaunchPlan:
     spec: LaunchSpec  # ProcessSpec, or ContainerSpec (docker-py's create arguments)
     warnings: tuple[PlanWarning, ...] = ()
     exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
+    memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
 
     def notes(self) -> list[str]:
         """Where it listens, then every warning: what plan and launch show before anything runs."""
@@ -153,6 +155,7 @@ class LaunchPlan:
         """The plan as a user reads it: profile, URL, :meth:`notes` as comments, then :meth:`describe`."""
         lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
         lines += [f"# {line}" for line in self.notes()]
+        lines += [f"# {line}" for line in (self.memory.lines() if self.memory is not None else [])]
         return "\n".join([*lines, self.describe()])
 
     def describe(self) -> str:

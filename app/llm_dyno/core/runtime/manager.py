@@ -129,9 +129,13 @@ class ServerManager:
         """The backend that runs this profile."""
         return self.runtime(profile.runtime.value)
 
-    def plan(self, profile: Profile) -> LaunchPlan:
-        """What would run for the profile (no side effects)."""
-        return self.runtime_for(profile).plan(profile)
+    def plan(self, profile: Profile, *, gpu_name: str | None = None) -> LaunchPlan:
+        """What would run for the profile (no side effects), with its memory estimate (``gpu_name``:
+        plan for that card from the datasheet table instead of this machine's GPU)."""
+        from llm_dyno.core.runtime.memory import estimate_memory, with_memory
+
+        plan = self.runtime_for(profile).plan(profile)
+        return with_memory(plan, estimate_memory(profile, gpu_name=gpu_name))
 
     # ---- handles -------------------------------------------------------------------------------
     def handles(self) -> list[ServerHandle]:

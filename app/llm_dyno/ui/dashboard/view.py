@@ -122,6 +122,10 @@ class Dashboard(QWidget):
         self.gpu_notice.setWordWrap(True)
         self.gpu_notice.hide()
         col.addWidget(self.gpu_notice)
+        self.kv_note = QLabel()  # the memory estimate's KV capacity next to the one vLLM logged
+        self.kv_note.setObjectName("sectionSubtitle")
+        self.kv_note.hide()
+        col.addWidget(self.kv_note)
         self.plots = PlotGrid()
         self.plots.cursorMoved.connect(self._cursor_moved)
         self.plots.rangeChangedByUser.connect(lambda: self.follow_button.setChecked(False))

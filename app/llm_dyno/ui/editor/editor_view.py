@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import dump, load_with_lines
+from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind
 from llm_dyno.ui.editor.draft import Draft, Validation
 from llm_dyno.ui.editor.form import ProfileForm
@@ -202,7 +203,9 @@ class ProfileEditor(QWidget):
             message = next(iter(self._validation.errors.values()), None)
             self.yaml.show_error(message, None)
         profile = self._validation.profile
-        self.form.show_plan_warnings(plan_warnings(profile) if profile is not None else [])
+        plan = plan_of(profile) if profile is not None else None
+        self.form.show_plan_warnings(plan_warnings(plan) if profile is not None else [])
+        self.form.memory.show_estimate(plan.memory if isinstance(plan, LaunchPlan) else None)
         self._set_dirty(self._original is not None and (profile is None or profile != self._original))
         self._update_state()
 
@@ -226,14 +229,21 @@ class ProfileEditor(QWidget):
             self.save_button.setToolTip("Save the profile (Ctrl+S)")
 
 
-def plan_warnings(profile: Profile) -> list[PlanWarning]:
-    """What a launch of the profile would warn about (the plan is pure: nothing is started)."""
+def plan_of(profile: Profile) -> LaunchPlan | str:
+    """What a launch of the profile would run (the plan is pure: nothing is started), or why it cannot."""
     from llm_dyno.core.runtime.manager import ServerManager
 
     try:
-        return list(ServerManager().plan(profile).warnings)
+        return ServerManager().plan(profile)
     except DynoError as exc:
-        return [PlanWarning(WarningKind.INVALID, exc.message)]
+        return exc.message
+
+
+def plan_warnings(plan: LaunchPlan | str | None) -> list[PlanWarning]:
+    """What the launch would warn about (the memory fit included), or the reason there is no plan."""
+    if plan is None:
+        return []
+    return [PlanWarning(WarningKind.INVALID, plan)] if isinstance(plan, str) else list(plan.warnings)
 
 
 def _safe_mapping(text: str) -> dict[str, Any] | None:

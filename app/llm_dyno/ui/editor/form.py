@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.runtime.launch_spec import PlanWarning
 from llm_dyno.ui import theme
 from llm_dyno.ui.editor.draft import Draft
+from llm_dyno.ui.editor.memory_panel import MemoryFitPanel
 from llm_dyno.ui.editor.widgets import EnvTable, Field, ListEditor, Section, TriState
 
 KV_DTYPES = ["", "auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16"]
@@ -174,6 +175,8 @@ class ProfileForm(QScrollArea):
         chunked = TriState()
         chunked.changed.connect(lambda v: self._emit("chunked_prefill", v))
         s.add(self._field("chunked_prefill", "Chunked prefill", chunked))
+        self.memory = MemoryFitPanel()  # will it fit? live as the engine fields above change
+        self._layout.addWidget(self.memory)
 
         s = self._section("Speculative decoding", "Draft tokens per step; or write the full JSON config.", 3)
         s.add(self._combo("spec_method", "Method", SPEC_METHODS, "off"))

@@ -125,6 +125,12 @@ class LaunchPanel(QFrame):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.hide()
         layout.addWidget(self.warnings)
+        self.kv_compare = QLabel()  # the memory estimate next to vLLM's own KV capacity, once logged
+        self.kv_compare.setObjectName("sectionSubtitle")
+        self.kv_compare.setWordWrap(True)
+        self.kv_compare.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.kv_compare.hide()
+        layout.addWidget(self.kv_compare)
         self._started: float | None = None
         self._ended: float | None = None
         self.status: ServerStatus | None = None
@@ -215,6 +221,11 @@ class LaunchPanel(QFrame):
         self.warnings.setText(warnings_text(warnings))
         self.warnings.setStyleSheet(f"color: {theme.colors().amber};")
         self.warnings.setVisible(bool(warnings))
+
+    def set_kv_comparison(self, line: str | None) -> None:
+        """``KV cache: vLLM N tokens · estimate M (…)`` (None: hidden)."""
+        self.kv_compare.setText(line or "")
+        self.kv_compare.setVisible(bool(line))
 
     def current_step(self) -> ServerState | None:
         """The step highlighted now."""

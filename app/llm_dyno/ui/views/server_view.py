@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, 
 
 from llm_dyno.core.diagnose.roofline import weights_bytes_from_log
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
+from llm_dyno.core.runtime.memory import logged_kv_tokens
+from llm_dyno.core.runtime.memory_report import KvComparison
 from llm_dyno.core.telemetry.attach import AttachedServer
 from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.telemetry.nvml import nvml
@@ -84,6 +86,8 @@ class ServerView(QWidget):
         self.profile: str | None = None
         self.attached: AttachedServer | None = None
         self._model_bytes: dict[str, float] = {}  # per profile, from "Model loading took X GiB"
+        self._kv_logged: dict[str, int] = {}  # per profile, from "GPU/CPU KV cache size: N tokens"
+        self._plans: dict[str, LaunchPlan] = {}  # per profile, the plan it was launched with (its estimate)
         self.dashboards: dict[str, Dashboard] = {}
         self._launched_at: dict[str, float] = {}
 
@@ -105,6 +109,8 @@ class ServerView(QWidget):
         self.launch_panel.set_runtime(runtime)
         self.launch_panel.start(url)
         self.failure_panel.set_reason(None)
+        self._kv_logged.pop(profile, None)  # a new launch logs its own capacity
+        self.launch_panel.set_kv_comparison(None)
         self._launched_at[profile] = time.time()
         self.stack.setCurrentWidget(self._scroll)
 
@@ -130,6 +136,8 @@ class ServerView(QWidget):
         self.launch_panel.set_status(status)
         if plan is not None:
             self.launch_panel.set_warnings(plan.warnings)
+            self._plans[profile] = plan
+        self._show_kv(profile)
         self.failure_panel.set_reason(status.failure if status.state is ServerState.FAILED else None)
         self.graphs_note.setVisible(False)
         key = f"profile:{profile}"
@@ -142,6 +150,7 @@ class ServerView(QWidget):
                 if profile in self._launched_at:
                     dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
                 dash.add_event(time.time(), "launch", "ready")
+            self._show_kv(profile)
             self.stack.setCurrentWidget(dash)
         elif key in self.dashboards and not status.state.is_live:
             self.dashboards[key].stop_watching()
@@ -170,9 +179,26 @@ class ServerView(QWidget):
         weights = weights_bytes_from_log(lines)  # the model size arrives before the dashboard exists
         if weights is not None:
             self._model_bytes[profile] = weights
+        tokens = logged_kv_tokens(lines)
+        if tokens is not None:
+            self._kv_logged[profile] = tokens
+            self._show_kv(profile)
         dash = self.dashboards.get(f"profile:{profile}")
         if dash is not None and dash.live:
             dash.feed_log_lines(lines)
+
+    def _show_kv(self, profile: str) -> None:
+        """The estimate's KV capacity beside vLLM's logged one, in the launch panel and the dashboard."""
+        plan = self._plans.get(profile)
+        if plan is None or plan.memory is None:
+            return
+        line = KvComparison(plan.memory.kv_cache_tokens, self._kv_logged.get(profile)).line()
+        if profile == self.profile:
+            self.launch_panel.set_kv_comparison(line)
+        dash = self.dashboards.get(f"profile:{profile}")
+        if dash is not None:
+            dash.kv_note.setText(line)
+            dash.kv_note.setVisible(True)
 
     def _attached_dashboard(self, server: AttachedServer) -> Dashboard:
         dash = self._dashboard(f"attached:{server.url}")
