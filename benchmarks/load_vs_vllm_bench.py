@@ -161,7 +161,7 @@ def render(meta: dict[str, Any]) -> None:
           f"{meta['requests_per_level']} requests per level, {meta['output_len']} output tokens each "
           f"(ignore_eos), {meta['repeats']} repeats per side, {meta['server']}; output throughput in tok/s. "
           f"The machine is shared (2 cores, load average {meta['load_average_after']:.1f} after the run): "
-          "the run-to-run spread is large on both sides (see the paired ratios too), so this checks agreement "
+          "the run-to-run spread is large on both sides (see the paired ratios), so this checks agreement "
           "within that spread, not to a few percent.", "",
           "| concurrency | vllm bench serve | llm-dyno | paired ratios (dyno/vllm) | ratio of means | "
           "larger spread | within spread |",
