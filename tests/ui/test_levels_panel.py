@@ -120,3 +120,19 @@ def test_the_latest_stored_run_is_shown_with_its_pareto_front(qtbot, ui_home: Pa
     assert p.table.item(0, 0).font().bold() and p.table.item(2, 0).font().bold()
     assert not p.table.item(1, 0).font().bold()
     assert p.table.item(2, 8).text() == "2.00"  # goodput: 4 requests with TTFT ≤ 1 s in 2 s
+
+
+def test_rates_and_slos_typed_in_make_the_plan(qtbot, ui_home: Path, no_power: None) -> None:  # type: ignore[no-untyped-def]
+    v = _view(qtbot, ui_home)
+    p = v.levels
+    QTest.keyClicks(v.url_edit, "http://127.0.0.1:9")
+    QTest.keyClicks(v.model_edit, "tiny")
+    p.concurrency_edit.clear()
+    QTest.keyClicks(p.rate_edit, "0.5,2")
+    QTest.keyClicks(p.slo_edit, "ttft=2s,e2e=10s")
+    plan = p.plan()
+    assert [(lv.concurrency, lv.rate) for lv in plan.levels] == [(None, 0.5), (None, 2.0)]
+    assert plan.slo == Slo(ttft_s=2.0, e2e_s=10.0) and plan.requests_per_level is None
+    p.rate_edit.clear()
+    QTest.mouseClick(p.run_button, Qt.MouseButton.LeftButton)  # no level: said, nothing started
+    assert not p.busy and "give concurrency levels" in p.status.text()
