@@ -92,10 +92,11 @@ class LevelsChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         fy = [self.points[i][1] for i in self.front]
         self.addItem(pg.PlotDataItem(fx, fy, pen=pg.mkPen(c.accent, width=2)))
         self.addItem(pg.ScatterPlotItem(fx, fy, size=11, brush=pg.mkBrush(c.accent), pen=pg.mkPen(c.base)))
-        for lv, x, y in kept:
+        for i, (lv, x, y) in enumerate(kept):
             n = lv.level.concurrency
             label = pg.TextItem(f"c={n}" if n is not None else f"{lv.level.rate:g}/s", color=c.text)
-            label.setAnchor((0.5, 1.3))
+            # front labels above their point, the others below: neighbours on and off it do not overlap
+            label.setAnchor((0.5, 1.3) if i in self.front else (0.5, -0.3))
             label.setPos(x, y)
             self.addItem(label)
         xs, ys = [p[0] for p in self.points], [p[1] for p in self.points]
@@ -140,7 +141,8 @@ class LevelsPanel(QWidget):
         self.slo_edit = QLineEdit()
         self.slo_edit.setPlaceholderText("ttft=2s,tpot=50ms")
         self.slo_edit.setToolTip("Goodput counts the requests meeting every SLO (TTFT, TPOT, E2E)")
-        self.slo_edit.setMaximumWidth(150)
+        self.slo_edit.setMinimumWidth(170)
+        self.slo_edit.setMaximumWidth(200)
         row.addWidget(self.slo_edit)
         row.addWidget(QLabel("Requests"))
         self.requests_spin = QSpinBox()
