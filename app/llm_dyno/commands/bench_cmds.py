@@ -9,6 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
+from llm_dyno.commands.load_cmds import (
+    add_load_args,
+    cmd_load,
+    load_json,
+    load_list_line,
+    show_load,
+    wants_load,
+)
 from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.report import markdown_line, prompt_lines, to_csv
 from llm_dyno.core.bench.result import BenchResult
@@ -42,6 +50,7 @@ def register(sub: Any) -> None:
     b.add_argument("--json", metavar="FILE", help="write the result as JSON")
     b.add_argument("--csv", metavar="FILE", help="write one CSV row per run")
     b.add_argument("--no-save", action="store_true", help="do not store the result in the history")
+    add_load_args(b)
     b.set_defaults(handler=cmd_bench)
 
     h = sub.add_parser("history", help="list, show, compare, tag, annotate and delete stored results")
@@ -171,6 +180,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = _suite(args)
     if isinstance(target, Profile) and (args.api_key_env or args.gpu is not None):
         raise DynoError("--api-key-env and --gpu go with --url; a profile names its own key and GPUs")
+    if wants_load(args):
+        return cmd_load(args, target, suite)
     spec = prepare_bench(target, suite, store=not args.no_save, gpu=args.gpu, thermal_wait=_thermal(args))
     print(
         f"benchmarking {spec.endpoint.describe()} with suite {suite.name} "
@@ -198,13 +209,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_history_list(args: argparse.Namespace) -> int:
     """Print stored results."""
     with HistoryStore() as history:
-        entries = history.list(profile=args.profile, suite=args.suite, tag=args.tag)
+        entries = history.list(profile=args.profile, suite=args.suite, tag=args.tag, kind=None)
     if args.json:
         print_json([e.to_dict() for e in entries])
         return 0
     if not entries:
         print("no stored results yet: `llm-dyno bench PROFILE`")
     for e in entries:
+        if e.kind == "load":
+            print(load_list_line(e))
+            continue
         narr = f"{e.narr_wall_tps:.1f}" if e.narr_wall_tps is not None else "—"
         code = f"{e.code_wall_tps:.1f}" if e.code_wall_tps is not None else "—"
         tags = f"  [{', '.join(e.tags)}]" if e.tags else ""
@@ -219,6 +233,13 @@ def cmd_history_list(args: argparse.Namespace) -> int:
 def cmd_history_show(args: argparse.Namespace) -> int:
     """Print one result."""
     with HistoryStore() as history:
+        if history.entry(args.id).kind == "load":
+            entry, load = history.get_load(args.id)
+            if args.json:
+                print_json(load_json(entry, load))
+            else:
+                show_load(entry, load)
+            return 0
         stored = history.get(args.id)
     if args.json:
         print_json(

@@ -39,6 +39,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE INDEX results_profile ON results(profile)",
         "CREATE INDEX results_suite ON results(suite)",
     ),
+    # a row is a benchmark ("bench": BenchResult JSON) or a load run ("load": LoadResult JSON)
+    3: ("ALTER TABLE results ADD COLUMN kind TEXT NOT NULL DEFAULT 'bench'",),
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 

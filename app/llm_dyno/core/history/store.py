@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import HistoryError, migrate
 from llm_dyno.core.paths import data_dir
@@ -36,6 +37,7 @@ class HistoryEntry:
     code_wall_tps: float | None
     tags: tuple[str, ...]
     note: str
+    kind: str = "bench"  # "load": a load run (get_load reads it)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -49,6 +51,7 @@ class HistoryEntry:
             "code_wall_tps": self.code_wall_tps,
             "tags": list(self.tags),
             "note": self.note,
+            "kind": self.kind,
         }
 
 
@@ -75,6 +78,18 @@ def _columns(result: BenchResult) -> tuple[Any, ...]:
         result.suite,
         _mean_wall_tps(result, "narrative"),
         _mean_wall_tps(result, "code"),
+        strip_credentials(result.to_json()),  # a URL's user:password is never stored
+    )
+
+
+def _load_columns(result: LoadResult) -> tuple[Any, ...]:
+    return (
+        result.started,
+        result.profile,
+        result.model,
+        result.suite,
+        None,
+        None,
         strip_credentials(result.to_json()),  # a URL's user:password is never stored
     )
 
@@ -214,11 +229,18 @@ class HistoryStore:
         suite: str | None = None,
         tag: str | None = None,
         limit: int | None = None,
+        kind: str | None = "bench",
     ) -> list[HistoryEntry]:
-        """Entries, newest first, filtered by profile, suite and tag when given."""
-        sql = "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note FROM results"
+        """Entries, newest first, filtered by profile, suite and tag when given; benchmarks only unless
+        ``kind`` says otherwise ("load": load runs, None: both)."""
+        sql = (
+            "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note, kind FROM results"
+        )
         where: list[str] = []
         params: list[Any] = []
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
         if profile is not None:
             where.append("profile = ?")
             params.append(profile)
@@ -245,23 +267,19 @@ class HistoryStore:
                 "SELECT tag FROM result_tags WHERE result_id = ? ORDER BY tag", (row[0],)
             )
         )
-        return HistoryEntry(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], tags, row[7])
+        return HistoryEntry(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], tags, row[7], row[8])
 
     def get(self, result_id: int) -> StoredResult:
         """One result; :class:`HistoryError` if there is none with that id."""
         with self._guard("reading"):
-            row = self._conn.execute(
-                "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note, json"
-                " FROM results WHERE id = ?",
-                (result_id,),
-            ).fetchone()
-            if row is None:
-                raise HistoryError(
-                    f"no result with id {result_id}", hint="`llm-dyno history list` shows the ids"
-                )
-            entry = self._entry(row[:8])
+            entry, text = self._row(result_id)
+        if entry.kind != "bench":
+            raise HistoryError(
+                f"#{result_id} is a load run, not a benchmark: it has levels, not runs",
+                hint=f"`llm-dyno history show {result_id}` shows its levels",
+            )
         try:
-            result = BenchResult.from_dict(json.loads(row[8]))
+            result = BenchResult.from_dict(json.loads(text))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise HistoryError(
                 f"result #{result_id} in {self.path} is damaged: its stored JSON does not read "
@@ -269,6 +287,59 @@ class HistoryStore:
                 hint=f"`llm-dyno history delete {result_id}` removes it",
             ) from None
         return StoredResult(entry, result)
+
+    def _row(self, result_id: int) -> tuple[HistoryEntry, str]:
+        row = self._conn.execute(
+            "SELECT id, started, profile, model, suite, narr_wall_tps, code_wall_tps, note, kind, json"
+            " FROM results WHERE id = ?",
+            (result_id,),
+        ).fetchone()
+        if row is None:
+            raise HistoryError(f"no result with id {result_id}", hint="`llm-dyno history list` shows the ids")
+        return self._entry(row[:9]), str(row[9])
+
+    def entry(self, result_id: int) -> HistoryEntry:
+        """One entry's columns (its ``kind`` says whether :meth:`get` or :meth:`get_load` reads it)."""
+        with self._guard("reading"):
+            return self._row(result_id)[0]
+
+    def add_load(self, result: LoadResult, *, tags: tuple[str, ...] = (), note: str = "") -> int:
+        """Store a load run; returns its id (shared with benchmarks: ``history show ID`` reads either)."""
+        with self._guard("writing"), self._tx():
+            cur = self._conn.execute(
+                "INSERT INTO results (started, profile, model, suite, narr_wall_tps, code_wall_tps, json,"
+                " note, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'load')",
+                (*_load_columns(result), note),
+            )
+            rid = int(cur.lastrowid or 0)
+            for tag in tags:
+                self._conn.execute("INSERT OR IGNORE INTO result_tags VALUES (?, ?)", (rid, tag))
+        return rid
+
+    def replace_load(self, result_id: int, result: LoadResult) -> None:
+        """Store a newer state of a load run (saved level by level); its tags and note stay."""
+        self._require(result_id)
+        with self._guard("writing"), self._tx():
+            self._conn.execute(
+                "UPDATE results SET started = ?, profile = ?, model = ?, suite = ?, narr_wall_tps = ?,"
+                " code_wall_tps = ?, json = ? WHERE id = ? AND kind = 'load'",
+                (*_load_columns(result), result_id),
+            )
+
+    def get_load(self, result_id: int) -> tuple[HistoryEntry, LoadResult]:
+        """One load run; :class:`HistoryError` if there is none with that id or it is a benchmark."""
+        with self._guard("reading"):
+            entry, text = self._row(result_id)
+        if entry.kind != "load":
+            raise HistoryError(f"#{result_id} is a benchmark, not a load run")
+        try:
+            return entry, LoadResult.from_dict(json.loads(text))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise HistoryError(
+                f"load run #{result_id} in {self.path} is damaged: its stored JSON does not read "
+                f"({type(exc).__name__}: {str(exc)[:120]}); the other results are not affected",
+                hint=f"`llm-dyno history delete {result_id}` removes it",
+            ) from None
 
     def _require(self, result_id: int) -> None:
         with self._guard("reading"):

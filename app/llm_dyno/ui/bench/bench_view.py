@@ -39,6 +39,7 @@ from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
 from llm_dyno.ui.bench.compare_panel import ComparePanel
 from llm_dyno.ui.bench.history_panel import HistoryPanel
+from llm_dyno.ui.bench.levels_panel import LevelsPanel
 from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
 from llm_dyno.ui.icons import icon
@@ -148,6 +149,8 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.sweep, "Sweep")
         self.ab = ABPanel()
         self.tabs.addTab(self.ab, "Spec A/B")
+        self.levels = LevelsPanel(history_path)
+        self.tabs.addTab(self.levels, "Load")
         layout.addWidget(self.tabs, 1)
 
         self.worker.progressed.connect(self._progress)
@@ -164,6 +167,12 @@ class BenchmarkView(QWidget):
         self.ab.registry = self.registry
         self.ab.abFinished.connect(self._ab_finished)
         self.ab.worker.failed.connect(lambda _m: self._update_target())
+        self.levels.registry = self.registry
+        self.levels.target, self.levels.suite = self.target, lambda: self._suite(None)
+        self.levels.busyChanged.connect(self._update_target)
+        self.levels.loadFinished.connect(self.benchmark_finished)
+        self.levels.error.connect(self.errorMessage)
+        self.levels.show_latest()
 
         self.reload_suites()
         self.history.reload()
@@ -212,7 +221,7 @@ class BenchmarkView(QWidget):
         return f"{target.name} · {target.served_model_name} at {self.server_url}"
 
     def _update_target(self) -> None:
-        busy = self.worker.running or self.ab.busy
+        busy = self.worker.running or self.ab.busy or self.levels.busy
         target = self.target()
         if target is not None:
             self.target_label.setText(f"Target: {self._describe(target)}")
@@ -227,6 +236,7 @@ class BenchmarkView(QWidget):
         self.suite_combo.setEnabled(not busy)
         self.sweep.set_busy(busy or not isinstance(target, Profile))
         self.ab.set_profile(self.profile, running=self.server_url is not None, busy=busy)
+        self.levels.set_ready(target is not None and not (self.worker.running or self.ab.busy))
 
     # ---- running -------------------------------------------------------------------------------
     def _suite(self, name: str | None) -> Suite | None:
