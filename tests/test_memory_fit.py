@@ -222,10 +222,20 @@ def test_a_broken_config_is_a_message_not_a_crash(tmp_path: Path) -> None:
 
 @pytest.mark.vllm
 def test_estimate_equals_the_kv_capacity_vllm_logs(
-    tmp_path: Path, tiny_model: Path, draft_model: Path, vllm_exe: Path, vllm_cache: Path
+    tmp_path: Path,
+    tiny_model: Path,
+    draft_model: Path,
+    vllm_exe: Path,
+    vllm_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The tiny model with the tiny draft model (3 speculative tokens): their layers share the cache."""
+    """The tiny model with the tiny draft model (3 speculative tokens): their layers share the cache.
+    A window started later (here its ServerManager) finds the server with the same estimate."""
+    from llm_dyno.core.runtime.manager import ServerManager
+    from llm_dyno.core.runtime.memory import compare_kv
+
     home = tmp_path / "home"
+    monkeypatch.setenv("LLM_DYNO_HOME", str(home))
     name = "tiny-fit"
     save(home, Profile(
         name=name, runtime=Runtime.PROCESS, process=ProcessSettings(executable=str(vllm_exe)),
@@ -241,6 +251,11 @@ def test_estimate_equals_the_kv_capacity_vllm_logs(
         done = cli(home, "launch", name, "--wait", "--timeout", "240", timeout=260)
         assert done.returncode == 0, done.stdout + done.stderr
         logs = cli(home, "logs", name).stdout
+        manager = ServerManager()
+        manager.adopt_all()
+        adopted = manager.get(name)
+        assert adopted is not None and adopted.plan.memory is not None
+        assert compare_kv(adopted.plan, logs.splitlines()).estimated == mem["kv_cache_tokens"]
     finally:
         cli(home, "stop", name)
     logged = re.search(r"CPU KV cache size: ([\d,]+) tokens", logs)

@@ -122,6 +122,25 @@ def test_the_latest_stored_run_is_shown_with_its_pareto_front(qtbot, ui_home: Pa
     assert p.table.item(2, 8).text() == "2.00"  # goodput: 4 requests with TTFT ≤ 1 s in 2 s
 
 
+def test_an_earlier_stored_run_is_picked_from_the_list(qtbot, ui_home: Path, no_power: None) -> None:  # type: ignore[no-untyped-def]
+    one = [LevelResult(LoadLevel(concurrency=1), (_req(0.1, 1.0, 10),), 1.0)]
+    two = [
+        LevelResult(LoadLevel(concurrency=1), (_req(0.1, 1.0, 10),), 1.0),
+        LevelResult(LoadLevel(concurrency=8), (_req(0.2, 2.0, 10),) * 8, 2.0),
+    ]
+    with HistoryStore() as store:
+        older = store.add_load(LoadResult("s", "http://x", "older-model", levels=two, slo=Slo()))
+        newer = store.add_load(LoadResult("s", "http://x", "newer-model", levels=one, slo=Slo()))
+    v = _view(qtbot, ui_home)
+    p = v.levels
+    assert p.stored.count() == 2 and p.stored.itemData(0) == newer and p.result_id == newer
+    assert p.table.rowCount() == 1
+    p.stored.setFocus()
+    QTest.keyClick(p.stored, Qt.Key.Key_Down)  # the older run, as a user steps through the list
+    assert p.result_id == older and p.table.rowCount() == 2
+    assert p.table.item(1, 0).text() == "concurrency 8" and "older-model" in p.status.text()
+
+
 def test_rates_and_slos_typed_in_make_the_plan(qtbot, ui_home: Path, no_power: None) -> None:  # type: ignore[no-untyped-def]
     v = _view(qtbot, ui_home)
     p = v.levels

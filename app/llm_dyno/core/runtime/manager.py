@@ -195,6 +195,10 @@ class ServerManager:
                 self._handles[handle.profile_name] = handle
                 kept.append(handle)
         for handle in kept:
+            if handle.plan.memory is None:  # a backend's own plan: add what a launch from here shows
+                from llm_dyno.core.runtime.memory import estimate_memory, with_memory
+
+                handle.plan = with_memory(handle.plan, estimate_memory(handle.plan.profile))
             if self.on_new is not None:
                 self.on_new(handle)
         return kept

@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -160,10 +161,18 @@ class LevelsPanel(QWidget):
         row.addWidget(self.cancel_button)
         row.addStretch(1)
         layout.addLayout(row)
+        status_row = QHBoxLayout()
         self.status = QLabel("")
         self.status.setObjectName("sectionSubtitle")
         self.status.setWordWrap(True)
-        layout.addWidget(self.status)
+        status_row.addWidget(self.status, 1)
+        status_row.addWidget(QLabel("Stored runs"))
+        self.stored = QComboBox()
+        self.stored.setToolTip("Every stored load run, newest first: pick one to show it")
+        self.stored.setMinimumWidth(260)
+        self.stored.activated.connect(lambda index: self.show_stored(self.stored.itemData(index)))
+        status_row.addWidget(self.stored)
+        layout.addLayout(status_row)
         self.chart = LevelsChart()
         layout.addWidget(self.chart, 3)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -246,6 +255,7 @@ class LevelsPanel(QWidget):
         state = f"failed: {r.error}" if r.error else ("cancelled" if r.cancelled else "done")
         saved = f" · saved as #{outcome.result_id}" if outcome.result_id is not None else ""
         self.status.setText(f"{len(r.levels)} levels {state}{saved}")
+        self.refresh_stored(select=outcome.result_id)
         self._end()
         self.loadFinished.emit(f"Load levels on {r.model} {state}")
 
@@ -291,17 +301,38 @@ class LevelsPanel(QWidget):
                     item.setToolTip("; ".join(warnings))
                 self.table.setItem(row, col, item)
 
-    def show_latest(self) -> None:
-        """Show the newest stored load run (when the view opens)."""
+    def refresh_stored(self, select: int | None = None) -> None:
+        """List the stored load runs (newest first, the latest 200) in the picker."""
         try:
             with HistoryStore(self.history_path) as store:
-                entries = store.list(kind="load", limit=1)
-                if entries:
-                    self.result_id = entries[0].id
-                    _, self.result = store.get_load(entries[0].id)
+                entries = store.list(kind="load", limit=200)
         except DynoError as exc:
             self.error.emit(str(exc))
             return
-        if self.result is not None:
-            self.show_levels(self.result.levels, self.result.slo)
-            self.status.setText(f"#{self.result_id} · {self.result.model} · {self.result.started[:19]}")
+        self.stored.clear()
+        for e in entries:
+            who = e.profile or e.model or "server"
+            self.stored.addItem(f"#{e.id} · {who} · {e.started[:16].replace('T', ' ')}", e.id)
+        if select is not None and (index := self.stored.findData(select)) >= 0:
+            self.stored.setCurrentIndex(index)
+
+    def show_stored(self, result_id: int | None) -> None:
+        """Show one stored load run."""
+        if result_id is None:
+            return
+        try:
+            with HistoryStore(self.history_path) as store:
+                _, result = store.get_load(result_id)
+        except DynoError as exc:
+            self.error.emit(str(exc))
+            return
+        self.result, self.result_id = result, result_id
+        self.show_levels(result.levels, result.slo)
+        self.status.setText(f"#{result_id} · {result.model} · {result.started[:19]}")
+
+    def show_latest(self) -> None:
+        """List the stored load runs and show the newest (when the view opens)."""
+        self.refresh_stored()
+        if self.stored.count():
+            self.stored.setCurrentIndex(0)
+            self.show_stored(self.stored.itemData(0))
