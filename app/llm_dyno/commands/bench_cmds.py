@@ -27,8 +27,9 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
-from llm_dyno.core.jobs.bench_job import ResultStored, StoreFailed, prepare_bench, run_bench
+from llm_dyno.core.jobs.bench_job import prepare_bench, run_bench
 from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import parse_caps, prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import Profile
 

@@ -23,10 +23,10 @@ from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, Progress
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.history.schema import HistoryError
 from llm_dyno.core.history.store import HistoryStore, default_path
 from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
+from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.gpu_source import GpuSource
@@ -39,21 +39,6 @@ UNDER_LOAD_KEPT = 64  # GPU readings under load kept with a result (what diagnos
 
 class SuiteDoesNotFit(DynoError):
     """The suite asks for more tokens than the profile's server accepts."""
-
-
-@dataclass(frozen=True)
-class ResultStored:
-    """The result was stored (again) in the history after a run: its id and how many runs it holds."""
-
-    result_id: int
-    runs: int
-
-
-@dataclass(frozen=True)
-class StoreFailed:
-    """A run could not be stored (the benchmark goes on; the next run tries again)."""
-
-    message: str
 
 
 @dataclass(frozen=True)
@@ -173,24 +158,18 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
     api_key = spec.endpoint.api_key()
     recording = _Recording(gpu_reader(spec.gpus.source)) if spec.gpus.source is not None else None
     history = HistoryStore(spec.history_path) if spec.history_path is not None else None
-    stored: list[int] = []
+    by_run: RunByRun[BenchResult] = RunByRun(
+        history,
+        emit,
+        add=lambda h, r: h.add(r, tags=spec.tags),
+        replace=HistoryStore.replace,
+        parts=lambda r: len(r.all_runs()),
+    )
 
     def store(result: BenchResult) -> None:
-        if history is None:
-            return
-        _add_gpu_context(result, spec, recording)
-        try:
-            if stored:
-                history.replace(stored[0], result)
-            else:
-                stored.append(history.add(result, tags=spec.tags))
-        except (HistoryError, OSError) as exc:
-            emit(StoreFailed(f"could not store the result: {exc}"))
-            return
-        except Exception as exc:  # sqlite3 errors not wrapped by the store (disk full, I/O)
-            emit(StoreFailed(f"could not store the result: {type(exc).__name__}: {exc}"))
-            return
-        emit(ResultStored(stored[0], len(result.all_runs())))
+        if history is not None:
+            _add_gpu_context(result, spec, recording)
+            by_run(result)
 
     if recording is None and spec.gpus.reason:
         emit(ProgressEvent(EventKind.MESSAGE, message=f"GPU not read: {spec.gpus.reason}"))
@@ -213,7 +192,7 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
     finally:
         if history is not None:
             history.close()
-    return BenchOutcome(result, stored[0] if stored else None)
+    return BenchOutcome(result, by_run.result_id)
 
 
 def _add_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 from llm_dyno.core.bench.load import LoadError, LoadResult
 from llm_dyno.core.bench.load_runner import LoadMessage, LoadPlan, LoadRunner
 from llm_dyno.core.bench.suite import Suite
-from llm_dyno.core.history.schema import HistoryError
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, ResultStored, StoreFailed, prepare_bench
+from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, prepare_bench
 from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.jobs.gpus import gpu_reader
+from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 
@@ -73,23 +73,13 @@ def run_load(spec: LoadSpec, emit: Emit, cancel: threading.Event | None = None) 
     :class:`StoreFailed`); server trouble ends up in ``result.error``."""
     b = spec.bench
     history = HistoryStore(b.history_path) if b.history_path is not None else None
-    stored: list[int] = []
-
-    def store(result: LoadResult) -> None:
-        if history is None:
-            return
-        try:
-            if stored:
-                history.replace_load(stored[0], result)
-            else:
-                stored.append(history.add_load(result, tags=b.tags))
-        except (HistoryError, OSError) as exc:
-            emit(StoreFailed(f"could not store the result: {exc}"))
-            return
-        except Exception as exc:  # sqlite3 errors not wrapped by the store (disk full, I/O)
-            emit(StoreFailed(f"could not store the result: {type(exc).__name__}: {exc}"))
-            return
-        emit(ResultStored(stored[0], len(result.levels)))
+    store: RunByRun[LoadResult] = RunByRun(
+        history,
+        emit,
+        add=lambda h, r: h.add_load(r, tags=b.tags),
+        replace=HistoryStore.replace_load,
+        parts=lambda r: len(r.levels),
+    )
 
     if b.gpus.source is None and b.gpus.reason:
         emit(LoadMessage(f"GPU not read: {b.gpus.reason}"))
@@ -116,4 +106,4 @@ def run_load(spec: LoadSpec, emit: Emit, cancel: threading.Event | None = None) 
     finally:
         if history is not None:
             history.close()
-    return LoadOutcome(result, stored[0] if stored else None)
+    return LoadOutcome(result, store.result_id)

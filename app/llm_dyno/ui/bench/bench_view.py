@@ -30,8 +30,9 @@ from llm_dyno.core.bench.sweep import ABResult, PowerController, SweepResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.bench_job import BenchOutcome, ResultStored, StoreFailed, prepare_bench, run_bench
+from llm_dyno.core.jobs.bench_job import BenchOutcome, prepare_bench, run_bench
 from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import PowerSettings, Profile
 from llm_dyno.core.runtime.manager import ServerManager

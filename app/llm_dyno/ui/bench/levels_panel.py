@@ -41,9 +41,9 @@ from llm_dyno.core.bench.load_runner import LevelFinished, LevelStarted, LoadMes
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.bench_job import StoreFailed
 from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.jobs.load_job import LoadOutcome, prepare_load, run_load
+from llm_dyno.core.jobs.storing import StoreFailed
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui import theme
