@@ -181,6 +181,9 @@ def run_tune(
                     break
         except ABCancelled:
             record.cancelled = True
+        except KeyboardInterrupt:  # Ctrl-C in a terminal: a cancellation, restored all the same
+            record.cancelled = True
+            raise
         except BaseException as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             raise
