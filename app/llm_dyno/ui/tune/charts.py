@@ -39,6 +39,10 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.vb.sigResized.connect(self._sync)
         self.legend = item.addLegend(offset=(8, 8))
         self.series: dict[str, list[tuple[float, float]]] = {}  # what is drawn (tests read it)
+        c = theme.colors()
+        item.setLabel("bottom", "knob", color=c.muted)
+        item.setLabel("left", "wall TPS", color=c.accent)
+        item.setLabel("right", "tokens/J", color=c.green)
 
     def _sync(self) -> None:
         self._right.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
@@ -131,6 +135,7 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         _style(self)
         self.setMinimumHeight(220)
         self.front: list[tuple[float, float]] = []
+        self.set_tune(None, None)
 
     def set_tune(self, record: TuneRecord | None, analysis: TuneAnalysis | None) -> None:
         """Plot a tune (nothing when None or without power readings)."""
