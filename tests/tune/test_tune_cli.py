@@ -93,7 +93,7 @@ def test_two_knob_tune_end_to_end(home: Path, tmp_path: Path) -> None:
             acc = r["acceptance"]
             assert acc["accepted_tokens"] <= acc["draft_tokens"] == acc["drafts"] * int(depth)
             assert r["generation_tokens_delta"] >= acc["drafts"] + acc["accepted_tokens"] - 1
-            assert r["energy_j"] > 0 and r["mean_power_w"] > 200  # the recorded H200 under load
+            assert r["energy_j"] > 0 and r["mean_power_w"] > 0  # the recorded H200 (busy or idle)
     analysis = data["analysis"]
     assert analysis["knee_trial"] in (1, 2, 3, 4) and "within 5 % of the best" in analysis["rule"]
     assert analysis["pareto_trials"] and analysis["recommendation"]["evidence"]
