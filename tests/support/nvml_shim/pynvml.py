@@ -184,7 +184,8 @@ def nvmlDeviceSetPowerManagementLimit(h: int, limit_mw: int) -> None:
 
 
 # ---- clocks: the supported lists of a real H200 (record_clocks.py), locks as root would see them ----
-_CLOCKS = json.loads((Path(__file__).resolve().parents[2] / "fixtures/nvml/h200_supported_clocks.json").read_text())
+_CLOCKS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "nvml" / "h200_supported_clocks.json"
+_CLOCKS = json.loads(_CLOCKS_FILE.read_text())
 _gpu_clocks = _CLOCKS["gpus"][0]
 _locked: dict[tuple[int, str], int] = {}
 
