@@ -90,29 +90,9 @@ def _printer(suite_printer: Any) -> Any:
     return show
 
 
-def _cell(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def print_analysis(record: TuneRecord, analysis: TuneAnalysis) -> None:
     """The trials table, the knee and its rule, the Pareto front, the recommendation, the post row."""
-    print("| # | trial | wall TPS | decode TPS | tok/J | mean W | accept | tokens | °C before | |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    knee = analysis.knee.trial.index if analysis.knee else None
-    for s in analysis.summaries:
-        marks = " ".join(
-            m
-            for m, on in (("knee", s.trial.index == knee), ("pareto", s.trial.index in analysis.pareto))
-            if on
-        )
-        acc = f"{s.acceptance_rate * 100:.0f} %" if s.acceptance_rate is not None else "—"
-        temps = s.temps_before_c
-        temp = f"{sum(temps) / len(temps):.0f}" if temps else "—"
-        print(
-            f"| {s.trial.index} | {s.trial.label} | {_cell(s.wall_tps)} | {_cell(s.decode_tps)} | "
-            f"{_cell(s.tokens_per_j, 3)} | {_cell(s.mean_power_w, 0)} | {acc} | {s.completion_tokens} | "
-            f"{temp} | {marks} |"
-        )
+    print("\n".join(export.markdown_table(analysis)))
     rec = analysis.recommendation
     if rec is None:
         print("no recommendation: no trial produced a throughput")

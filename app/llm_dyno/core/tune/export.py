@@ -83,6 +83,34 @@ def _rows(record: TuneRecord, analysis: TuneAnalysis) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _cell(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def markdown_table(analysis: TuneAnalysis) -> list[str]:
+    """The trials as a Markdown table (the CLI prints it, the window shows it), knee and front marked."""
+    lines = [
+        "| # | trial | wall TPS | decode TPS | tok/J | mean W | accept | tokens | °C before | |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    knee = analysis.knee.trial.index if analysis.knee else None
+    for s in analysis.summaries:
+        marks = [
+            m
+            for m, on in (("knee", s.trial.index == knee), ("pareto", s.trial.index in analysis.pareto))
+            if on
+        ]
+        acc = f"{s.acceptance_rate * 100:.0f} %" if s.acceptance_rate is not None else "—"
+        temps = s.temps_before_c
+        temp = f"{sum(temps) / len(temps):.0f}" if temps else "—"
+        lines.append(
+            f"| {s.trial.index} | {s.trial.label} | {_cell(s.wall_tps)} | {_cell(s.decode_tps)} | "
+            f"{_cell(s.tokens_per_j, 3)} | {_cell(s.mean_power_w, 0)} | {acc} | {s.completion_tokens} | "
+            f"{temp} | {' '.join(marks)} |"
+        )
+    return lines
+
+
 def to_csv(record: TuneRecord, analysis: TuneAnalysis) -> str:
     """One row per trial, knob values as their own columns first."""
     out = io.StringIO()

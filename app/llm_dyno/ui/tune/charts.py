@@ -35,6 +35,7 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.showAxis("right")
         item.scene().addItem(self._right)
         item.getAxis("right").linkToView(self._right)
+        item.getAxis("right").enableAutoSIPrefix(False)  # tokens/J read as they are, not "× 0.001"
         self._right.setXLink(item)
         item.vb.sigResized.connect(self._sync)
         self.legend = item.addLegend(offset=(8, 8))
@@ -110,11 +111,9 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
                     size=22,
                     brush=pg.mkBrush(c.amber),
                     pen=pg.mkPen(c.base),
+                    name=f"knee: {knee.trial.label}",
                 )
             )
-            label = pg.TextItem(f"knee: {knee.trial.label}", color=c.amber, anchor=(0.5, 1.6))
-            label.setPos(_x(record, knee), knee.wall_tps)
-            item.addItem(label)
         self._sync()
 
 

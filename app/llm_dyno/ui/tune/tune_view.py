@@ -4,17 +4,19 @@ the Pareto front, and the recommendation; apply it to a copy of the profile, or 
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -147,15 +150,26 @@ class TuneView(QWidget):
         self.pareto_chart = ParetoChart()
         split.addWidget(self.knob_chart)
         split.addWidget(self.pareto_chart)
-        layout.addWidget(split, 1)
+        layout.addWidget(split, 3)
+        bottom = QSplitter()
         self.recommendation = QLabel("Run a tune to see its knee, its Pareto front and a recommendation.")
         self.recommendation.setWordWrap(True)
-        layout.addWidget(self.recommendation)
+        self.recommendation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.recommendation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.recommendation)
+        bottom.addWidget(scroll)
         self.table = QPlainTextEdit()
         self.table.setReadOnly(True)
-        self.table.setMaximumHeight(150)
+        self.table.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.table.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        layout.addWidget(self.table)
+        self.table.setPlaceholderText("The trials as a Markdown table and the post row, ready to paste.")
+        bottom.addWidget(self.table)
+        bottom.setStretchFactor(0, 2)
+        bottom.setStretchFactor(1, 3)
+        layout.addWidget(bottom, 2)
         buttons = QHBoxLayout()
         self.apply_button = QPushButton("Apply to a copy of the profile")
         self.apply_button.clicked.connect(self.apply_to_copy)
@@ -285,11 +299,14 @@ class TuneView(QWidget):
         if rec is None:
             self.recommendation.setText("No recommendation: no trial produced a throughput.")
         else:
-            lines = "".join(f"<br>· {line}" for line in rec.evidence)
+            lines = "".join(f"<br>· {html.escape(line)}" for line in rec.evidence)
             self.recommendation.setText(
-                f"<b>Recommended: {rec.trial.label}</b> ({rec.verdict}). Knee rule: {analysis.rule}.{lines}"
+                f"<b>Recommended: {html.escape(rec.trial.label)}</b> ({rec.verdict})<br>"
+                f"<i>Knee rule: {analysis.rule}.</i>{lines}"
             )
-        self.table.setPlainText(export.to_csv(record, analysis) + "\n" + export.post_row(record, analysis))
+        self.table.setPlainText(
+            "\n".join([*export.markdown_table(analysis), "", export.post_row(record, analysis)])
+        )
         self._update()
 
     # ---- results -------------------------------------------------------------------------------
