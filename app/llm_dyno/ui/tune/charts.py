@@ -4,6 +4,7 @@ other knobs, the knee marked), and wall TPS against mean watts with the Pareto f
 from __future__ import annotations
 
 import pyqtgraph as pg
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from llm_dyno.core.tune.analysis import TrialSummary, TuneAnalysis
@@ -12,6 +13,12 @@ from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
 
 _PALETTE = ("accent", "red", "grey", "text")
+
+
+def _translucent(color: str) -> QColor:
+    q = QColor(color)
+    q.setAlpha(210)
+    return q
 
 
 def _x(record: TuneRecord, s: TrialSummary) -> float:
@@ -39,6 +46,7 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self._right.setXLink(item)
         item.vb.sigResized.connect(self._sync)
         self.legend = item.addLegend(offset=(8, 8))
+        self.legend.setBrush(pg.mkBrush(_translucent(theme.colors().base)))  # readable over the lines
         self.series: dict[str, list[tuple[float, float]]] = {}  # what is drawn (tests read it)
         c = theme.colors()
         item.setLabel("bottom", "knob", color=c.muted)

@@ -167,8 +167,7 @@ class TuneView(QWidget):
         self.table.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.table.setPlaceholderText("The trials as a Markdown table and the post row, ready to paste.")
         bottom.addWidget(self.table)
-        bottom.setStretchFactor(0, 2)
-        bottom.setStretchFactor(1, 3)
+        bottom.setSizes([440, 520])  # the recommendation reads in lines, not a column of words
         layout.addWidget(bottom, 2)
         buttons = QHBoxLayout()
         self.apply_button = QPushButton("Apply to a copy of the profile")
