@@ -125,14 +125,19 @@ def prepare_tune(
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
     timeout_s: float = 900.0,
     settle_s: float = 3.0,
+    tags: tuple[str, ...] = (),
+    gpus: tuple[int, ...] | None = None,
 ) -> TuneSpec:
     """Resolve a tune of a profile (its variants launched through the registry) or of a URL's server
-    (GPU knobs only, ``gpu`` naming this machine's GPU). Raises before anything runs or changes."""
+    (GPU knobs only, ``gpu`` naming this machine's GPU). ``tags`` go on every trial's stored result;
+    ``gpus`` overrides the profile's GPUs the tune changes. Raises before anything runs or changes."""
     if not 1 <= repeats <= MAX_REPEATS:
         raise DynoError(f"--repeats must be 1…{MAX_REPEATS}, got {repeats}")
     registry = registry or ServerManager()
-    bench = prepare_bench(target, suite, registry=registry, store=store, gpu=gpu, thermal_wait=thermal_wait)
-    gpus = bench.gpus.local_gpus
+    bench = prepare_bench(
+        target, suite, registry=registry, store=store, gpu=gpu, thermal_wait=thermal_wait, tags=tags
+    )
+    gpus = gpus if gpus is not None else bench.gpus.local_gpus
     varies = _merge(varies, recipe, gpus[0] if gpus else None)
     trials = build_trials(varies)
     if len(trials) * repeats > MAX_TRIALS:
