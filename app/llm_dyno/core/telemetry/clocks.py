@@ -3,19 +3,24 @@
 A locked clock is the knob that saves energy where a power cap never engages (an H200 decoding draws
 137–300 W of its 700 W limit). Values are checked against the GPU's own list of supported clocks
 (``nvmlDeviceGetSupportedMemoryClocks`` / ``nvmlDeviceGetSupportedGraphicsClocks``) before anything is
-set. Locking needs root, as a power limit does: NVML is called directly (as root), and without
-permission the refusal says so; the privileged power helper does not lock clocks yet. A lock does not
-survive a reboot or a driver reload; :func:`reset_clocks` removes both locks.
+set. Locking needs root, as a power limit does, and goes the same way (:mod:`.power`): NVML directly
+(as root), and on ``NVML_ERROR_NO_PERMISSION`` the privileged helper through ``pkexec`` (``lock-clocks
+GPU sm|mem MHZ`` / ``reset-clocks GPU``, an argument list), which checks the value against the GPU's
+list again as root. A lock does not survive a reboot or a driver reload; :func:`reset_clocks` removes
+both locks.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import subprocess
 from dataclasses import dataclass
 from enum import StrEnum
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.telemetry import power
 from llm_dyno.core.telemetry.nvml import Nvml, nvml
 
 
@@ -84,14 +89,29 @@ def read_supported_clocks(gpu: int = 0, session: Nvml | None = None) -> Supporte
     return SupportedClocks(gpu, tuple(memory), tuple(sm))
 
 
-def _permission(gpu: int, exc: Exception) -> ClockLockError:
-    return ClockLockError(
-        f"GPU {gpu}: locking clocks needs root (NVML: {exc})",
-        hint="run as root (sudo llm-dyno tune …); the privileged helper sets power limits only",
-    )
+def _helper(gpu: int, args: list[str], exc: Exception, runner: power.Runner) -> None:
+    """Run the privileged helper (``pkexec HELPER ARGS``) after NVML said "no permission"."""
+    helper = power.find_helper()
+    if helper is None or shutil.which("pkexec") is None:
+        raise ClockLockError(
+            f"GPU {gpu}: locking clocks needs root (NVML: {exc})",
+            hint="run as root (sudo llm-dyno tune …), or install the privileged helper with pkexec "
+            "(packaging/llm-dyno-power-helper, as for power limits)",
+        )
+    done = runner(["pkexec", str(helper), *args])
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout or "").strip()[:300]
+        raise ClockLockError(f"GPU {gpu}: the power helper failed (exit {done.returncode}): {detail}")
 
 
-def lock_clock(gpu: int, domain: ClockDomain, mhz: int, *, session: Nvml | None = None) -> None:
+def lock_clock(
+    gpu: int,
+    domain: ClockDomain,
+    mhz: int,
+    *,
+    session: Nvml | None = None,
+    runner: power.Runner | None = None,
+) -> None:
     """Lock ``domain`` of GPU ``gpu`` at ``mhz`` (min = max), checked against the supported clocks."""
     s = session or nvml()
     read_supported_clocks(gpu, s).check(domain, mhz)
@@ -105,15 +125,21 @@ def lock_clock(gpu: int, domain: ClockDomain, mhz: int, *, session: Nvml | None 
     try:
         setter(handle, int(mhz), int(mhz))
     except lib.NVMLError as exc:
-        if isinstance(exc, lib.NVMLError_NoPermission):
-            raise _permission(gpu, exc) from exc
-        raise ClockLockError(f"GPU {gpu}: NVML refused to lock the {domain.value} clock: {exc}") from exc
+        if not isinstance(exc, lib.NVMLError_NoPermission):
+            raise ClockLockError(f"GPU {gpu}: NVML refused to lock the {domain.value} clock: {exc}") from exc
+        what = "mem" if domain is ClockDomain.MEMORY else "sm"
+        _helper(gpu, ["lock-clocks", str(int(gpu)), what, str(int(mhz))], exc, runner or _run)
 
 
-def reset_clocks(gpu: int, domains: tuple[ClockDomain, ...] = tuple(ClockDomain), *,
-                 session: Nvml | None = None) -> None:  # fmt: skip
+def reset_clocks(
+    gpu: int,
+    domains: tuple[ClockDomain, ...] = tuple(ClockDomain),
+    *,
+    session: Nvml | None = None,
+    runner: power.Runner | None = None,
+) -> None:
     """Remove the locks of ``domains`` (both by default) on GPU ``gpu``; every domain is tried even
-    when one fails, then the first failure is raised."""
+    when one fails, then the first failure is raised. Without permission the helper resets both."""
     s = session or nvml()
     lib = s.ensure()
     handle = s.handle(gpu)
@@ -127,6 +153,9 @@ def reset_clocks(gpu: int, domains: tuple[ClockDomain, ...] = tuple(ClockDomain)
         try:
             reset(handle)
         except lib.NVMLError as exc:
+            if isinstance(exc, lib.NVMLError_NoPermission):
+                _helper(gpu, ["reset-clocks", str(int(gpu))], exc, runner or _run)
+                return
             first = first or ClockLockError(
                 f"GPU {gpu}: NVML could not reset the {domain.value} clock: {exc}"
             )
@@ -134,12 +163,26 @@ def reset_clocks(gpu: int, domains: tuple[ClockDomain, ...] = tuple(ClockDomain)
         raise first
 
 
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)  # noqa: S603
+
+
 def clock_control_unavailable_reason(gpu: int = 0) -> str | None:
-    """Why clocks cannot be locked here (None when they can): no driver or no list, or not root."""
+    """Why clocks cannot be locked here (None when they can): no driver or no list, or neither root
+    nor the helper."""
     try:
         read_supported_clocks(gpu)
     except DynoError as exc:
         return f"Clock locking is unavailable: {exc.message}"
-    if os.geteuid() != 0:
-        return "Locking GPU clocks needs root (the privileged helper sets power limits only)."
+    if os.geteuid() == 0:
+        return None
+    try:
+        helper = power.find_helper()
+    except DynoError as exc:
+        return f"Clock locking is unavailable: {exc.message}"
+    if helper is None or shutil.which("pkexec") is None:
+        return (
+            "Locking GPU clocks needs root or the privileged helper "
+            "(packaging/llm-dyno-power-helper with pkexec)."
+        )
     return None
