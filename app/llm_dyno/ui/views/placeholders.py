@@ -33,3 +33,4 @@ def logs_placeholder() -> EmptyState:
             "Copy lines for a bug report",
         ],
     )
+
