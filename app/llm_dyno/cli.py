@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "server_cmds",
     "telemetry_cmds",
     "bench_cmds",
+    "tune_cmds",
     "diagnose_cmds",
     "doctor_cmds",
     "demo_cmds",

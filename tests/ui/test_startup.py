@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DEFERRED = ("diff", "benchmark", "diagnostics", "servers")
+DEFERRED = ("diff", "benchmark", "diagnostics", "servers", "tune")
 
 
 def test_views_are_built_when_their_tab_is_first_shown(window) -> None:  # type: ignore[no-untyped-def]
@@ -60,6 +60,7 @@ def test_a_cold_start_loads_no_docker_ssh_http_or_benchmark_code(tmp_path: Path,
         "llm_dyno.commands.bench_cmds",
         "llm_dyno.ui.bench.bench_view",
         "llm_dyno.ui.diagnostics.diagnostics_view",
+        "llm_dyno.ui.tune.tune_view",
         "llm_dyno.core.diagnose.engine",
     ):
         assert module not in loaded, f"{module} was imported at start-up"

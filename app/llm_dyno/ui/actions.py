@@ -17,6 +17,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("benchmark", "Benchmark", "benchmark"),
     ("diagnostics", "Diagnostics", "diagnostics"),
     ("servers", "Servers", "dashboard"),  # every running server at a glance (views/servers_overview.py)
+    ("tune", "Tune", "benchmark"),  # knob sweeps with the knee and a recommendation (tune/tune_view.py)
 )
 
 

@@ -42,6 +42,7 @@ from llm_dyno.ui.widgets.profile_list import ProfileList
 if TYPE_CHECKING:
     from llm_dyno.ui.bench.bench_view import BenchmarkView
     from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+    from llm_dyno.ui.tune.tune_view import TuneView
     from llm_dyno.ui.views.diff_view import DiffView
     from llm_dyno.ui.views.servers_overview import ServersOverview  # noqa: F401  (named in a string)
 
@@ -56,6 +57,7 @@ class MainWindow(ProfileCommands, QMainWindow):
     bench_view = DeferredView["BenchmarkView"]("benchmark")
     diagnostics_view = DeferredView["DiagnosticsView"]("diagnostics")
     servers_view = DeferredView["ServersOverview"]("servers")
+    tune_view = DeferredView["TuneView"]("tune")
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.views.defer("benchmark", self._build_bench_view)
         self.views.defer("diagnostics", self._build_diagnostics_view)
         self.views.defer("servers", lambda: servers_overview(self))
+        self.views.defer("tune", self._build_tune_view)
 
         right = QWidget()
         rcol = QVBoxLayout(right)
@@ -273,6 +276,17 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.set_target(*self._analysis_target())
         return view
 
+    def _build_tune_view(self) -> TuneView:
+        from llm_dyno.ui.tune.tune_view import TuneView
+
+        view = TuneView(self.session, registry=self.bridge.manager)
+        view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
+        view.errorMessage.connect(self.show_error)
+        view.tune_finished.connect(self.notify_benchmark_finished)
+        view.copyCreated.connect(self.select_profile)
+        view.set_target(*self._analysis_target())
+        return view
+
     def _analysis_target(self) -> tuple[Profile | None, str | None]:
         """The selected profile and where its server answers (when ready)."""
         name = self.editor.profile_name
@@ -289,6 +303,8 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.bench_view.set_target(*target)
         if self.views.is_built("diagnostics"):
             self.diagnostics_view.set_target(*target)
+        if self.views.is_built("tune"):
+            self.tune_view.set_target(*target)
         if self.views.is_built("diff"):
             self.diff_view.follow(self.editor.profile_name)
 
@@ -357,7 +373,7 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.show_view("dashboard")
 
     def show_view(self, key: str) -> None:
-        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics, servers)."""
+        """Switch to a view by key (profile, diff, dashboard, logs, benchmark, diagnostics, servers, tune)."""
         keys = [v[0] for v in VIEWS]
         if key not in keys:
             raise ValueError(f"unknown view {key!r}; choose from {', '.join(keys)}")

@@ -1,36 +1,21 @@
-"""Power-cap sweep with a recording controller (no GPU here), knee rule, table, A/B."""
+"""Power-cap sweep results (knee rule, table) and the A/B. The sweep itself runs on the tune engine:
+restoring on cancel and on errors is tested there, at the NVML boundary (tests/tune/test_tune_restore.py)."""
 
 from __future__ import annotations
-
-import threading
-
-import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Verdict
 from llm_dyno.core.bench.sweep import (
     Endpoint,
+    SweepPoint,
+    SweepResult,
     fixed_endpoint,
-    run_sweep,
     spec_ab,
     sweep_table,
     without_spec_decode,
 )
 from llm_dyno.core.profiles.model import Profile
-
-
-class RecordingController:
-    def __init__(self, limit: float = 350.0) -> None:
-        self.limit = limit
-        self.calls: list[tuple[int, float]] = []
-
-    def set_limit(self, gpu: int, watts: float) -> None:
-        self.calls.append((gpu, watts))
-        self.limit = watts
-
-    def get_limit(self, gpu: int) -> float | None:
-        return self.limit
 
 
 def fake_result(tps: dict[str, list[float]], power: float | None = None) -> BenchResult:
@@ -58,18 +43,13 @@ def fake_result(tps: dict[str, list[float]], power: float | None = None) -> Benc
 CURVE = {230: 40.0, 260: 45.0, 290: 48.0, 330: 50.0, 380: 51.0}
 
 
-def test_sweep_restores_and_finds_knee() -> None:
-    ctl = RecordingController()
-    sweep = run_sweep(
-        list(CURVE),
-        ctl,
-        lambda cap: fake_result(
-            {"narrative": [CURVE[int(cap)]] * 2, "code": [CURVE[int(cap)] + 10] * 2}, cap * 0.9
-        ),
-        settle_s=0,
-        sleep=lambda s: None,
+def test_sweep_knee_and_table() -> None:
+    sweep = SweepResult(
+        [
+            SweepPoint(cap, fake_result({"narrative": [tps] * 2, "code": [tps + 10] * 2}, cap * 0.9))
+            for cap, tps in CURVE.items()
+        ]
     )
-    assert ctl.calls[-1] == (0, 350.0) and ctl.limit == 350.0 and sweep.restored
     # best mean = (51 + 61) / 2 = 56; within 5 %: >= 53.2 -> 290 W gives 53, 330 W gives 55 -> 330
     assert sweep.recommended_cap() == 330
     table = sweep_table(sweep)
@@ -77,36 +57,6 @@ def test_sweep_restores_and_finds_knee() -> None:
         "| Cap (W) | Narr wall TPS | Code wall TPS | Actual power (W) | GPU temp (°C) | TPS/W (narr) |"
     )
     assert "| 330 | 50.0 | 60.0 | 297 | 65 | 0.168 |" in table
-
-
-def test_restore_on_error() -> None:
-    ctl = RecordingController(300.0)
-
-    def boom(cap: float) -> BenchResult:
-        if cap == 260:
-            raise RuntimeError("server crashed")
-        return fake_result({"narrative": [1.0]})
-
-    with pytest.raises(RuntimeError):
-        run_sweep([230, 260, 290], ctl, boom, settle_s=0, sleep=lambda s: None)
-    assert ctl.calls == [(0, 230), (0, 260), (0, 300.0)]
-
-
-def test_restore_on_cancel_and_on_result_error() -> None:
-    ctl = RecordingController(300.0)
-    cancel = threading.Event()
-
-    def run(cap: float) -> BenchResult:
-        cancel.set()
-        return fake_result({"narrative": [1.0]})
-
-    sweep = run_sweep([230, 260], ctl, run, settle_s=0, sleep=lambda s: None, cancel=cancel)
-    assert sweep.cancelled and ctl.calls == [(0, 230), (0, 300.0)]
-    ctl2 = RecordingController(300.0)
-    bad = fake_result({"narrative": [1.0]})
-    bad.error = "server stopped answering"
-    sweep2 = run_sweep([230, 260], ctl2, lambda c: bad, settle_s=0, sleep=lambda s: None)
-    assert sweep2.error and ctl2.calls == [(0, 230), (0, 300.0)]
 
 
 def test_spec_ab_verdicts() -> None:

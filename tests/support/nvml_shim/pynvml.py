@@ -7,7 +7,10 @@ the recording as if it were the driver: the sample shown is the one at the same 
 module was imported (from the first loaded sample on, looping), and the energy counter keeps rising
 between samples (at the recorded power) and across loops, as the real counter does.
 ``nvmlDeviceSetPowerManagementLimit`` behaves as it does for root: the new limit is read back
-afterwards; each set is appended to ``LLM_DYNO_TEST_NVML_SETS``.
+afterwards; each set is appended to ``LLM_DYNO_TEST_NVML_SETS`` (``GPU MILLIWATTS``). The supported
+clocks are a real H200's (``tests/fixtures/nvml/h200_supported_clocks.json``); locking the SM or memory
+clock (``nvmlDeviceSet{Gpu,Memory}LockedClocks``) caps the clock read back, as a lock does, and each lock
+and reset is appended to the same file (``GPU sm-lock MIN MAX``, ``GPU mem-reset``).
 
 Constants and error classes are the real nvidia-ml-py's: this is a fake only at the NVML boundary,
 which cannot run without an NVIDIA GPU.
@@ -130,7 +133,10 @@ nvmlDeviceGetTemperature = nvmlDeviceGetTemperatureV
 
 
 def nvmlDeviceGetClockInfo(h: int, clock: int) -> int:
-    return int(_value(h, "sm_clock_mhz" if clock == NVML_CLOCK_SM else "mem_clock_mhz"))  # noqa: F821
+    sm = clock == NVML_CLOCK_SM  # noqa: F821
+    value = int(_value(h, "sm_clock_mhz" if sm else "mem_clock_mhz"))
+    locked = _locked.get((h, "sm" if sm else "mem"))
+    return min(value, locked) if locked is not None else value
 
 
 def nvmlDeviceGetMaxClockInfo(h: int, clock: int) -> int:
@@ -165,9 +171,54 @@ def nvmlDeviceGetMemoryBusWidth(h: int) -> int:
     return int(_value(h, "mem_bus_width_bits"))
 
 
-def nvmlDeviceSetPowerManagementLimit(h: int, limit_mw: int) -> None:
-    _limit_mw[h] = int(limit_mw)
+def _record(line: str) -> None:
     log = os.environ.get("LLM_DYNO_TEST_NVML_SETS")
     if log:
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"{h} {limit_mw}\n")
+            fh.write(line + "\n")
+
+
+def nvmlDeviceSetPowerManagementLimit(h: int, limit_mw: int) -> None:
+    _limit_mw[h] = int(limit_mw)
+    _record(f"{h} {limit_mw}")
+
+
+# ---- clocks: the supported lists of a real H200 (record_clocks.py), locks as root would see them ----
+_CLOCKS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "nvml" / "h200_supported_clocks.json"
+_CLOCKS = json.loads(_CLOCKS_FILE.read_text())
+_gpu_clocks = _CLOCKS["gpus"][0]
+_locked: dict[tuple[int, str], int] = {}
+
+
+def nvmlDeviceGetSupportedMemoryClocks(h: int) -> list[int]:
+    return [int(m) for m in _gpu_clocks["supported_mem_mhz"]]
+
+
+def nvmlDeviceGetSupportedGraphicsClocks(h: int, mem_mhz: int) -> list[int]:
+    listed = _gpu_clocks["supported_graphics_mhz"].get(str(int(mem_mhz)))
+    if listed is None:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT)  # noqa: F821 - a real constant, copied above
+    return [int(c) for c in listed]
+
+
+def _lock(h: int, domain: str, lo: int, hi: int) -> None:
+    _locked[(h, domain)] = int(hi)
+    _record(f"{h} {domain}-lock {int(lo)} {int(hi)}")
+
+
+def nvmlDeviceSetGpuLockedClocks(h: int, lo: int, hi: int) -> None:
+    _lock(h, "sm", lo, hi)
+
+
+def nvmlDeviceSetMemoryLockedClocks(h: int, lo: int, hi: int) -> None:
+    _lock(h, "mem", lo, hi)
+
+
+def nvmlDeviceResetGpuLockedClocks(h: int) -> None:
+    _locked.pop((h, "sm"), None)
+    _record(f"{h} sm-reset")
+
+
+def nvmlDeviceResetMemoryLockedClocks(h: int) -> None:
+    _locked.pop((h, "mem"), None)
+    _record(f"{h} mem-reset")

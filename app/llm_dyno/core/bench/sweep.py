@@ -1,4 +1,5 @@
-"""Power-cap sweeps and the speculative-decoding A/B.
+"""Power-cap sweep results (the sweep itself runs on the tune engine: core/jobs/sweep_job.py) and the
+speculative-decoding A/B.
 
 **Knee rule** (documented because the recommendation depends on it): the recommended cap is the
 *lowest* cap whose throughput is within ``tolerance`` (default 5 %) of the best cap's throughput.
@@ -10,24 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
 from llm_dyno.core.profiles.model import Profile
-
-
-class PowerController(Protocol):
-    """Sets and reads a GPU's power limit in watts (``core/telemetry/power.py`` provides the real one)."""
-
-    def set_limit(self, gpu: int, watts: float) -> None: ...
-
-    def get_limit(self, gpu: int) -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -94,56 +84,6 @@ class SweepResult:
             return None
         best = max(t for _, t in scored)
         return min(cap for cap, t in scored if t >= best * (1 - tolerance))
-
-
-def run_sweep(
-    caps: Sequence[float],
-    power: PowerController,
-    run_suite: Callable[[float], BenchResult],
-    *,
-    gpu: int | Sequence[int] = 0,
-    settle_s: float = 3.0,
-    cancel: threading.Event | None = None,
-    progress: Callable[[str], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> SweepResult:
-    """Benchmark at each cap; the original limits are restored afterwards, whatever happens.
-
-    ``gpu`` is the GPU (or the GPUs of a tensor-parallel server, each set to the cap) whose limit
-    changes. ``run_suite(cap)`` runs the suite once (a :class:`BenchRunner` bound to the server).
-    After each ``set_limit`` the sweep waits ``settle_s`` seconds, as the community's script does.
-    """
-    say = progress or (lambda _msg: None)
-    cancel = cancel or threading.Event()
-    gpus = (gpu,) if isinstance(gpu, int) else tuple(gpu)
-    originals = {g: power.get_limit(g) for g in gpus}
-    sweep = SweepResult(original_limit_w=originals[gpus[0]], original_limits_w=originals)
-    label = "GPU " + "+".join(str(g) for g in gpus)
-    try:
-        for cap in caps:
-            if cancel.is_set():
-                sweep.cancelled = True
-                break
-            say(f"setting {label} power limit to {cap:.0f} W")
-            for g in gpus:
-                power.set_limit(g, cap)
-            sleep(settle_s)
-            result = run_suite(cap)
-            result.context.power_limit_w = cap
-            sweep.points.append(SweepPoint(cap, result))
-            if result.cancelled:
-                sweep.cancelled = True
-                break
-            if result.error:
-                sweep.error = f"at {cap:.0f} W: {result.error}"
-                break
-    finally:
-        for g, original in originals.items():
-            if original is not None:
-                say(f"restoring GPU {g} power limit to {original:.0f} W")
-                power.set_limit(g, original)
-                sweep.restored = True
-    return sweep
 
 
 def _cell(value: float | None, fmt: str = "{:.1f}") -> str:

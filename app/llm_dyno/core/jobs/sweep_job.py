@@ -1,8 +1,10 @@
-"""The power-cap sweep job: the profile's GPUs, each cap checked before any change, results stored.
+"""The power-cap sweep job: the tune engine's power-cap recipe, shown as the community's sweep table.
 
-The sweep holds the lock of every GPU it changes (:mod:`~llm_dyno.core.jobs.gpu_lock`) for its whole
-run, so the dashboard's power control (or a second sweep) cannot change them meanwhile; the original
-limits are restored in ``finally`` by :func:`~llm_dyno.core.bench.sweep.run_sweep`.
+A sweep is a tune of one knob, ``power``, over the given caps (:mod:`llm_dyno.core.tune`): each cap is
+checked against every GPU's range before any change, the GPUs' locks are held for the whole run
+(:mod:`~llm_dyno.core.jobs.gpu_lock`), every cap's benchmark is stored (tags ``sweep`` and the tune's),
+and the original limits are restored in ``finally``, also on cancel or an error. A profile that is not
+running is launched once for the sweep (a cap needs no relaunch) and stopped afterwards.
 """
 
 from __future__ import annotations
@@ -12,22 +14,30 @@ from dataclasses import dataclass
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite
-from llm_dyno.core.bench.sweep import PowerController, SweepResult, run_sweep
+from llm_dyno.core.bench.sweep import SweepPoint, SweepResult
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, prepare_bench, run_bench
-from llm_dyno.core.jobs.gpu_lock import gpu_locks
+from llm_dyno.core.jobs.bench_job import Emit
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry import power
+from llm_dyno.core.tune.knobs import Knob, KnobKind, Vary
+from llm_dyno.core.tune.record import TuneMessage, TuneRecord
+from llm_dyno.core.tune.run import run_tune
+from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
+
+SWEEP_TAG = "sweep"
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """A sweep resolved by :func:`prepare_sweep`: the benchmark, the caps and this machine's GPUs."""
+    """A sweep resolved by :func:`prepare_sweep`: the tune over the caps."""
 
-    bench: BenchSpec
+    tune: TuneSpec
     caps: tuple[float, ...]
-    gpus: tuple[int, ...]
+
+    @property
+    def gpus(self) -> tuple[int, ...]:
+        """This machine's GPUs the sweep changes."""
+        return self.tune.gpus
 
 
 def parse_caps(text: str) -> tuple[float, ...]:
@@ -48,28 +58,17 @@ def prepare_sweep(
     *,
     registry: ServerManager | None = None,
     gpus: tuple[int, ...] | None = None,
-    check_limits: bool = True,
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
 ) -> SweepSpec:
     """Resolve a sweep of ``profile``'s server: its GPUs (or ``gpus``), every cap checked against each
     GPU's allowed range, the power control available; refuses before anything changes."""
-    bench = prepare_bench(profile, suite, registry=registry, thermal_wait=thermal_wait)
-    targets = gpus if gpus is not None else bench.gpus.local_gpus
-    if not targets:
-        raise DynoError(
-            f"profile '{profile.name}' runs on no GPU of this machine "
-            f"({bench.gpus.reason or bench.gpus.label}): a sweep changes this machine's GPU power limit",
-            hint="set gpus: in the profile (or --gpu N)",
-        )
-    if check_limits:
-        for gpu in targets:
-            reason = power.control_unavailable_reason(gpu)
-            if reason is not None:
-                raise DynoError(reason)
-            limit = power.read_power_limit(gpu)
-            for cap in caps:
-                limit.check(cap)
-    return SweepSpec(bench, tuple(caps), tuple(targets))
+    if len(set(caps)) != len(caps):
+        raise DynoError("a cap is given twice")
+    vary = Vary(Knob(KnobKind.POWER), tuple(f"{c:g}" for c in caps))
+    tune = prepare_tune(
+        profile, (vary,), suite, registry=registry, thermal_wait=thermal_wait, tags=(SWEEP_TAG,), gpus=gpus
+    )
+    return SweepSpec(tune, tuple(caps))
 
 
 def run_sweep_job(
@@ -77,24 +76,31 @@ def run_sweep_job(
     emit: Emit,
     cancel: threading.Event | None = None,
     *,
-    controller: PowerController | None = None,
-    settle_s: float = 3.0,
+    registry: ServerManager | None = None,
 ) -> SweepResult:
-    """Benchmark at each cap with the GPUs locked; every cap's result is stored (tags sweep, cap-N)."""
-    cancel = cancel or threading.Event()
-    ctl = controller or power.default_controller()
-    name = spec.bench.profile.name if spec.bench.profile is not None else spec.bench.endpoint.url
+    """Benchmark at each cap (see the module docstring); the tune's steps reach ``emit`` as messages."""
 
-    def say(message: str) -> None:
-        emit(ProgressEvent(EventKind.MESSAGE, message=message))
-
-    with gpu_locks(spec.gpus, f"the power-cap sweep of {name}"):
-        return run_sweep(
-            spec.caps,
-            ctl,
-            lambda cap: run_bench(spec.bench.with_tags("sweep", f"cap-{cap:.0f}"), emit, cancel).result,
-            gpu=spec.gpus,
-            cancel=cancel,
-            progress=say,
-            settle_s=settle_s,
+    def relay(event: object) -> None:
+        emit(
+            ProgressEvent(EventKind.MESSAGE, message=event.message)
+            if isinstance(event, TuneMessage)
+            else event
         )
+
+    return sweep_result(run_tune(spec.tune, relay, cancel, registry=registry))
+
+
+def sweep_result(record: TuneRecord) -> SweepResult:
+    """The tune's record as the sweep's points (one per cap), originals, restore state and error."""
+    points = [
+        SweepPoint(float(record.trial(r.trial).settings[0].value), r.result)
+        for r in record.runs
+        if r.result is not None
+    ]
+    errors = [f"at {record.trial(r.trial).settings[0].value} W: {r.error}" for r in record.runs if r.error]
+    originals: dict[int, float | None] = dict(record.original_power_w)
+    first = next(iter(originals.values()), None)
+    return SweepResult(
+        points, first, originals, bool(record.restored), record.error or (errors[0] if errors else None),
+        record.cancelled,
+    )  # fmt: skip

@@ -234,23 +234,6 @@ def restore_power_limit(
     return now
 
 
-class NvmlPowerController:
-    """The power controller a sweep drives: NVML when permitted, else the privileged helper."""
-
-    def set_limit(self, gpu: int, watts: float) -> None:
-        """Set the limit (refused outside the GPU's range, with the allowed range in the message)."""
-        set_power_limit(gpu, watts)
-
-    def get_limit(self, gpu: int) -> float | None:
-        """The limit in force, in watts."""
-        return read_power_limit(gpu).current_w
-
-
-def default_controller() -> NvmlPowerController:
-    """The controller for this machine's GPUs."""
-    return NvmlPowerController()
-
-
 def control_unavailable_reason(gpu: int = 0) -> str | None:
     """Why power limits cannot be set here (None when they can): no driver, or neither root nor helper."""
     try:

@@ -26,7 +26,7 @@ from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
-from llm_dyno.core.bench.sweep import ABResult, PowerController, SweepResult
+from llm_dyno.core.bench.sweep import ABResult, SweepResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
@@ -68,7 +68,6 @@ class BenchmarkView(QWidget):
         self.session = session
         self.history_path = history_path
         self.registry = registry or ServerManager()  # the window's: where the profiles' servers run
-        self.power_controller: PowerController | None = None  # None: NVML through the helper
         self.profile: Profile | None = None
         self.server_url: str | None = None
         self.last_result: BenchResult | None = None
@@ -376,15 +375,12 @@ class BenchmarkView(QWidget):
         )
         self.progress.setRange(0, max(self._total * len(caps), 1))
         self._total *= len(caps)
-        registry, controller, checked = self.registry, self.power_controller, self.power_controller is None
-        thermal = self.thermal_wait()
+        registry, thermal = self.registry, self.thermal_wait()
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> SweepResult:
             # the profile's GPUs, each cap checked against their range, locked while the sweep runs
-            spec = prepare_sweep(
-                target, tuple(caps), suite, registry=registry, check_limits=checked, thermal_wait=thermal
-            )
-            return run_sweep_job(spec, emit, cancel, controller=controller)
+            spec = prepare_sweep(target, tuple(caps), suite, registry=registry, thermal_wait=thermal)
+            return run_sweep_job(spec, emit, cancel, registry=registry)
 
         self.worker.start("power-cap sweep", work)
         self._update_target()

@@ -1,0 +1,362 @@
+"""The Tune view: pick a recipe or knobs and their values, run the tune on the selected profile in a
+worker (progress, cancel), see TPS and tokens/J against the knob with the knee, TPS against watts with
+the Pareto front, and the recommendation; apply it to a copy of the profile, or export the tune."""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
+from llm_dyno.core.bench.suite import load_suite
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.tune import export
+from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
+from llm_dyno.core.tune.apply import save_tuned_copy
+from llm_dyno.core.tune.knobs import parse_vary
+from llm_dyno.core.tune.recipes import RECIPES
+from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
+from llm_dyno.core.tune.run import run_tune
+from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
+from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.session import ProfileSession
+from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
+
+KNOB_SUGGESTIONS = (
+    "num_speculative_tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm_clock",
+    "mem_clock", "image", "env:",
+)  # fmt: skip
+NO_RECIPE = "(knobs below)"
+
+
+class TuneView(QWidget):
+    """Tune the selected profile. ``tune_finished(summary)`` when a tune ends."""
+
+    tune_finished = Signal(str)
+    statusMessage = Signal(str)
+    errorMessage = Signal(str)
+    copyCreated = Signal(str)
+
+    def __init__(
+        self,
+        session: ProfileSession | None = None,
+        registry: ServerManager | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session or ProfileSession(parent=self)
+        self.registry = registry or ServerManager()
+        self.profile: Profile | None = None
+        self.spec: TuneSpec | None = None
+        self.record: TuneRecord | None = None
+        self.analysis: TuneAnalysis | None = None
+        self.worker = JobRunner(self)
+        self.worker.progressed.connect(self._progress)
+        self.worker.finished.connect(self._finished)
+        self.worker.failed.connect(self._failed)
+        self._build()
+        self._update()
+
+    # ---- building ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        self.target_label = QLabel()
+        self.target_label.setObjectName("sectionSubtitle")
+        layout.addWidget(self.target_label)
+        grid = QGridLayout()
+        grid.addWidget(QLabel("Recipe"), 0, 0)
+        self.recipe_combo = QComboBox()
+        self.recipe_combo.addItems([NO_RECIPE, *sorted(RECIPES)])
+        self.recipe_combo.setToolTip(
+            "A built-in tune: its knob and values are chosen from the profile and GPU"
+        )
+        grid.addWidget(self.recipe_combo, 0, 1)
+        grid.addWidget(QLabel("Suite"), 0, 2)
+        self.suite_edit = QLineEdit("community")
+        self.suite_edit.setToolTip("A suite name or file; every trial runs it")
+        grid.addWidget(self.suite_edit, 0, 3)
+        grid.addWidget(QLabel("Repeats"), 0, 4)
+        self.repeats_spin = QSpinBox()
+        self.repeats_spin.setRange(1, 10)
+        self.repeats_spin.setToolTip("Each trial runs this often, interleaved (A B C A B C …)")
+        grid.addWidget(self.repeats_spin, 0, 5)
+        self.knob_combos: list[QComboBox] = []
+        self.value_edits: list[QLineEdit] = []
+        for n in (1, 2):
+            grid.addWidget(QLabel(f"Knob {n}"), n, 0)
+            combo = QComboBox()
+            combo.setEditable(True)
+            combo.addItems(["", *KNOB_SUGGESTIONS])
+            combo.setToolTip(
+                "num_speculative_tokens, any vLLM flag, env:NAME, image, power, sm_clock, mem_clock"
+            )
+            grid.addWidget(combo, n, 1)
+            grid.addWidget(QLabel("Values"), n, 2)
+            values = QLineEdit()
+            values.setPlaceholderText("e.g. 1, 2, 3")
+            grid.addWidget(values, n, 3, 1, 3)
+            self.knob_combos.append(combo)
+            self.value_edits.append(values)
+        grid.setColumnStretch(3, 1)
+        layout.addLayout(grid)
+        row = QHBoxLayout()
+        self.thermal_check = QCheckBox("Wait for a stable GPU temperature")
+        self.thermal_check.setChecked(True)
+        row.addWidget(self.thermal_check)
+        row.addStretch(1)
+        self.run_button = QPushButton("Run tune")
+        self.run_button.setObjectName("primaryButton")
+        self.run_button.clicked.connect(self.start)
+        row.addWidget(self.run_button)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(False)
+        layout.addWidget(self.progress)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        split = QSplitter()
+        self.knob_chart = KnobChart()
+        self.pareto_chart = ParetoChart()
+        split.addWidget(self.knob_chart)
+        split.addWidget(self.pareto_chart)
+        layout.addWidget(split, 3)
+        bottom = QSplitter()
+        self.recommendation = QLabel("Run a tune to see its knee, its Pareto front and a recommendation.")
+        self.recommendation.setWordWrap(True)
+        self.recommendation.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.recommendation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.recommendation)
+        bottom.addWidget(scroll)
+        self.table = QPlainTextEdit()
+        self.table.setReadOnly(True)
+        self.table.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.table.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.table.setPlaceholderText("The trials as a Markdown table and the post row, ready to paste.")
+        bottom.addWidget(self.table)
+        bottom.setSizes([440, 520])  # the recommendation reads in lines, not a column of words
+        layout.addWidget(bottom, 2)
+        buttons = QHBoxLayout()
+        self.apply_button = QPushButton("Apply to a copy of the profile")
+        self.apply_button.clicked.connect(self.apply_to_copy)
+        buttons.addWidget(self.apply_button)
+        buttons.addStretch(1)
+        self.export_buttons: dict[str, QPushButton] = {}
+        for kind, label in (
+            ("json", "Export JSON"),
+            ("csv", "Export CSV"),
+            ("png", "Export PNG"),
+            ("post", "Copy post row"),
+        ):
+            button = QPushButton(label)
+            button.clicked.connect(lambda _c=False, k=kind: self._export_clicked(k))
+            buttons.addWidget(button)
+            self.export_buttons[kind] = button
+        layout.addLayout(buttons)
+
+    # ---- target --------------------------------------------------------------------------------
+    def set_target(self, profile: Profile | None, url: str | None = None) -> None:
+        """The selected profile (the tune launches its variants itself; ``url`` is ignored)."""
+        self.profile = profile
+        self._update()
+
+    def _update(self) -> None:
+        busy = self.worker.running
+        if self.profile is None:
+            self.target_label.setText("Select a profile to tune: each trial is a variant of it.")
+        else:
+            self.target_label.setText(f"Tuning “{self.profile.name}”: every trial launches a variant of it")
+        self.run_button.setEnabled(self.profile is not None and not busy)
+        self.cancel_button.setEnabled(busy)
+        done = self.analysis is not None and self.analysis.recommendation is not None
+        self.apply_button.setEnabled(
+            done and not busy and self.spec is not None and self.spec.profile is not None
+        )
+        for button in self.export_buttons.values():
+            button.setEnabled(self.record is not None and not busy)
+
+    def set_knobs(self, *varies: tuple[str, str]) -> None:
+        """Fill the knob rows (knob, values) — what a user types."""
+        for i, combo in enumerate(self.knob_combos):
+            knob, values = varies[i] if i < len(varies) else ("", "")
+            combo.setEditText(knob)
+            self.value_edits[i].setText(values)
+
+    # ---- running -------------------------------------------------------------------------------
+    def start(self) -> bool:
+        """Prepare the tune (refusals shown at once) and run it in the worker; False when nothing started."""
+        if self.profile is None or self.worker.running:
+            return False
+        try:
+            varies = tuple(
+                parse_vary(f"{combo.currentText().strip()}={values.text()}")
+                for combo, values in zip(self.knob_combos, self.value_edits, strict=True)
+                if combo.currentText().strip()
+            )
+            recipe = self.recipe_combo.currentText()
+            spec = prepare_tune(
+                self.profile, varies, load_suite(self.suite_edit.text().strip() or "community"),
+                recipe=None if recipe == NO_RECIPE else recipe, registry=self.registry,
+                repeats=self.repeats_spin.value(),
+                thermal_wait=DEFAULT_THERMAL_WAIT if self.thermal_check.isChecked() else None,
+            )  # fmt: skip
+        except DynoError as exc:
+            self.status.setText(str(exc))
+            self.errorMessage.emit(str(exc))
+            return False
+        self.spec, self.record, self.analysis = spec, None, None
+        self._total = len(spec.trials) * spec.repeats
+        self.progress.setRange(0, self._total)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.status.setText(f"Starting {len(spec.trials)} trials × {spec.repeats} repeats…")
+        registry = self.registry
+
+        def work(emit: Callable[[object], None], cancel: threading.Event) -> TuneRecord:
+            return run_tune(spec, emit, cancel, registry=registry)
+
+        self.worker.start("tune", work)
+        self._update()
+        return True
+
+    def cancel(self) -> None:
+        """Stop after the current request; the server is stopped and the GPU restored."""
+        self.worker.cancel()
+        self.status.setText("Cancelling…")
+
+    def _progress(self, event: object) -> None:
+        if isinstance(event, TrialStarted):
+            self.status.setText(f"Trial {event.position} of {event.total}: {event.trial.label}")
+        elif isinstance(event, TrialFinished):
+            self.progress.setValue(event.position)
+        else:
+            message = event.message if isinstance(event, TuneMessage | ProgressEvent) else None
+            if message and (not isinstance(event, ProgressEvent) or event.kind == EventKind.MESSAGE):
+                self.status.setText(message)
+
+    def _finished(self, outcome: object) -> None:
+        if not isinstance(outcome, TuneRecord):
+            return
+        self.show_record(outcome)
+        self.worker.wait(2.0)  # its thread ends right after this signal
+        state = "cancelled" if outcome.cancelled else ("failed" if outcome.error else "done")
+        rec = self.analysis.recommendation if self.analysis else None
+        summary = f"Tune of {outcome.profile} {state}" + (f": recommended {rec.trial.label}" if rec else "")
+        self.status.setText(summary + "".join(f"; restored {r}" for r in outcome.restored))
+        self._update()
+        self.statusMessage.emit(summary)
+        self.tune_finished.emit(summary)
+
+    def _failed(self, message: str) -> None:
+        self.status.setText(message)
+        self.progress.setTextVisible(False)
+        self.worker.wait(2.0)
+        self._update()
+        self.errorMessage.emit(message)
+
+    def show_record(self, record: TuneRecord) -> None:
+        """Analyse and show a tune's record."""
+        self.record = record
+        profile = self.spec.profile if self.spec is not None else self.profile
+        self.analysis = analysis = analyse(record, profile_values=profile_values(profile, record))
+        self.knob_chart.set_tune(record, analysis)
+        self.pareto_chart.set_tune(record, analysis)
+        rec = analysis.recommendation
+        if rec is None:
+            self.recommendation.setText("No recommendation: no trial produced a throughput.")
+        else:
+            lines = "".join(f"<br>· {html.escape(line)}" for line in rec.evidence)
+            self.recommendation.setText(
+                f"<b>Recommended: {html.escape(rec.trial.label)}</b> ({rec.verdict})<br>"
+                f"<i>Knee rule: {analysis.rule}.</i>{lines}"
+            )
+        self.table.setPlainText(
+            "\n".join([*export.markdown_table(analysis), "", export.post_row(record, analysis)])
+        )
+        self._update()
+
+    # ---- results -------------------------------------------------------------------------------
+    def apply_to_copy(self) -> str | None:
+        """Save the recommendation as a new profile NAME-tuned (the original is never changed)."""
+        if (
+            self.spec is None
+            or self.spec.profile is None
+            or self.analysis is None
+            or self.analysis.recommendation is None
+        ):
+            return None
+        try:
+            copy, notes = save_tuned_copy(
+                self.session.store, self.spec.profile, self.analysis.recommendation.settings
+            )
+        except DynoError as exc:
+            self.errorMessage.emit(str(exc))
+            return None
+        self.session.reload()
+        self.status.setText(f"Saved as profile “{copy.name}”" + "".join(f"; {n}" for n in notes))
+        self.copyCreated.emit(copy.name)
+        return copy.name
+
+    def export(self, kind: str, path: Path) -> None:
+        """Write the shown tune as ``json``, ``csv``, ``png`` (both charts) or ``post`` (the post row)."""
+        if self.record is None or self.analysis is None:
+            raise DynoError("no tune to export yet")
+        if kind == "json":
+            path.write_text(
+                json.dumps(export.to_dict(self.record, self.analysis), indent=1, default=str) + "\n"
+            )
+        elif kind == "csv":
+            path.write_text(export.to_csv(self.record, self.analysis), encoding="utf-8")
+        elif kind == "png":
+            if not self.knob_chart.parentWidget().grab().save(str(path)):
+                raise DynoError(f"{path}: the chart could not be written")
+        else:
+            path.write_text(export.post_row(self.record, self.analysis) + "\n", encoding="utf-8")
+
+    def _export_clicked(self, kind: str) -> None:
+        if kind == "post" and self.record is not None and self.analysis is not None:
+            QGuiApplication.clipboard().setText(export.post_row(self.record, self.analysis))
+            self.status.setText("Post row copied")
+            return
+        suffix = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "png": "PNG (*.png)"}[kind]
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export tune", f"tune-{self.record.tune_id if self.record else ''}.{kind}", suffix
+        )
+        if name:
+            try:
+                self.export(kind, Path(name))
+            except (DynoError, OSError) as exc:
+                self.errorMessage.emit(str(exc))
