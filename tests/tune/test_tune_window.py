@@ -17,7 +17,6 @@ from tests.tune.support import RECORDING, draft_profile, load_shim, make_home, s
 
 pytestmark = pytest.mark.vllm
 NAME = "tune-window"
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
@@ -81,8 +80,9 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
         assert (tmp_path / "tune.csv").read_text().count("\n") == 5
         assert (tmp_path / "tune.png").stat().st_size > 10_000
         assert " · knee " in (tmp_path / "tune.post").read_text()
-        shots = REPO / "docs" / "screenshots"
-        w.grab().save(str(shots / "tune-view.png"))
+        shots = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")  # docs/screenshots is refreshed through this
+        if shots:
+            assert w.grab().save(str(Path(shots) / "tune-view.png"))
         original = (home / "config" / "profiles" / f"{NAME}.yaml").read_text()
         assert view.apply_button.isEnabled()
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
