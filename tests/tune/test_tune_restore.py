@@ -7,6 +7,7 @@ relaunch is needed (power and clocks do not need one)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from llm_dyno.core.tune.record import load_record
 from llm_dyno.core.tune.run import run_tune
 from llm_dyno.core.tune.spec import prepare_tune
 from tests.support import vllm_env
-from tests.tune.support import RECORDING, cli_env, load_shim, make_home, set_calls
+from tests.tune.support import RECORDING, REPO, cli_env, load_shim, make_home, set_calls
 
 pytestmark = pytest.mark.vllm
 
@@ -101,3 +102,35 @@ def test_an_exception_mid_run_restores_the_power_limit_and_unlocks_the_clocks(
     assert [r.trial for r in record.runs] == [1]  # trial 1 whole; trial 2 crashed before it was recorded
     with gpu_locks((0,), "the next job"):  # the tune let go of the GPU's lock
         pass
+
+
+def test_without_permission_the_helper_is_asked_to_lock_and_to_unlock(
+    spec_server: vllm_env.Served, tmp_path: Path
+) -> None:
+    """A user who is not root: NVML refuses every change (as the driver does), so the app asks the
+    privileged helper through pkexec, with an argument list, to lock the clock and, at the end, to
+    unlock it. pkexec needs polkit and a session, which this machine lacks: a stand-in on PATH records
+    what it was asked to run instead of running it as root."""
+    home = make_home(tmp_path / "home")
+    sets, asked = tmp_path / "nvml-sets.txt", tmp_path / "pkexec.txt"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pkexec = bin_dir / "pkexec"
+    pkexec.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {asked}\n")
+    pkexec.chmod(0o755)
+    helper = REPO / "packaging" / "llm-dyno-power-helper"  # root-owned in this checkout, as installed
+    env = cli_env(home, sets) | {
+        "LLM_DYNO_TEST_NVML_NO_PERMISSION": "1",
+        "LLM_DYNO_POWER_HELPER": str(helper),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
+    cmd = [
+        sys.executable, "-m", "llm_dyno", "tune", "--url", spec_server.url, "--model", "tiny", "--gpu", "0",
+        "--vary", "sm_clock=1410", "--suite", str(home / "tiny.yaml"), "--no-thermal-wait", "--settle", "0",
+        "--no-save",
+    ]  # fmt: skip
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert set_calls(sets) == ["0 denied sm-lock", "0 denied sm-reset"]  # NVML was tried first
+    assert asked.read_text().splitlines() == [f"{helper} lock-clocks 0 sm 1410", f"{helper} reset-clocks 0"]
+    assert "restored: GPU 0 clocks unlocked" in done.stdout

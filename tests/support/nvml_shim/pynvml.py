@@ -10,7 +10,8 @@ between samples (at the recorded power) and across loops, as the real counter do
 afterwards; each set is appended to ``LLM_DYNO_TEST_NVML_SETS`` (``GPU MILLIWATTS``). The supported
 clocks are a real H200's (``tests/fixtures/nvml/h200_supported_clocks.json``); locking the SM or memory
 clock (``nvmlDeviceSet{Gpu,Memory}LockedClocks``) caps the clock read back, as a lock does, and each lock
-and reset is appended to the same file (``GPU sm-lock MIN MAX``, ``GPU mem-reset``).
+and reset is appended to the same file (``GPU sm-lock MIN MAX``, ``GPU mem-reset``). With
+``LLM_DYNO_TEST_NVML_NO_PERMISSION`` set every change is refused as for a user who is not root.
 
 Constants and error classes are the real nvidia-ml-py's: this is a fake only at the NVML boundary,
 which cannot run without an NVIDIA GPU.
@@ -37,6 +38,14 @@ else:  # shadowing the real one (first on PYTHONPATH): load it from the rest of 
     assert _spec is not None and _spec.loader is not None, "nvidia-ml-py is not installed"
     _real = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_real)
+    # nvidia-ml-py makes its NVMLError_* classes on sys.modules["pynvml"], which is this module while
+    # it loads: make them on the real one, so that NVMLError(code) is NVMLError_NoPermission & co.
+    _self = sys.modules[__name__]
+    sys.modules[__name__] = _real
+    try:
+        _real._extractNVMLErrorsAsClasses()
+    finally:
+        sys.modules[__name__] = _self
 globals().update({k: v for k, v in vars(_real).items() if k.isupper() or k.startswith("NVMLError")})
 NVMLError = _real.NVMLError
 
@@ -171,6 +180,14 @@ def nvmlDeviceGetMemoryBusWidth(h: int) -> int:
     return int(_value(h, "mem_bus_width_bits"))
 
 
+def _denied(h: int, what: str) -> None:
+    """With ``LLM_DYNO_TEST_NVML_NO_PERMISSION`` set, a change is refused as the driver refuses a user
+    who is not root (NVML_ERROR_NO_PERMISSION); the refusal is recorded (``GPU denied WHAT``)."""
+    if os.environ.get("LLM_DYNO_TEST_NVML_NO_PERMISSION"):
+        _record(f"{h} denied {what}")
+        raise NVMLError(NVML_ERROR_NO_PERMISSION)  # noqa: F821 - a real constant, copied above
+
+
 def _record(line: str) -> None:
     log = os.environ.get("LLM_DYNO_TEST_NVML_SETS")
     if log:
@@ -179,6 +196,7 @@ def _record(line: str) -> None:
 
 
 def nvmlDeviceSetPowerManagementLimit(h: int, limit_mw: int) -> None:
+    _denied(h, "power")
     _limit_mw[h] = int(limit_mw)
     _record(f"{h} {limit_mw}")
 
@@ -202,6 +220,7 @@ def nvmlDeviceGetSupportedGraphicsClocks(h: int, mem_mhz: int) -> list[int]:
 
 
 def _lock(h: int, domain: str, lo: int, hi: int) -> None:
+    _denied(h, f"{domain}-lock")
     _locked[(h, domain)] = int(hi)
     _record(f"{h} {domain}-lock {int(lo)} {int(hi)}")
 
@@ -215,10 +234,12 @@ def nvmlDeviceSetMemoryLockedClocks(h: int, lo: int, hi: int) -> None:
 
 
 def nvmlDeviceResetGpuLockedClocks(h: int) -> None:
+    _denied(h, "sm-reset")
     _locked.pop((h, "sm"), None)
     _record(f"{h} sm-reset")
 
 
 def nvmlDeviceResetMemoryLockedClocks(h: int) -> None:
+    _denied(h, "mem-reset")
     _locked.pop((h, "mem"), None)
     _record(f"{h} mem-reset")
