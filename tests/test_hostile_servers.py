@@ -101,6 +101,7 @@ def _bench(server: HostileServer, home: Path, *extra: str) -> Ran:
             "the server streamed more than 88 events without finishing (the request allows 24 tokens)",
         ),
         ("drip", "the stream did not finish within"),
+        ("header_drip", "the stream did not start: /v1/chat/completions: no response headers within 4 s"),
         ("delta_string", "malformed stream chunk: 'delta' should be an object, got str \"hello\""),
         ("content_number", "malformed stream chunk: 'content' should be a string, got int 42"),
         ("chunk_list", "malformed stream chunk: a chunk should be a JSON object, got list [1, 2]"),
@@ -136,11 +137,15 @@ def test_watch_refuses_a_500_mb_metrics_body_and_fails(shape: str, home: Path) -
     assert ran.peak_mb < PEAK_RSS_LIMIT_MB and ran.seconds < 20, (ran.peak_mb, ran.seconds)
 
 
-def test_watch_gives_up_on_a_dripping_metrics_body(home: Path) -> None:
-    with HostileServer("drip", lifetime_s=40) as server:
+@pytest.mark.parametrize(
+    ("shape", "message"),
+    [("drip", "no complete answer within 5 s"), ("header_drip_get", "no response headers within 5 s")],
+)
+def test_watch_gives_up_on_a_dripping_metrics_answer(shape: str, message: str, home: Path) -> None:
+    with HostileServer(shape, lifetime_s=40) as server:
         ran = llm_dyno(["watch", "--url", server.url, "--count", "1"], home)
     assert ran.code == 1
-    assert "no complete answer within 5 s" in ran.out
+    assert message in ran.out
     assert ran.seconds < 20
 
 
@@ -154,9 +159,10 @@ def test_diagnose_says_live_metrics_unavailable(shape: str, home: Path) -> None:
     assert ran.peak_mb < PEAK_RSS_LIMIT_MB and ran.seconds < 25, (ran.peak_mb, ran.seconds)
 
 
-def test_cancel_ends_a_silent_stream_within_a_second() -> None:
+@pytest.mark.parametrize("shape", ["silent", "header_drip"])  # after the headers, and before them
+def test_cancel_ends_a_silent_stream_within_a_second(shape: str) -> None:
     cancel = threading.Event()
-    with HostileServer("silent", lifetime_s=30) as server, BenchClient(server.url) as client:
+    with HostileServer(shape, lifetime_s=30) as server, BenchClient(server.url) as client:
         threading.Timer(0.5, cancel.set).start()
         start = time.monotonic()
         with pytest.raises(StreamCancelled):
@@ -170,6 +176,7 @@ def test_cancel_ends_a_silent_stream_within_a_second() -> None:
         ("models_list", "/v1/models answered a list without a 'data' list, not an OpenAI model list"),
         ("models_string", "/v1/models answered a dict without a 'data' list, not an OpenAI model list"),
         ("drip", "no complete answer within 3 s"),
+        ("header_drip_get", "no response headers within 3 s"),
     ],
 )
 def test_readiness_reports_a_malformed_models_answer_instead_of_dying(shape: str, message: str) -> None:

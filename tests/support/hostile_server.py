@@ -40,6 +40,7 @@ STREAM_SHAPES = (
     "long_line",  # one 100 MB data: line
     "endless",  # well-formed content chunks for ever, never [DONE]
     "drip",  # one byte per second (every endpoint)
+    "header_drip",  # the status line, then the headers one byte per second, never ending
     "silent",  # headers, one chunk, then nothing (cancel must still work)
     "delta_string",  # "delta": "hello"
     "content_number",  # "delta": {"content": 42}
@@ -51,6 +52,7 @@ GET_SHAPES = (
     "big_metrics_declared",  # a 500 MB /metrics body with its Content-Length
     "models_list",  # /v1/models answers a bare JSON list
     "models_string",  # /v1/models answers {"data": "tiny"}
+    "header_drip_get",  # /metrics and /v1/models: headers one byte per second, never ending
 )
 SHAPES = STREAM_SHAPES + GET_SHAPES
 
@@ -150,9 +152,23 @@ class HostileServer:
                 if self._stop.wait(1.0):
                     return
 
+    def _header_drip(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        """Headers that never end, one byte a second: under any per-read timeout, for ever."""
+        with contextlib.suppress(OSError):
+            h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            h.wfile.flush()
+            for byte in self._drip(b"X-Slow: " + b"a" * 10_000):
+                if not self._alive():
+                    break
+                h.wfile.write(byte)
+                h.wfile.flush()
+        h.close_connection = True
+
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         path = h.path.split("?")[0]
-        if self.shape == "drip":
+        if self.shape == "header_drip_get" and path in ("/metrics", "/v1/models"):
+            self._header_drip(h)
+        elif self.shape == "drip":
             self._send(h, 200, "text/plain", self._drip(b'vllm:num_requests_running{model_name="m"} 0\n'))
         elif path == "/metrics" and self.shape in ("big_metrics", "big_metrics_declared"):
             line = b'vllm:num_requests_running{model_name="tiny",engine="0"} 1.0\n'
@@ -188,6 +204,9 @@ class HostileServer:
     def _post(self, h: http.server.BaseHTTPRequestHandler) -> None:
         self.posts += 1
         shape = self.shape if self.posts > self.good_posts else "good"
+        if shape == "header_drip":
+            self._header_drip(h)
+            return
         self._send(h, 200, "text/event-stream", self._stream(shape))
 
     def _stream(self, shape: str) -> Iterator[bytes]:

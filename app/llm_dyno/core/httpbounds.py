@@ -5,6 +5,11 @@ trips them. Every probe of a server (``/metrics``, ``/version``, ``/v1/models``,
 its body through :func:`read_body`, which stops at a byte cap and at a deadline for the whole
 request; a stream that must stay cancellable while the server says nothing is watched by a
 :class:`Watchdog`, which shuts the socket down (that wakes a blocked ``recv`` at once).
+
+Before there is a response to read (connecting, sending, waiting for the status line and headers, which
+a server can drip as slowly as a body) :func:`send_bounded` keeps the same deadline: httpcore's trace
+hook hands each connection's socket to the client's :class:`SocketLedger` as it is made, and a
+:class:`Watchdog` over the ledger shuts them down when the deadline passes or ``cancel`` is set.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx
@@ -118,21 +124,111 @@ def get_bounded(
     ``deadline_s``. Raises httpx errors for a failed connection, :class:`BoundsError` for a bound."""
     start = time.monotonic()
     request = client.build_request("GET", url, headers=headers)
-    response = client.send(request, stream=True)
+    response = send_bounded(client, request, url=url, deadline_s=deadline_s, started=start)
     body = read_body(response, url, limit=limit, deadline_s=deadline_s, what=what, started=start)
     return response.status_code, body
 
 
-def _socket_of(response: httpx.Response) -> socket.socket | None:
+# httpcore's trace events after which a connection's socket exists (plain, Unix, TLS)
+_CONNECTED = (
+    "connection.connect_tcp.complete",
+    "connection.connect_unix_socket.complete",
+    "connection.start_tls.complete",
+)
+
+
+class SocketLedger:
+    """The sockets one client's (or transport's) connections were made on, as httpcore's trace hook
+    hands them over: a request reusing a kept-alive connection uses one of them. Requests on one
+    client are sequential here, so shutting them all down at a deadline ends that request only."""
+
+    def __init__(self) -> None:
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's ``trace`` request extension."""
+        if event in _CONNECTED:
+            get = getattr(info.get("return_value"), "get_extra_info", None)
+            sock = get("socket") if get is not None else None
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.add(sock)
+
+    def sockets(self) -> list[socket.socket]:
+        """The sockets still open."""
+        with self._lock:
+            return [s for s in self._sockets if s.fileno() != -1]
+
+
+_ledgers: weakref.WeakKeyDictionary[object, SocketLedger] = weakref.WeakKeyDictionary()
+_ledgers_lock = threading.Lock()
+
+
+def ledger_for(owner: object) -> SocketLedger:
+    """The ledger of a client or transport (made on first use, dropped with it)."""
+    with _ledgers_lock:
+        ledger = _ledgers.get(owner)
+        if ledger is None:
+            ledger = _ledgers[owner] = SocketLedger()
+        return ledger
+
+
+def headers_too_slow(url: str, deadline_s: float) -> BoundsError:
+    """The error for an answer whose status line and headers did not arrive within ``deadline_s``."""
+    return BoundsError(
+        f"{url}: no response headers within {deadline_s:g} s; gave up",
+        kind="deadline",
+        hint="the server is overloaded, stuck, or not an OpenAI-compatible server",
+    )
+
+
+def send_bounded(
+    client: httpx.Client | httpx.BaseTransport,
+    request: httpx.Request,
+    *,
+    url: str,
+    deadline_s: float,
+    cancel: threading.Event | None = None,
+    started: float | None = None,
+) -> httpx.Response:
+    """Send ``request`` for a streamed response (``client.send(stream=True)``, or a transport's
+    ``handle_request``), with the status line and headers due within ``deadline_s`` of ``started``
+    and ``cancel`` heard within a tenth of a second. Raises :class:`BoundsError` (deadline),
+    :class:`RequestCancelled`, or the httpx error of a failed connection."""
+    import httpx
+
+    ledger = ledger_for(client)
+    request.extensions["trace"] = ledger.trace
+    with Watchdog(ledger, deadline_s=deadline_s, cancel=cancel, started=started) as watch:
+        try:
+            if isinstance(client, httpx.Client):
+                return client.send(request, stream=True)
+            return client.handle_request(request)
+        except httpx.HTTPError:
+            reason = watch.expired()
+            if reason == "cancelled":
+                raise RequestCancelled(f"{url}: cancelled") from None
+            if reason == "deadline":
+                raise headers_too_slow(url, deadline_s) from None
+            raise
+
+
+class RequestCancelled(DynoError):
+    """A request ended by its ``cancel`` event before an answer arrived."""
+
+
+def _sockets_of(response: httpx.Response) -> list[socket.socket]:
     stream = response.extensions.get("network_stream")
     get = getattr(stream, "get_extra_info", None)
     sock = get("socket") if get is not None else None
-    return sock if isinstance(sock, socket.socket) else None
+    return [sock] if isinstance(sock, socket.socket) else []
 
 
 class Watchdog:
     """Ends a streamed response at a deadline or when ``cancel`` is set, even while the server is
     silent: it shuts the connection's socket down, so a read blocked in the kernel returns at once.
+    Given a :class:`SocketLedger` instead of a response, it watches a request still waiting for one.
 
     ``reason`` tells afterwards why it fired (``"cancelled"``, ``"deadline"``) or ``None``. Use it as
     a context manager around the reading loop; ``poll_s`` bounds how late a cancel is noticed.
@@ -140,14 +236,16 @@ class Watchdog:
 
     def __init__(
         self,
-        response: httpx.Response,
+        response: httpx.Response | SocketLedger,
         *,
         deadline_s: float | None,
         cancel: threading.Event | None,
         poll_s: float = 0.1,
         started: float | None = None,
     ) -> None:
-        self._response = response
+        self._sockets: Callable[[], Iterable[socket.socket]] = (
+            response.sockets if isinstance(response, SocketLedger) else lambda: _sockets_of(response)
+        )
         self.deadline_s = deadline_s
         start = time.monotonic() if started is None else started
         self._end = None if deadline_s is None else start + deadline_s
@@ -179,8 +277,7 @@ class Watchdog:
     def _watch(self) -> None:
         while not self._done.wait(self._poll_s):
             if self.expired() is not None:
-                sock = _socket_of(self._response)
-                if sock is not None:
+                for sock in self._sockets():
                     with contextlib.suppress(OSError):  # already closed: the reader is on its way out
                         sock.shutdown(socket.SHUT_RDWR)
                 return

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.bench.sse import SSEDataParser, SSELimitError
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, Watchdog, get_bounded, read_body
+from llm_dyno.core.httpbounds import (
+    SMALL_LIMIT,
+    BoundsError,
+    RequestCancelled,
+    Watchdog,
+    get_bounded,
+    read_body,
+    send_bounded,
+)
 
 # How many events a request of ``max_tokens`` may take: each text-carrying chunk carries at least one
 # token; role, usage and finish chunks add a few. A stream past this bound is not finishing.
@@ -196,7 +204,14 @@ class BenchClient:
         try:
             request = self._client.build_request("POST", path, json=body)
             t0 = time.monotonic()  # like a bare client: building the request is not the server's time
-            response = self._client.send(request, stream=True)
+            try:  # the same deadline and cancel while the server has not answered yet
+                response = send_bounded(
+                    self._client, request, url=path, deadline_s=deadline, cancel=cancel, started=t0
+                )
+            except RequestCancelled:
+                raise StreamCancelled("benchmark cancelled") from None
+            except BoundsError as exc:
+                raise StreamError(f"the stream did not start: {exc.message}", kind="protocol") from None
             try:
                 if response.status_code >= 400:
                     raw = read_body(response, path, limit=64 * 1024, deadline_s=10.0, what="error answer")

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body
+from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body, send_bounded
 from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
@@ -269,7 +269,9 @@ class MetricsReader:
                     "GET", self.url, headers=self._headers, extensions={"timeout": self._timeout}
                 )
             start = time.monotonic()
-            response = self._transport.handle_request(self._request)
+            response = send_bounded(
+                self._transport, self._request, url=self.url, deadline_s=self._deadline_s, started=start
+            )
             content = read_body(
                 response,
                 self.url,
