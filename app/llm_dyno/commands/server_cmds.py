@@ -32,6 +32,11 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("status", help="every known server: profile, runtime, state, url, since")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="also sample each ready server for a few seconds: generation tok/s and GPU power (W)",
+    )
     p.set_defaults(handler=cmd_status)
 
     p = sub.add_parser("logs", help="a server's log (the latest run's when it has stopped)")
@@ -153,14 +158,41 @@ def cmd_status(args: argparse.Namespace) -> int:
         }
         for h in handles
     ]
+    if args.live:
+        from llm_dyno.core.jobs.server_watch import live_figures
+
+        figures = live_figures(handles)
+        for row in rows:
+            live = figures.get(str(row["profile"]))
+            row["generation_tps"] = live.generation_tps if live is not None else None
+            row["gpu_power_w"] = live.power_w if live is not None else None
+            row["gpus"] = live.gpus if live is not None else None
+            row["answering"] = live.answering if live is not None else None
     if args.json:
         print_json(rows)
     elif not rows:
         print("no servers running")
     else:
         for r in rows:
-            print(f"{r['profile']:<24} {r['runtime']:<8} {r['state']:<16} {r['url']:<28} since {r['since']}")
+            line = f"{r['profile']:<24} {r['runtime']:<8} {r['state']:<16} {r['url']:<28} since {r['since']}"
+            if args.live:
+                line += "  " + _live_text(r)
+            print(line)
     return 0
+
+
+def _live_text(row: dict[str, object]) -> str:
+    """``12.3 tok/s · 310 W (GPU 0)``, ``not answering``, or ``—`` for a server not ready."""
+    if row.get("answering") is None:
+        return "—"
+    if row["answering"] is False:
+        return "not answering"
+    tps = row.get("generation_tps")
+    text = f"{tps:.1f} tok/s" if isinstance(tps, float) else "— tok/s"
+    watts = row.get("gpu_power_w")
+    if isinstance(watts, float):
+        text += f" · {watts:.0f} W ({row.get('gpus')})"
+    return text
 
 
 def cmd_logs(args: argparse.Namespace) -> int:

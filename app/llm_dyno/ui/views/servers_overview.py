@@ -12,10 +12,8 @@ values by a GUI timer, so a slow or dead server never blocks the window.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -31,10 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.errors import DynoError
-from llm_dyno.core.runtime.base import ServerHandle, ServerState, client_api_key
+from llm_dyno.core.jobs.server_watch import ServerWatch, watch_handle
+from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.attach import AttachedServer
-from llm_dyno.core.telemetry.sampler import PeriodicSampler
 from llm_dyno.ui.servers import ServerBridge
 
 REFRESH_MS = 1000
@@ -83,68 +80,6 @@ def rows_of(handles: list[ServerHandle], attached: AttachedServer | None) -> lis
             OverviewRow(f"attached:{attached.url}", "", "attached", host, "attached", attached.url, True)
         )
     return rows
-
-
-class ServerWatch:
-    """The live figures of one server: a /metrics sampler and, when it has GPUs here, a GPU reader.
-    Each runs on its own thread and leaves its latest value behind a lock."""
-
-    def __init__(self, url: str, api_key: str | None, gpu_read: Callable[[], float | None] | None) -> None:
-        from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
-
-        self._lock = threading.Lock()
-        self.tps: float | None = None
-        self.reachable: bool | None = None
-        self.power_w: float | None = None
-
-        def on_metrics(sample: MetricsSample) -> None:
-            with self._lock:
-                self.reachable = sample.reachable
-                if sample.rates is not None and not sample.rates.reset:
-                    self.tps = sample.rates.generation_tps
-                elif not sample.reachable:
-                    self.tps = None
-
-        def on_power(watts: float | None) -> None:
-            with self._lock:
-                self.power_w = watts
-
-        self._samplers: list[PeriodicSampler[Any]] = []
-        metrics = MetricsSampler(url, on_metrics, interval_s=SAMPLE_S, api_key=api_key)
-        self._samplers.append(metrics)
-        if gpu_read is not None:
-            gpu = PeriodicSampler(gpu_read, on_power, interval_s=SAMPLE_S, name="overview-gpu")
-            self._samplers.append(gpu)
-        for sampler in self._samplers:
-            sampler.start()
-
-    def figures(self) -> tuple[float | None, bool | None, float | None]:
-        """(generation tok/s, reachable, GPU power W), the latest of each."""
-        with self._lock:
-            return self.tps, self.reachable, self.power_w
-
-    def stop(self) -> None:
-        """End the sampling threads (they finish their tick first)."""
-        for sampler in self._samplers:
-            sampler.stop(timeout_s=0)
-
-
-def _gpu_power_reader(handle: ServerHandle) -> Callable[[], float | None] | None:
-    """A reader of the server's GPUs' total power, or None when it has none to read."""
-    from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
-
-    source = plan_gpus(handle.plan).source
-    if source is None:
-        return None
-    read = gpu_reader(source)
-
-    def power() -> float | None:
-        try:
-            return read().power_w
-        except DynoError:
-            return None
-
-    return power
 
 
 class ServersOverview(QWidget):
@@ -229,12 +164,8 @@ class ServersOverview(QWidget):
     ) -> ServerWatch:
         if handle is None:  # the attached server: its key comes from the variable it names
             env = attached.api_key_env if attached is not None else None
-            return ServerWatch(row.url, os.environ.get(env) if env else None, None)
-        try:
-            key = client_api_key(handle.plan.profile)
-        except DynoError:
-            key = None  # the dashboard says why; here the row shows the server as unreachable
-        return ServerWatch(row.url, key, _gpu_power_reader(handle))
+            return ServerWatch(row.url, os.environ.get(env) if env else None, None, interval_s=SAMPLE_S)
+        return watch_handle(handle, interval_s=SAMPLE_S)
 
     def _draw(self) -> None:
         self.table.setRowCount(len(self.rows))
