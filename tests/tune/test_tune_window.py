@@ -19,6 +19,14 @@ pytestmark = pytest.mark.vllm
 NAME = "tune-window"
 
 
+def set_knobs(view, *varies: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Fill the view's knob rows (knob, values), as a user fills them in."""
+    for i, combo in enumerate(view.knob_combos):
+        knob, values = varies[i] if i < len(varies) else ("", "")
+        combo.setEditText(knob)
+        view.value_edits[i].setText(values)
+
+
 def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vllm_exe: Path, tiny_model: Path,
     draft_model: Path, vllm_cache: Path,
@@ -53,9 +61,9 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
         view.suite_edit.setText(str(home / "tiny.yaml"))
         view.thermal_check.setChecked(False)
         # a bad value is refused at once, before anything launches
-        view.set_knobs(("num_speculative_tokens", "1, 3"), ("power", "100, 400"))
+        set_knobs(view, ("num_speculative_tokens", "1, 3"), ("power", "100, 400"))
         assert not view.start() and "outside the allowed range" in view.status.text()
-        view.set_knobs(("num_speculative_tokens", "1, 3"), ("power", "300, 400"))
+        set_knobs(view, ("num_speculative_tokens", "1, 3"), ("power", "300, 400"))
         with qtbot.waitSignal(view.tune_finished, timeout=900_000) as finished:
             qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
             qtbot.waitUntil(lambda: view.cancel_button.isEnabled(), timeout=5_000)

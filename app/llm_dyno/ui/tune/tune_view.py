@@ -208,13 +208,6 @@ class TuneView(QWidget):
         for button in self.export_buttons.values():
             button.setEnabled(self.record is not None and not busy)
 
-    def set_knobs(self, *varies: tuple[str, str]) -> None:
-        """Fill the knob rows (knob, values) — what a user types."""
-        for i, combo in enumerate(self.knob_combos):
-            knob, values = varies[i] if i < len(varies) else ("", "")
-            combo.setEditText(knob)
-            self.value_edits[i].setText(values)
-
     # ---- running -------------------------------------------------------------------------------
     def start(self) -> bool:
         """Prepare the tune (refusals shown at once) and run it in the worker; False when nothing started."""
