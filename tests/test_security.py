@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from benchmarks import fuzz_parsers
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.run_context import RunContext
@@ -139,7 +140,6 @@ def test_secrets_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 # ---- the parser fuzz, small (CI catches regressions; the 10,000-case run is benchmarks/fuzz_parsers.py) --
 
-fuzz_parsers = pytest.importorskip("benchmarks.fuzz_parsers")
 
 # Inputs on which the 10,000-case fuzz once crashed a parser; each now gives a clear answer.
 

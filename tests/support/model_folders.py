@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,3 +28,17 @@ def model_folder(dest: Path, config: dict[str, Any], tensors: dict[str, tuple[st
         index = {"metadata": {"total_size": total_size}}
         (dest / "model.safetensors.index.json").write_text(json.dumps(index))
     return dest
+
+
+@contextmanager
+def demo_model_folder_made() -> Iterator[Path]:
+    """The CPU demo's model folder made where the setup builds it (in the test run's own HOME), for tests
+    that plan the shipped ``cpu-demo`` as a user would after setup; removed afterwards."""
+    from llm_dyno.core.demo.cpu_demo import demo_model_dir
+
+    folder = demo_model_dir()
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        folder.rmdir()

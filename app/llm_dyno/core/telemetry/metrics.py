@@ -213,12 +213,15 @@ def _snapshot_of(url: str, status: int, content: bytes, taken_at: float) -> Metr
     return parse_metrics(content.decode("utf-8", "replace"), taken_at)
 
 
+SCRAPE_DEADLINE_S = 5.0  # one /metrics answer, whole, within this
+
+
 def _unreachable(url: str, exc: Exception) -> MetricsError:
     return MetricsError(f"{url}: {type(exc).__name__}: {exc}", hint="is the server running?")
 
 
 def scrape(
-    client: httpx.Client, base_url: str, api_key: str | None = None, *, deadline_s: float = 5.0
+    client: httpx.Client, base_url: str, api_key: str | None = None, *, deadline_s: float = SCRAPE_DEADLINE_S
 ) -> MetricsSnapshot:
     """GET ``/metrics`` (at most 16 MiB, within ``deadline_s``) and parse it. Raises
     :class:`MetricsError` when the server does not answer or its answer breaks a bound."""
@@ -248,7 +251,12 @@ class MetricsReader:
     variables are not read, as for the other probes of a server. Not thread-safe; ``close`` it."""
 
     def __init__(
-        self, base_url: str, *, api_key: str | None = None, timeout_s: float = 2.0, deadline_s: float = 5.0
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 2.0,
+        deadline_s: float = SCRAPE_DEADLINE_S,
     ) -> None:
         import httpx
 
