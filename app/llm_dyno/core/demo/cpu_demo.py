@@ -44,11 +44,15 @@ class SetupEvent:
     title: str
     line: str | None = None
     skipped: bool = False
+    within: float | None = None  # how far the running step is, 0..1, where its output tells
 
     @property
     def fraction(self) -> float:
-        """How far the setup is, 0..1, counting finished steps."""
-        return (self.index - 1) / self.total if self.total else 0.0
+        """How far the setup is, 0..1: finished steps, and the part of the running one its output tells."""
+        if not self.total:
+            return 0.0
+        done = self.index if self.skipped else self.index - 1 + (self.within or 0.0)
+        return min(1.0, done / self.total)
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ def setup_cpu_demo(
     else:
         vllm_venv.install_vllm(
             venv,
-            lambda p: say(SetupEvent(p.index, total, p.title, p.line, p.skipped)),
+            lambda p: say(SetupEvent(p.index, total, p.title, p.line, p.skipped, p.within)),
             cancel,
         )
     exe = vllm_venv.vllm_executable(venv)

@@ -76,6 +76,31 @@ class InstallProgress:
     title: str
     line: str | None = None
     skipped: bool = False
+    within: float | None = None  # how far this step is, 0..1, where its output tells (pip's phases)
+
+
+class PipPhases:
+    """How far a ``pip install`` is, from its output lines (pip in a fresh venv is too old for
+    ``--progress-bar raw``): resolving and downloading ("Collecting"/"Downloading" lines, about
+    ``expected`` packages) is the first 60 %, unpacking ("Installing collected packages", which prints
+    nothing for minutes with large wheels) up to 95 %, "Successfully installed" the end."""
+
+    def __init__(self, expected: int = 120) -> None:
+        self.expected = expected
+        self.collected = 0
+        self.fraction = 0.0
+
+    def feed(self, line: str) -> float:
+        """The fraction after ``line`` (never goes back)."""
+        text = line.strip()
+        if text.startswith(("Collecting ", "Processing ")):  # a package from an index, or a local wheel
+            self.collected += 1
+            self.fraction = max(self.fraction, 0.6 * min(1.0, self.collected / self.expected))
+        elif text.startswith("Installing collected packages"):
+            self.fraction = max(self.fraction, 0.6)
+        elif text.startswith("Successfully installed"):
+            self.fraction = 1.0
+        return self.fraction
 
 
 def venv_python(venv: Path) -> Path:
@@ -160,7 +185,8 @@ def install_vllm(
             path = _write_dist_info(venv, run_env)
             say(InstallProgress(index, total, step.title, f"added {path}"))
             continue
-        on_line = _line_emitter(say, index, total, step.title)
+        phases = PipPhases() if "install" in step.command else None
+        on_line = _line_emitter(say, index, total, step.title, phases)
         code, tail = run_streaming(step.command, run_env, cancel, on_line)
         if code != 0:
             shown = "\n".join(f"  | {line}" for line in tail)
@@ -171,8 +197,13 @@ def install_vllm(
     return vllm_executable(venv)
 
 
-def _line_emitter(say: Emit, index: int, total: int, title: str) -> Callable[[str], None]:
-    return lambda line: say(InstallProgress(index, total, title, line))
+def _line_emitter(
+    say: Emit, index: int, total: int, title: str, phases: PipPhases | None
+) -> Callable[[str], None]:
+    def emit(line: str) -> None:
+        say(InstallProgress(index, total, title, line, within=phases.feed(line) if phases else None))
+
+    return emit
 
 
 def _hint(step: InstallStep) -> str:

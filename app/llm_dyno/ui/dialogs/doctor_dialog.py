@@ -118,14 +118,24 @@ class DoctorDialog(QDialog):
         """Set up the CPU demo in a progress dialog (or, when it is set up, just select it)."""
         if self.report is not None and self.report.cpu_demo_ready:
             self._select_demo(CPU_DEMO_PROFILE)
+            self.accept()
             return
         dialog = DemoSetupDialog(self)
-        dialog.accepted.connect(lambda: self._select_demo(dialog.profile_name or CPU_DEMO_PROFILE))
+        dialog.ready.connect(self._select_demo)  # the window shows it behind the "Ready" message
+        dialog.accepted.connect(lambda: self._after_setup(dialog))
         self.demo_dialog = dialog
         dialog.open()
 
+    def _after_setup(self, dialog: DemoSetupDialog) -> None:
+        """The setup dialog was closed after success: close this one too, and launch when asked to."""
+        self.accept()
+        if dialog.launch_now:
+            launch = getattr(getattr(self.parent(), "actions_", None), "launch", None)
+            if launch is not None and launch.isEnabled():
+                launch.trigger()
+
     def _select_demo(self, name: str) -> None:
-        """Show the filled-in profile in the window, ready to Launch, and close this dialog."""
+        """Show the filled-in profile in the window, ready to Launch."""
         window = self.parent()
         session = getattr(window, "session", None)
         if session is not None:
@@ -134,9 +144,8 @@ class DoctorDialog(QDialog):
         if callable(select):
             select(name)
         status = getattr(window, "statusBar", None)
-        if callable(status):
-            status().showMessage(f"“{name}” is set up: click Launch to serve it", 15000)
-        self.accept()
+        if callable(status):  # kept until the next message: the user may read it after closing the dialogs
+            status().showMessage(f"The CPU demo is ready: “{name}” is selected, click Launch to serve it")
 
     def _copy(self) -> None:
         if self.report is not None:
