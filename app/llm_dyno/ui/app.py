@@ -17,11 +17,10 @@ from llm_dyno.core.errors import DynoError
 # What the window needs that is not Qt, imported before PySide6: once PySide6 is loaded, every module
 # imported after it has its source read (its `from __feature__` check; ~500 modules, and their text kept
 # in linecache): ~15 % of a cold start's CPU and ~10 MiB (benchmarks/startup.py)
-BEFORE_QT = (
-    "numpy",  # the plots (pyqtgraph)
-    "llm_dyno.core.profiles.store",  # the profile list: pydantic, yaml
-    "llm_dyno.core.telemetry.series",  # the dashboard's ring buffers
-)
+# Imported before Qt's modules (pydantic's import is slower once shiboken's import hooks are in place).
+# numpy and pyqtgraph are not among them: nothing on the first screen plots, so they load with the first
+# dashboard or chart (benchmarks/startup.py).
+BEFORE_QT = ("llm_dyno.core.profiles.store",)  # the profile list: pydantic, yaml
 ORG_NAME = "LLM Dyno"
 APP_NAME = "LLM Dyno"
 

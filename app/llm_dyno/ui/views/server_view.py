@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
@@ -20,11 +21,13 @@ from llm_dyno.core.runtime.memory_report import KvComparison
 from llm_dyno.core.telemetry.attach import AttachedServer
 from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.telemetry.nvml import nvml
-from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from llm_dyno.ui.views.failure_panel import FailurePanel
 from llm_dyno.ui.views.launch_panel import LaunchPanel
 from llm_dyno.ui.widgets.empty_state import EmptyState
+
+if TYPE_CHECKING:
+    from llm_dyno.ui.dashboard import Dashboard
 
 
 class ServerView(QWidget):
@@ -159,6 +162,9 @@ class ServerView(QWidget):
     def _dashboard(self, key: str) -> Dashboard:
         dash = self.dashboards.get(key)
         if dash is None:
+            # pyqtgraph loads with the first dashboard, not at start (benchmarks/startup.py)
+            from llm_dyno.ui.dashboard import Dashboard
+
             dash = self.dashboards[key] = Dashboard()
             self.stack.addWidget(dash)
         return dash
