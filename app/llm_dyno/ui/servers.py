@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.httpclient import http_client
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 
@@ -176,16 +178,16 @@ class ServerBridge(QObject):
         if handle is None or handle.status.state is not ServerState.READY:
             self.runningRequests.emit(name, 0)
             return
-        base_url = handle.plan.base_url
+        endpoint = profile_endpoint(handle.plan.profile, handle.plan)
 
         def job() -> None:
-            import httpx  # where first used: the window starts without it
-
-            from llm_dyno.core.telemetry.metrics import scrape
+            from llm_dyno.core.telemetry.metrics import (
+                scrape,  # where first used: the window starts without it
+            )
 
             try:
-                with httpx.Client(timeout=timeout_s) as client:
-                    running = scrape(client, base_url).running
+                with http_client(api_key=endpoint.api_key(), timeout_s=timeout_s) as client:
+                    running = scrape(client, endpoint.url).running
             except DynoError:
                 running = None
             self.runningRequests.emit(name, None if running is None else int(running))

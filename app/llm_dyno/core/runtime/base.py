@@ -22,10 +22,19 @@ from llm_dyno.core.runtime.memory_report import MemoryEstimate
 from llm_dyno.core.secrets import resolve_reference, split_secret_flags
 
 
+def api_key_reference(profile: Profile) -> str | None:
+    """The reference to the key this profile's server will want, as the backends hand it to vLLM:
+    the ``--api-key`` flag in any spelling vLLM accepts (``--api-key=…``, ``--api_key``, ``--api-ke``),
+    else the ``VLLM_API_KEY`` of the profile's environment (which vLLM reads). None: no key.
+    Every client of the server (jobs, views, readiness) takes its key from here."""
+    ref = split_secret_flags(profile.vllm_argv())[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
+    return ref or None
+
+
 def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
-    """The key clients must send to this profile's server: its ``--api-key`` reference resolved
+    """The key clients must send to this profile's server: :func:`api_key_reference` resolved
     (None when it has none). Holds a secret: never log or store it."""
-    ref = split_secret_flags(profile.args)[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
+    ref = api_key_reference(profile)
     return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from llm_dyno.core.atomic import atomic_write_text, clear_os_error
 from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
 from llm_dyno.core.errors import DynoError, Location
+from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import logfiles
 from llm_dyno.core.runtime.base import (
@@ -299,11 +300,9 @@ class ProcessRuntime(Runtime):
             )
         cwd = profile.process.cwd if profile.process else None
         spec = ProcessSpec(tuple(argv), env, cwd, host)
-        if "[" not in url_host and ":" in url_host:
-            url_host = f"[{url_host}]"
         exposure = exposure_of(profile)
         warnings += exposure.warnings
-        url = f"http://{url_host}:{port}"
+        url = server_url(url_host, port)
         return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
 
     @staticmethod
