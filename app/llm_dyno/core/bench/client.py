@@ -134,7 +134,6 @@ class BenchClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
         self._client = http_client(self.base_url, api_key=api_key, timeout_s=timeout_s, transport=transport)
 
     @property

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.base import LaunchPlan, api_key_reference
+from llm_dyno.core.runtime.base import LaunchPlan
+from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.secrets import resolve_reference
 from llm_dyno.core.telemetry.attach import AttachedServer
 

@@ -16,19 +16,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.exposure import Exposure
+from llm_dyno.core.runtime.exposure import Exposure, api_key_reference
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
-from llm_dyno.core.secrets import resolve_reference, split_secret_flags
-
-
-def api_key_reference(profile: Profile) -> str | None:
-    """The reference to the key this profile's server will want, as the backends hand it to vLLM:
-    the ``--api-key`` flag in any spelling vLLM accepts (``--api-key=…``, ``--api_key``, ``--api-ke``),
-    else the ``VLLM_API_KEY`` of the profile's environment (which vLLM reads). None: no key.
-    Every client of the server (jobs, views, readiness) takes its key from here."""
-    ref = split_secret_flags(profile.vllm_argv())[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
-    return ref or None
+from llm_dyno.core.secrets import resolve_reference
 
 
 def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
