@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
-from llm_dyno.core.telemetry.gpu_source import GpuSource
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.rates import MetricsRates

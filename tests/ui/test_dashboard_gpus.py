@@ -20,12 +20,12 @@ from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
+from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
+from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler, parse_smi_csv
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, GpuSource
 from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler, nvml
 from llm_dyno.core.telemetry.power import PowerLimit
-from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler, parse_smi_csv
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.feed import TelemetryFeed
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
@@ -286,7 +286,7 @@ def test_two_real_gpus_recorded_at_once_show_as_one_server(dash: Dashboard) -> N
 def test_real_nvidia_smi_of_two_gpus_parses_and_selects() -> None:
     """nvidia-smi's real output for two H200s with the app's query: both rows read, one picked, a
     GPU that is not there named in the error."""
-    from llm_dyno.core.telemetry.remote_gpu import select_gpus
+    from llm_dyno.core.runtime.remote_gpu import select_gpus
 
     rows = parse_smi_csv((NVML / "two_gpus_smi.csv").read_text())
     assert [r.index for r in rows] == [0, 1] and rows[0].uuid != rows[1].uuid

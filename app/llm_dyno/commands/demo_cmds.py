@@ -12,9 +12,10 @@ from llm_dyno.commands.server_cmds import print_failure
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.demo import vllm_venv
-from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE, SetupEvent, demo_state, setup_cpu_demo
+from llm_dyno.core.demo.cpu_demo import SetupEvent, demo_state, setup_cpu_demo
 from llm_dyno.core.jobs.bench_job import prepare_bench, run_bench
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.profiles.store import DEMO_PROFILE
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.manager import ServerManager
 

@@ -6,7 +6,7 @@ into named numbers for the :class:`~llm_dyno.core.telemetry.series.SeriesSet`. S
 ``time.monotonic()``; the plots use wall-clock seconds (DateAxisItem), hence ``wall_time``.
 
 GPUs are read through NVML on this machine, or with nvidia-smi in the server's container when it runs
-on another machine (see :mod:`llm_dyno.core.telemetry.gpu_source`); both give the same samples.
+on another machine (see :mod:`llm_dyno.core.runtime.gpu_source`); both give the same samples.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from llm_dyno.core.jobs.endpoint import Endpoint
-from llm_dyno.core.telemetry.gpu_source import GpuSource
+from llm_dyno.core.runtime.gpu_source import GpuSource
+from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, GpuSampler
-from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler
 
 METRICS_INTERVAL_S = 1.0
 GPU_INTERVAL_S = 0.5

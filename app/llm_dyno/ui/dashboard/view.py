@@ -18,8 +18,8 @@ from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from llm_dyno.core.jobs.endpoint import Endpoint
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_INDEX_REASON, GpuSource
-from llm_dyno.core.telemetry.logformats import parse_warning
+from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
+from llm_dyno.core.runtime.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet

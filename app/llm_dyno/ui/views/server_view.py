@@ -12,13 +12,13 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
-from llm_dyno.core.diagnose.roofline import weights_bytes_from_log
+from llm_dyno.core.bench.roofline import weights_bytes_from_log
 from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint, url_endpoint
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
+from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.runtime.memory import logged_kv_tokens
 from llm_dyno.core.runtime.memory_report import KvComparison
 from llm_dyno.core.telemetry.attach import AttachedServer
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.telemetry.nvml import nvml
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog

@@ -15,9 +15,9 @@ from docker.context import ContextAPI
 from llm_dyno.core.profiles.model import DockerSettings, Profile, profile_from_yaml
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
 from llm_dyno.core.runtime.docker_spec import remote_engine_host
+from llm_dyno.core.runtime.gpu_source import GpuSource, attached_gpu_source, plan_gpu_source, plan_gpus
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.telemetry.attach import AttachedServer
-from llm_dyno.core.telemetry.gpu_source import GpuSource, attached_gpu_source, plan_gpu_source, plan_gpus
 
 SHIPPED = Path(__file__).resolve().parents[3] / "profiles"
 
@@ -61,9 +61,10 @@ def test_all_means_the_gpus_tensor_parallelism_uses() -> None:
     assert plan_gpus(ProcessRuntime().plan(process_profile(gpus="all", args=("-tp", "4")))) == (0, 1, 2, 3)
 
 
-def test_no_gpu_no_source() -> None:
+def test_no_gpu_no_source(tmp_path: Path) -> None:
     demo = profile_from_yaml((SHIPPED / "cpu-demo.yaml").read_text())
     assert demo.gpus is None
+    demo = demo.with_changes(model=str(tmp_path))  # a model folder of its own, set up or not here
     assert plan_gpu_source(ProcessRuntime().plan(demo)) is None
     assert plan_gpu_source(DockerRuntime().plan(docker_profile())) is None
 
