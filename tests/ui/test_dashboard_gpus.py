@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
+from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
+from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler, parse_smi_csv
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, GpuSource
 from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler, nvml
 from llm_dyno.core.telemetry.power import PowerLimit
-from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler, parse_smi_csv
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.feed import TelemetryFeed
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
@@ -67,7 +68,7 @@ def ready(sv: ServerView, profile: Profile, runtime: DockerRuntime | ProcessRunt
 def test_two_gpus_are_one_server(dash: Dashboard) -> None:
     idle = parse_smi_csv((NVML / "smi_idle.csv").read_text())[0]  # 80.89 W, 36 °C, 0 %, SM 345 MHz
     load = replace(parse_smi_csv((NVML / "smi_load.csv").read_text())[0], index=1)  # 688.73 W, 58 °C, 99 %
-    dash.watch(nowhere(), "tp2", gpus=GpuSource.local((0, 1)))
+    dash.watch(url_endpoint(nowhere(), ""), "tp2", gpus=GpuSource.local((0, 1)))
     dash.stop_watching()  # only the samples fed here
     for i in range(5):
         dash.feed_gpu(GpuSample(0.0, (idle, load)), t=T0 + i)
@@ -84,7 +85,7 @@ def test_two_gpus_are_one_server(dash: Dashboard) -> None:
     assert "power 770 W" in dash.readout_at(T0 + 2) and "limit 1400 W" in dash.readout_at(T0 + 2)
     assert dash.plots.widgets["power"].isVisible() and not dash.gpu_notice.isVisible()
     # one GPU: its own values, and no "summed" note
-    dash.watch(nowhere(), "one", gpus=GpuSource.local((0,)))
+    dash.watch(url_endpoint(nowhere(), ""), "one", gpus=GpuSource.local((0,)))
     dash.stop_watching()
     dash.feed_gpu(GpuSample(0.0, (load,)), t=T0)
     assert (latest(dash, "power_w"), latest(dash, "temp_c")) == (688.73, 58.0)
@@ -122,7 +123,7 @@ def test_launched_profile_watches_the_plan_gpus(view: ServerView) -> None:
 def test_feed_samples_exactly_the_asked_gpus(qtbot) -> None:  # type: ignore[no-untyped-def]
     feed = TelemetryFeed()
     with qtbot.waitSignal(feed.gpuSampled, timeout=10_000) as got:
-        feed.start(nowhere(), gpus=GpuSource.local((1, 2)), gpu_interval_s=0.05)
+        feed.start(url_endpoint(nowhere(), ""), gpus=GpuSource.local((1, 2)), gpu_interval_s=0.05)
     try:
         sampler = feed.gpu_sampler
         assert isinstance(sampler, GpuSampler) and sampler.gpus == (1, 2)
@@ -144,7 +145,12 @@ def test_feed_stops_sampling_when_its_window_is_deleted(qtbot, caplog) -> None: 
     owner = QWidget()
     feed = TelemetryFeed(owner)
     with qtbot.waitSignal(feed.gpuSampled, timeout=10_000):
-        feed.start(nowhere(), gpus=GpuSource.local((0,)), metrics_interval_s=0.05, gpu_interval_s=0.05)
+        feed.start(
+            url_endpoint(nowhere(), ""),
+            gpus=GpuSource.local((0,)),
+            metrics_interval_s=0.05,
+            gpu_interval_s=0.05,
+        )
     samplers = [feed.metrics_sampler, feed.gpu_sampler]
     assert all(s is not None and s.running for s in samplers)
     owner.deleteLater()
@@ -232,7 +238,7 @@ def test_container_with_two_gpus_sums_them(  # type: ignore[no-untyped-def]
     qtbot, dash: Dashboard, smi_container: Callable[..., str]
 ) -> None:
     name = smi_container("tp2", FAKE_SMI_GPUS="idle,load")
-    dash.watch(nowhere(), "tp2", gpus=GpuSource(None, (1, 2), name))
+    dash.watch(url_endpoint(nowhere(), ""), "tp2", gpus=GpuSource(None, (1, 2), name))
     qtbot.waitUntil(lambda: latest(dash, "power_w") is not None, timeout=20_000)
     assert latest(dash, "power_w") == pytest.approx(80.89 + 688.73)
     assert latest(dash, "power_limit_w") == pytest.approx(1400.0) and latest(dash, "temp_c") == 58.0
@@ -243,7 +249,7 @@ def test_container_without_nvidia_smi_says_so(  # type: ignore[no-untyped-def]
     qtbot, dash: Dashboard, smi_container: Callable[..., str]
 ) -> None:
     name = smi_container("nosmi", PATH="/nonexistent")
-    dash.watch(nowhere(), "no smi", gpus=GpuSource((0,), (0,), name))
+    dash.watch(url_endpoint(nowhere(), ""), "no smi", gpus=GpuSource((0,), (0,), name))
     failed = f"nvidia-smi failed in container {name}"
     qtbot.waitUntil(lambda: failed in dash.gpu_notice.text(), timeout=20_000)
     assert not dash.plots.widgets["power"].isVisible()
@@ -280,7 +286,7 @@ def test_two_real_gpus_recorded_at_once_show_as_one_server(dash: Dashboard) -> N
 def test_real_nvidia_smi_of_two_gpus_parses_and_selects() -> None:
     """nvidia-smi's real output for two H200s with the app's query: both rows read, one picked, a
     GPU that is not there named in the error."""
-    from llm_dyno.core.telemetry.remote_gpu import select_gpus
+    from llm_dyno.core.runtime.remote_gpu import select_gpus
 
     rows = parse_smi_csv((NVML / "two_gpus_smi.csv").read_text())
     assert [r.index for r in rows] == [0, 1] and rows[0].uuid != rows[1].uuid

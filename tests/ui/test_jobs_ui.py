@@ -129,3 +129,31 @@ def test_quitting_with_a_server_running_asks_and_the_next_window_finds_it(
     handle = second.bridge.handle("left-running")
     assert handle is not None and handle.stop(10).state.value == "stopped"
     second.bridge.shutdown()
+
+
+def test_a_bug_in_the_system_check_is_shown_and_recheck_offered(  # type: ignore[no-untyped-def]
+    qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short task takes the jobs' error route: the doctor dialog says the checks did not finish and
+    offers Re-check (it used to wait forever), and the funnel gets the traceback."""
+    from llm_dyno.ui.dialogs import doctor_dialog
+
+    def broken(_host: str | None) -> None:
+        raise KeyError("a bug in a check")  # a bug, injected: no real check fails this way
+
+    monkeypatch.setattr(doctor_dialog, "run_checks", broken)
+    funnel = ErrorFunnel()
+    funnel.suppress_dialogs = True
+    funnel.install()
+    try:
+        dialog = doctor_dialog.DoctorDialog(start=False)
+        qtbot.addWidget(dialog)
+        dialog.start()
+        assert not dialog.recheck.isEnabled()
+        qtbot.waitUntil(lambda: dialog.recheck.isEnabled() and funnel.last is not None, timeout=5000)
+    finally:
+        funnel.uninstall()
+    summary = dialog.summary.text()
+    assert summary.startswith("The checks did not finish: the system check failed: KeyError"), summary
+    message, details = funnel.last
+    assert "KeyError" in message and "raise KeyError" in details

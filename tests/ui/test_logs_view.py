@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llm_dyno.core.telemetry.logformats import is_poll_access_line
+from llm_dyno.core.runtime.logformats import is_poll_access_line
 from llm_dyno.ui.views.logs_view import LogsView
 
 LOG = Path(__file__).parents[1] / "fixtures" / "logs" / "vllm_cpu_demo_serving.log"

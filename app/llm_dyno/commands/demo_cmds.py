@@ -10,12 +10,12 @@ from llm_dyno.commands.bench_cmds import printer_for
 from llm_dyno.commands.common import store, warn
 from llm_dyno.commands.server_cmds import print_failure
 from llm_dyno.core.bench.report import markdown_line
-from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.demo import vllm_venv
-from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE, SetupEvent, demo_state, setup_cpu_demo
-from llm_dyno.core.history.store import HistoryStore
+from llm_dyno.core.demo.cpu_demo import SetupEvent, demo_state, setup_cpu_demo
+from llm_dyno.core.jobs.bench_job import prepare_bench, run_bench
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.profiles.store import DEMO_PROFILE
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.manager import ServerManager
 
@@ -84,17 +84,21 @@ def _wait(handle: ServerHandle, timeout: float) -> ServerStatus:
         unsubscribe()
 
 
-def _benchmark(profile: Profile, url: str, args: argparse.Namespace) -> int:
+def _benchmark(profile: Profile, manager: ServerManager, args: argparse.Namespace) -> int:
+    """The benchmark job as `llm-dyno bench` runs it: key and suite checked, GPUs read, stored run by run."""
     suite = load_suite(args.suite).with_counts(runs=args.runs, warmups=args.warmups)
-    model = profile.served_model_name
+    spec = prepare_bench(profile, suite, registry=manager)
     print(
-        f"benchmarking {model} at {url} with suite {suite.name} ({suite.warmups} warm-ups, {suite.runs} runs)"
+        f"benchmarking {spec.endpoint.describe()} with suite {suite.name} "
+        f"({suite.warmups} warm-ups, {suite.runs} runs; {spec.gpus.label})",
+        flush=True,
     )
-    result = run_benchmark(url, model, suite, profile=profile, progress=printer_for(suite))
+    outcome = run_bench(spec, printer_for(suite))
+    result = outcome.result
     if result.all_runs():
         print(markdown_line(result))
-        with HistoryStore() as history:
-            print(f"saved as #{history.add(result)} (see the Benchmark view, or `llm-dyno history list`)")
+    if outcome.result_id is not None:
+        print(f"saved as #{outcome.result_id} (see the Benchmark view, or `llm-dyno history list`)")
     if result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return 1
@@ -132,7 +136,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 )
             return 1
         print(f"ready: {handle.plan.base_url}", flush=True)
-        return _benchmark(profile, handle.plan.base_url, args)
+        return _benchmark(profile, manager, args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -90,7 +90,6 @@ def format_sample(sample: MetricsSample) -> str:
 
 def _watch(args: argparse.Namespace) -> int:
     key_env = args.api_key_env
-    api_key: str | None = None
     if args.url:
         url = args.url
         known = {s.url.rstrip("/"): s for s in load_attached()}
@@ -105,18 +104,18 @@ def _watch(args: argparse.Namespace) -> int:
                 gpu_via_container=previous.gpu_via_container if previous else False,
             )
         )
-        api_key = url_endpoint(url, "", api_key_env=key_env).api_key()
+        endpoint = prepare_watch(url_endpoint(url, "", api_key_env=key_env)).endpoint
     else:
         if key_env:
             raise DynoError("--api-key-env goes with --url; a profile names its own key")
         endpoint = prepare_watch(store().get(args.name)).endpoint  # the registry's server, wherever it runs
-        url, api_key = endpoint.url, endpoint.api_key()
     if args.interval <= 0:
         raise DynoError(f"--interval must be positive, got {args.interval}")
 
     samples: queue.Queue[MetricsSample] = queue.Queue()
+    key = endpoint.api_key()
     sampler = MetricsSampler(
-        url, samples.put, interval_s=args.interval, api_key=api_key, max_samples=args.count
+        endpoint.url, samples.put, interval_s=args.interval, api_key=key, max_samples=args.count
     )
     sampler.start()
     printed = answered = 0
@@ -132,7 +131,7 @@ def _watch(args: argparse.Namespace) -> int:
     finally:
         sampler.stop()
     if printed and not answered:  # a watch in which nothing worked is a failure, for scripts too
-        print(f"error: none of {printed} samples of {url} succeeded: {last_error}", file=sys.stderr)
+        print(f"error: none of {printed} samples of {endpoint.url} succeeded: {last_error}", file=sys.stderr)
         return 1
     return 0
 

@@ -14,6 +14,8 @@ from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.jobs.tune_job import run_tune
+from llm_dyno.core.jobs.tune_spec import prepare_tune
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
@@ -21,8 +23,6 @@ from llm_dyno.core.tune.apply import save_tuned_copy
 from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord, load_record
-from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import prepare_tune
 
 
 def register(sub: Any) -> None:

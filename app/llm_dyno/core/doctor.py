@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE, DemoState, demo_state
+from llm_dyno.core.demo.cpu_demo import DemoState, demo_state
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.store import DEMO_PROFILE
 
 CPU_DEMO_PROFILE = DEMO_PROFILE
 DEMO_SETUP = "“Set up the CPU demo” in Help → Check system, or `llm-dyno demo setup`"

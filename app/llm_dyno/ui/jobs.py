@@ -1,13 +1,16 @@
-"""The one worker type for long jobs in the window: a core job in a thread, its events as Qt signals.
+"""The one worker type of the window: work in a daemon thread with one error route.
 
-A job is ``work(emit, cancel) -> outcome`` (a core ``prepare_*`` then ``run_*``). ``progressed`` carries each
-typed core event, ``finished`` the outcome, ``failed`` a message for the view. A user error (a
-:class:`DynoError`) only fails the job; anything else also re-raises in the worker thread, so the error
-funnel (``threading.excepthook``) shows it with its traceback.
+A long job is ``work(emit, cancel) -> outcome`` (a core ``prepare_*`` then ``run_*``) run by a
+:class:`JobRunner`: ``progressed`` carries each typed core event, ``finished`` the outcome, ``failed`` a
+message for the view. A short task (a plan, a look at the registry, the doctor's checks, a power call)
+goes through :func:`run_task`. Both take the same route for errors (:func:`guarded`): a user error (a
+:class:`DynoError`) only fails the work, with its message; anything else fails it too (so no dialog
+waits forever) and re-raises, so the error funnel (``threading.excepthook``) shows it with its traceback.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 
@@ -17,6 +20,40 @@ from llm_dyno.core.errors import DynoError
 
 Emit = Callable[[object], None]
 Work = Callable[[Emit, threading.Event], object]
+Failed = Callable[[str], None]
+
+
+def guarded(name: str, work: Callable[[], None], failed: Failed) -> Callable[[], None]:
+    """``work`` on the one error route: a :class:`DynoError` calls ``failed`` with its message; any other
+    exception calls ``failed`` with ``"NAME failed: Type: message"`` and is re-raised (to the funnel)."""
+
+    def run() -> None:
+        try:
+            work()
+        except DynoError as exc:
+            failed(str(exc))
+        except Exception as exc:
+            failed(f"{name} failed: {type(exc).__name__}: {exc}")
+            raise  # to the error funnel, with the traceback
+
+    return run
+
+
+def run_here(name: str, work: Callable[[], None], failed: Failed) -> None:
+    """Run a task of a few milliseconds on the calling (GUI) thread, on the same route: a bug reaches
+    the funnel through ``sys.excepthook`` instead of unwinding the caller."""
+    try:
+        guarded(name, work, failed)()
+    except Exception:
+        sys.excepthook(*sys.exc_info())
+
+
+def run_task(name: str, work: Callable[[], None], failed: Failed) -> threading.Thread:
+    """Run a short task in a daemon thread on the one error route (:func:`guarded`). ``work`` and
+    ``failed`` run in that thread: hand results to the GUI thread through signals (``signal.emit``)."""
+    thread = threading.Thread(target=guarded(name, work, failed), name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 class JobRunner(QObject):
@@ -52,15 +89,6 @@ class JobRunner(QObject):
         cancel = self._cancel = threading.Event()
 
         def job() -> None:
-            try:
-                outcome = work(self.progressed.emit, cancel)
-            except DynoError as exc:
-                self.failed.emit(str(exc))
-                return
-            except Exception as exc:
-                self.failed.emit(f"{name} failed: {type(exc).__name__}: {exc}")
-                raise  # to the error funnel, with the traceback
-            self.finished.emit(outcome)
+            self.finished.emit(work(self.progressed.emit, cancel))
 
-        self._thread = threading.Thread(target=job, name=name, daemon=True)
-        self._thread.start()
+        self._thread = run_task(name, job, self.failed.emit)

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.httpclient import http_client
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
+from llm_dyno.ui.jobs import run_task
 
 if TYPE_CHECKING:  # the runtimes and the registry load when the window first reads it (after start-up)
     from llm_dyno.core.runtime.manager import ServerManager
@@ -118,7 +120,7 @@ class ServerBridge(QObject):
         return [h.profile_name for h in self.manager.live()] if self._manager is not None else []
 
     # ---- commands (run in workers) -------------------------------------------------------------
-    def _run(self, name: str, job: Callable[[], None], label: str) -> None:
+    def _run(self, name: str, job: Callable[[], None], label: str, failed: Callable[[str], None]) -> None:
         with self._lock:
             self._busy.add(name)
 
@@ -130,45 +132,35 @@ class ServerBridge(QObject):
                     self._busy.discard(name)
                 self.busyChanged.emit(name)  # the window's Launch / Stop follow the end of the job
 
-        threading.Thread(target=work, name=f"{label}:{name}", daemon=True).start()
+        run_task(f"{label} of {name}", work, failed)
 
     def launch(self, profile: Profile) -> None:
         """Launch a profile in a worker; ``launchStarted`` then ``statusChanged`` / ``logLines`` follow."""
         name = profile.name
 
         def job() -> None:
-            try:
-                self.manager.launch(profile)  # the handle reaches _follow as soon as it exists
-            except DynoError as exc:
-                self.launchFailed.emit(name, str(exc))
+            self.manager.launch(profile)  # the handle reaches _follow as soon as it exists
 
-        self._run(name, job, "launch")
+        self._run(name, job, "launch", lambda message: self.launchFailed.emit(name, message))
 
     def stop(self, name: str, timeout: float = 30.0) -> None:
         """Stop a profile's server in a worker; ``stopFinished`` when it is down."""
 
         def job() -> None:
-            try:
-                self.manager.stop(name, timeout)
-            except DynoError as exc:
-                self.stopFailed.emit(name, str(exc))
-                return
+            self.manager.stop(name, timeout)
             self.stopFinished.emit(name)
 
-        self._run(name, job, "stop")
+        self._run(name, job, "stop", lambda message: self.stopFailed.emit(name, message))
 
     def plan(self, profile: Profile) -> None:
         """Build the launch plan in a worker (a backend may need to import or connect); ``planReady``."""
 
         def job() -> None:
-            try:
-                text = self.manager.plan(profile).report()
-            except DynoError as exc:
-                self.planFailed.emit(profile.name, str(exc))
-                return
-            self.planReady.emit(profile.name, text)
+            self.planReady.emit(profile.name, self.manager.plan(profile).report())
 
-        threading.Thread(target=job, name=f"plan:{profile.name}", daemon=True).start()
+        run_task(
+            f"the plan of {profile.name}", job, lambda message: self.planFailed.emit(profile.name, message)
+        )
 
     def check_running_requests(self, name: str, timeout_s: float = 2.0) -> None:
         """Read ``vllm:num_requests_running`` from the server's /metrics; ``runningRequests`` with it."""
@@ -176,21 +168,17 @@ class ServerBridge(QObject):
         if handle is None or handle.status.state is not ServerState.READY:
             self.runningRequests.emit(name, 0)
             return
-        base_url = handle.plan.base_url
+        endpoint = profile_endpoint(handle.plan.profile, handle.plan)
 
         def job() -> None:
-            import httpx  # where first used: the window starts without it
+            from llm_dyno.core.telemetry.metrics import scrape  # here: the window starts without it
 
-            from llm_dyno.core.telemetry.metrics import scrape
-
-            try:
-                with httpx.Client(timeout=timeout_s) as client:
-                    running = scrape(client, base_url).running
-            except DynoError:
-                running = None
+            with http_client(api_key=endpoint.api_key(), timeout_s=timeout_s) as client:
+                running = scrape(client, endpoint.url).running
             self.runningRequests.emit(name, None if running is None else int(running))
 
-        threading.Thread(target=job, name=f"metrics:{name}", daemon=True).start()
+        # not answering (or no key): None, and the window asks whether to stop anyway
+        run_task(f"the requests of {name}", job, lambda _message: self.runningRequests.emit(name, None))
 
     def follow_registry(self, interval_ms: int = REFRESH_MS) -> None:
         """Find the servers that run now (launched before a restart, or from the CLI) and keep looking
@@ -211,7 +199,7 @@ class ServerBridge(QObject):
             finally:
                 self._adopting.release()
 
-        threading.Thread(target=job, name="adopt", daemon=True).start()
+        run_task("a look at the running servers", job, lambda message: self.registryWarnings.emit([message]))
 
     def stop_all(self, timeout: float = 30.0) -> None:
         """Stop every live server (blocking: for quitting)."""

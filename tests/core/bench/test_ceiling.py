@@ -13,8 +13,8 @@ from llm_dyno.core.bench.ceiling import (
     roofline_summary,
 )
 from llm_dyno.core.bench.result import Acceptance, BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.roofline import decode_ceiling
 from llm_dyno.core.bench.run_context import RunContext
-from llm_dyno.core.diagnose.roofline import decode_ceiling
 
 GIB = 1024**3
 LOG = [

@@ -1,6 +1,6 @@
 """The physical decode ceiling attached to a benchmark result, and the share of it each prompt reached.
 
-The ceiling itself is :mod:`llm_dyno.core.diagnose.roofline`'s: memory bandwidth / bytes read per
+The ceiling itself is :mod:`llm_dyno.core.bench.roofline`'s: memory bandwidth / bytes read per
 pass × tokens per pass, the tokens per pass being the prompt's mean acceptance length from /metrics
 deltas, else the server log's SpecDecoding lines, else 1 (assumed, and said so, when the profile
 speculates). Here it is stored in the result's context as a :class:`StoredCeiling` (an optional key,
@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
-from llm_dyno.core.bench.run_context import PromptCeiling, StoredCeiling
-from llm_dyno.core.diagnose.roofline import (
+from llm_dyno.core.bench.roofline import (
     PassTokens,
     Roofline,
     bandwidth_for,
@@ -34,6 +33,7 @@ from llm_dyno.core.diagnose.roofline import (
     tokens_per_pass,
     weights_bytes_from_log,
 )
+from llm_dyno.core.bench.run_context import PromptCeiling, StoredCeiling
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.telemetry.nvml import GpuReading, nvml
 

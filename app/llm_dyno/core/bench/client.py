@@ -37,6 +37,7 @@ from llm_dyno.core.httpbounds import (
     read_body,
     send_bounded,
 )
+from llm_dyno.core.httpclient import http_client
 
 # How many events a request of ``max_tokens`` may take: each text-carrying chunk carries at least one
 # token; role, usage and finish chunks add a few. A stream past this bound is not finishing.
@@ -132,18 +133,8 @@ class BenchClient:
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        import httpx
-
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
-        self._client = httpx.Client(
-            base_url=self.base_url,
-            headers=headers,
-            transport=transport,
-            timeout=httpx.Timeout(timeout_s, connect=10.0),
-            limits=httpx.Limits(max_keepalive_connections=2, max_connections=4),
-        )
+        self._client = http_client(self.base_url, api_key=api_key, timeout_s=timeout_s, transport=transport)
 
     @property
     def http(self) -> httpx.Client:

@@ -14,7 +14,7 @@ CounterSource = Callable[[], MetricsSnapshot]
 
 def metrics_source(client: BenchClient) -> CounterSource:
     """Scrape ``/metrics`` over the benchmark client's own connection pool (no extra client)."""
-    return lambda: scrape(client.http, client.base_url, client.api_key)
+    return lambda: scrape(client.http, client.base_url)
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,8 @@ from llm_dyno.core import paths
 from llm_dyno.core.demo import vllm_venv
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import ProcessSettings, Profile
-from llm_dyno.core.profiles.store import ProfileStore, shipped_profiles
+from llm_dyno.core.profiles.store import DEMO_PROFILE, ProfileStore, shipped_profiles
 
-DEMO_PROFILE = "cpu-demo"
 MODEL_NAME = "tiny-qwen2"
 TINYMODEL_SCRIPT = Path(__file__).with_name("tinymodel.py")
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")

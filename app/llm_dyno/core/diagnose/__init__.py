@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from llm_dyno.core.diagnose.evidence import Finding, Severity
     from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 
-# imported here, not lazily: the function `roofline` shares its name with its submodule
-from llm_dyno.core.diagnose.roofline import Roofline, decode_ceiling, roofline
+# imported here, not lazily: the dashboard plots the roofline from the start (it lives in bench)
+from llm_dyno.core.bench.roofline import Roofline, decode_ceiling, roofline
 
 _WHERE = {
     "ApplyError": "apply",

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm_dyno.core.bench.roofline import Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
-from llm_dyno.core.diagnose.roofline import Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose.rules import RULES, Rule
 
 

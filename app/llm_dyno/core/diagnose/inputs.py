@@ -6,10 +6,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.spec_log import log_acceptance
 from llm_dyno.core.bench.stats import Comparison
 from llm_dyno.core.diagnose.evidence import LogEvidence
 from llm_dyno.core.diagnose.references import Reference
-from llm_dyno.core.diagnose.spec_log import log_acceptance
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading

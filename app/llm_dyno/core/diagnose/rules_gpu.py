@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from llm_dyno.core.bench.roofline import known_bandwidth
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Evidence,
@@ -14,7 +15,6 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, busy_readings
-from llm_dyno.core.diagnose.roofline import known_bandwidth
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 _THERMAL = {"SwThermalSlowdown", "HwThermalSlowdown", "HwSlowdown"}

@@ -18,7 +18,7 @@ from llm_dyno.core.profiles.diff import DiffRow
 from llm_dyno.core.profiles.model import Runtime
 from llm_dyno.core.runtime.base import FailureKind
 from llm_dyno.core.runtime.exposure import exposure_of
-from llm_dyno.core.telemetry.logformats import (
+from llm_dyno.core.runtime.logformats import (
     DiagnosticKind,
     EventKind,
     classify_failure,

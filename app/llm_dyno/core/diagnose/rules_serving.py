@@ -13,7 +13,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
-from llm_dyno.core.telemetry.logformats import parse_engine_stats
+from llm_dyno.core.runtime.logformats import parse_engine_stats
 
 # A position this much (absolute) below the reference's counts as lower, not noise.
 _ACCEPTANCE_MARGIN = 0.05

@@ -10,6 +10,7 @@ import httpx
 
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.httpbounds import BoundsError, get_bounded
+from llm_dyno.core.httpclient import http_client
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
 from llm_dyno.core.telemetry.rates import MetricsRates, compute_rates
@@ -39,14 +40,13 @@ def read_live(
     url: str, api_key: str | None = None, gap_s: float = 2.0
 ) -> tuple[MetricsSnapshot, MetricsRates, str | None]:
     """Two /metrics scrapes ``gap_s`` apart (rates need a delta) and the /version answer."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    with httpx.Client(timeout=5.0, trust_env=False) as client:
-        first = scrape(client, url, api_key)
+    with http_client(api_key=api_key, timeout_s=5.0) as client:
+        first = scrape(client, url)
         time.sleep(gap_s)
-        second = scrape(client, url, api_key)
+        second = scrape(client, url)
         version: str | None = None
         try:
-            status, body = get_bounded(client, url.rstrip("/") + "/version", headers=headers, deadline_s=5.0)
+            status, body = get_bounded(client, url.rstrip("/") + "/version", deadline_s=5.0)
             answer = json.loads(body) if status == 200 else None
             if isinstance(answer, dict):
                 version = str(answer.get("version") or "") or None

@@ -28,8 +28,9 @@ from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.exposure import api_key_reference
+from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry.gpu_source import GpuSource
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 Emit = Callable[[object], None]
@@ -110,7 +111,7 @@ def prepare_bench(
     API key, a suite that does not fit, a history that cannot be written."""
     if isinstance(target, Profile):
         # the key first: planning a profile whose key is unset refuses it as a launch would
-        Endpoint(url="", model="", api_key_ref=target.engine().api_key).check_key()
+        Endpoint(url="", model="", api_key_ref=api_key_reference(target)).check_key()
         registry = registry or ServerManager()
         handle = registry.get(target.name)
         plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)

@@ -1,4 +1,10 @@
-"""Where a job's server answers and how to authenticate: resolved once, from the registry or a URL."""
+"""Where a job's server answers and how to authenticate: resolved once, from the registry or a URL.
+
+The one seam between a server and whoever talks to it (jobs, the CLI, the window's views): the key
+reference comes from the runtime's own reading of the profile
+(:func:`~llm_dyno.core.runtime.base.api_key_reference`), and the value is resolved here, when a
+request is about to be sent. Nothing else reads a key from the environment.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,9 @@ from urllib.parse import urlsplit
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan
+from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.secrets import resolve_reference
+from llm_dyno.core.telemetry.attach import AttachedServer
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -47,6 +55,14 @@ class Endpoint:
         """Refuse now (before any request) when the key cannot be resolved."""
         self.api_key(environ)
 
+    def api_key_or_none(self) -> str | None:
+        """The key when it resolves, else None: for watchers, whose figures then say the server does
+        not answer (401) instead of failing. Holds a secret: never log or store it."""
+        try:
+            return self.api_key()
+        except DynoError:
+            return None
+
     def describe(self) -> str:
         """``cpu-demo · tiny at http://127.0.0.1:8011`` (what progress and errors name)."""
         who = f"{self.profile_name} · " if self.profile_name else ""
@@ -64,7 +80,7 @@ def profile_endpoint(profile: Profile, plan: LaunchPlan) -> Endpoint:
     return Endpoint(
         url=plan.base_url,
         model=profile.served_model_name,
-        api_key_ref=profile.engine().api_key,
+        api_key_ref=api_key_reference(profile),
         docker_host=docker_host,
         profile_name=profile.name,
     )
@@ -77,9 +93,27 @@ def url_endpoint(url: str, model: str, *, api_key_env: str | None = None) -> End
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise DynoError(f"{url!r} is not an http(s) URL", hint="e.g. --url http://127.0.0.1:8000")
-    ref = None
-    if api_key_env:
-        if not _ENV_NAME.match(api_key_env):
-            raise DynoError(f"{api_key_env!r} is not an environment variable name", hint="e.g. VLLM_API_KEY")
-        ref = f"${{{api_key_env}}}"
+    ref = _reference(api_key_env) if api_key_env else None
     return Endpoint(url=url.rstrip("/"), model=model, api_key_ref=ref)
+
+
+def attached_endpoint(server: AttachedServer) -> Endpoint:
+    """The endpoint of a server attached by URL, its key in the variable the user named."""
+    return url_endpoint(server.url, "", api_key_env=server.api_key_env)
+
+
+def key_reference_problem(api_key_env: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a key named by its variable cannot be sent (not a variable name, or not set), or None."""
+    if not api_key_env:
+        return None
+    try:
+        Endpoint(url="", model="", api_key_ref=_reference(api_key_env)).check_key(environ)
+    except DynoError as exc:
+        return exc.message
+    return None
+
+
+def _reference(api_key_env: str) -> str:
+    if not _ENV_NAME.match(api_key_env):
+        raise DynoError(f"{api_key_env!r} is not an environment variable name", hint="e.g. VLLM_API_KEY")
+    return f"${{{api_key_env}}}"

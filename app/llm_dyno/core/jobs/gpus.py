@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import LaunchPlan
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
+from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
 
 
@@ -93,7 +93,7 @@ def _sample_reading(sample: GpuSample) -> GpuReading:
 def gpu_reader(source: GpuSource) -> GpuReader:
     """A reader of the server's GPUs (raises :class:`DynoError` when a reading fails)."""
     if source.through_container:
-        from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler
+        from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 
         remote = ContainerGpuSampler(
             lambda _s: None, container=source.container or "", host=source.docker_host, gpus=source.gpus

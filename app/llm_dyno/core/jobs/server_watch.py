@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
-from llm_dyno.core.runtime.base import ServerHandle, ServerState, client_api_key
+from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
 SAMPLE_S = 1.0
@@ -25,12 +26,12 @@ LIVE_WINDOW_S = 3.5
 
 
 class ServerWatch:
-    """The live figures of one server: a /metrics sampler and, when it has GPUs to read, a GPU reader."""
+    """The live figures of one server: a /metrics sampler and, when it has GPUs to read, a GPU reader.
+    The key is the endpoint's (none when it cannot be resolved: the figures then say it does not answer)."""
 
     def __init__(
         self,
-        url: str,
-        api_key: str | None,
+        endpoint: Endpoint,
         gpu_read: Callable[[], float | None] | None,
         *,
         interval_s: float = SAMPLE_S,
@@ -56,7 +57,8 @@ class ServerWatch:
                 self.power_w = watts
 
         self._samplers: list[PeriodicSampler[Any]] = []
-        self._samplers.append(MetricsSampler(url, on_metrics, interval_s=interval_s, api_key=api_key))
+        key = endpoint.api_key_or_none()
+        self._samplers.append(MetricsSampler(endpoint.url, on_metrics, interval_s=interval_s, api_key=key))
         if gpu_read is not None:
             gpu = PeriodicSampler(gpu_read, on_power, interval_s=interval_s, name="watch-gpu")
             self._samplers.append(gpu)
@@ -91,13 +93,9 @@ def gpu_power_reader(handle: ServerHandle) -> Callable[[], float | None] | None:
 
 
 def watch_handle(handle: ServerHandle, *, interval_s: float = SAMPLE_S) -> ServerWatch:
-    """Watch a registry server with its profile's API key (none when it cannot be resolved: the
-    figures then say it does not answer) and its plan's GPUs."""
-    try:
-        key = client_api_key(handle.plan.profile)
-    except DynoError:
-        key = None
-    return ServerWatch(handle.plan.base_url, key, gpu_power_reader(handle), interval_s=interval_s)
+    """Watch a registry server at its profile's endpoint, and its plan's GPUs."""
+    endpoint = profile_endpoint(handle.plan.profile, handle.plan)
+    return ServerWatch(endpoint, gpu_power_reader(handle), interval_s=interval_s)
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import SweepPoint, SweepResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.bench_job import Emit
+from llm_dyno.core.jobs.tune_job import run_tune
+from llm_dyno.core.jobs.tune_spec import TuneSpec, prepare_tune
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.tune.knobs import Knob, KnobKind, Vary
 from llm_dyno.core.tune.record import TuneMessage, TuneRecord
-from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
 
 SWEEP_TAG = "sweep"
 

@@ -16,6 +16,12 @@ from llm_dyno.core.errors import DynoError, Location, ProfileError, StoreError
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 
 SUFFIX = ".yaml"
+# the shipped profile of the CPU demo, whose model folder its setup builds
+DEMO_PROFILE = "cpu-demo"
+# shipped profiles whose model a setup step makes: what to do when the model folder is missing
+SETUP_HINTS: dict[str, str] = {
+    DEMO_PROFILE: "set up the CPU demo: Help → Check system → Set up the CPU demo, or `llm-dyno demo setup`",
+}
 
 
 def file_stem(name: str) -> str:

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.exposure import Exposure
+from llm_dyno.core.runtime.exposure import Exposure, api_key_reference
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
-from llm_dyno.core.secrets import resolve_reference, split_secret_flags
+from llm_dyno.core.secrets import resolve_reference
 
 
 def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
-    """The key clients must send to this profile's server: its ``--api-key`` reference resolved
+    """The key clients must send to this profile's server: :func:`api_key_reference` resolved
     (None when it has none). Holds a secret: never log or store it."""
-    ref = split_secret_flags(profile.args)[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
+    ref = api_key_reference(profile)
     return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 

@@ -52,7 +52,7 @@ from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
 from llm_dyno.core.secrets import resolve_command, resolve_env
 
 if TYPE_CHECKING:
-    from llm_dyno.core.telemetry.logformats import PhaseTracker
+    from llm_dyno.core.runtime.logformats import PhaseTracker
 
 __all__ = ["DockerError", "DockerLaunchPlan", "DockerRuntime", "DockerServerHandle"]
 
@@ -62,7 +62,7 @@ _TAIL_LINES = 250  # the cause of a failed start is often far above the last lin
 
 def _classify(lines: list[str], exit_code: int | None) -> FailureReason:
     """Why a container ended, from its log tail (the telemetry package owns the log formats)."""
-    from llm_dyno.core.telemetry.logformats import classify_failure
+    from llm_dyno.core.runtime.logformats import classify_failure
 
     return classify_failure(lines, exit_code)
 
@@ -77,7 +77,7 @@ class DockerServerHandle(ServerHandle):
         self.log_file: Path | None = None  # where the container's full log was saved, once it is gone
         self._client: docker.DockerClient | None = None
         # Imported here so that planning (a dry run) does not load the log parsers.
-        from llm_dyno.core.telemetry.logformats import PhaseTracker
+        from llm_dyno.core.runtime.logformats import PhaseTracker
 
         self._tracker: PhaseTracker = PhaseTracker()
         self._stopping = threading.Event()

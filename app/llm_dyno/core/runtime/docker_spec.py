@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from docker.types import DeviceRequest
 
 from llm_dyno.core.errors import DynoError, at
+from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
@@ -279,8 +280,6 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             )
         )
     url_host = remote or ("127.0.0.1" if bind_ip in ("0.0.0.0", "::") else bind_ip)  # noqa: S104
-    if ":" in url_host:
-        url_host = f"[{url_host}]"
 
     # secrets go to the container's environment, never its command (docker inspect, the host's ps)
     command, secret_env = split_secret_flags(profile.vllm_argv())
@@ -348,7 +347,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     return DockerLaunchPlan(
         profile=profile,
         runtime="docker",
-        base_url=f"http://{url_host}:{host_port}",
+        base_url=server_url(url_host, host_port),
         host_port=host_port,
         gpus=gpus,
         spec=ContainerSpec(spec),

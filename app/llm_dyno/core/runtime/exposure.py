@@ -70,9 +70,18 @@ class Exposure:
         return tuple(warnings_of(WarningKind.EXPOSURE, out))
 
 
+def api_key_reference(profile: Profile) -> str | None:
+    """The reference to the key this profile's server will want, as the backends hand it to vLLM:
+    the ``--api-key`` flag in any spelling vLLM accepts (``--api-key=…``, ``--api_key``, ``--api-ke``),
+    else the ``VLLM_API_KEY`` of the profile's environment (which vLLM reads). None: no key.
+    Every client of the server (jobs, views, readiness) takes its key from here."""
+    ref = split_secret_flags(profile.vllm_argv())[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
+    return ref or None
+
+
 def has_api_key(profile: Profile) -> bool:
     """Whether the profile's server demands a key (``--api-key`` in any spelling, or VLLM_API_KEY)."""
-    return "VLLM_API_KEY" in split_secret_flags(profile.args)[1] or bool(profile.env.get("VLLM_API_KEY"))
+    return api_key_reference(profile) is not None
 
 
 def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:

@@ -49,6 +49,7 @@ from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_memory import GIB
 from llm_dyno.core.runtime.launch_spec import WarningKind, warnings_of
+from llm_dyno.core.runtime.logformats import EventKind, parse_events
 from llm_dyno.core.runtime.memory_budget import (
     DEFAULT_GPU_UTIL,
     block_size,
@@ -66,7 +67,6 @@ from llm_dyno.core.runtime.model_files import (
     read_shape,
     read_weights,
 )
-from llm_dyno.core.telemetry.logformats import EventKind, parse_events
 
 __all__ = [
     "KvComparison",

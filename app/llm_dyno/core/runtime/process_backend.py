@@ -19,9 +19,10 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from llm_dyno.core.atomic import atomic_write_text, clear_os_error
-from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
 from llm_dyno.core.errors import DynoError, Location
+from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import Profile, profile_from_data
+from llm_dyno.core.profiles.store import SETUP_HINTS
 from llm_dyno.core.runtime import logfiles
 from llm_dyno.core.runtime.base import (
     FailureKind,
@@ -36,6 +37,7 @@ from llm_dyno.core.runtime.base import (
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind, warnings_of
 from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.logformats import PhaseTracker, classify_failure
 from llm_dyno.core.runtime.process_groups import (
     cmdline,
     end_orphaned_group,
@@ -52,7 +54,6 @@ from llm_dyno.core.runtime.registry_files import (
     was_stopped,
 )
 from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
-from llm_dyno.core.telemetry.logformats import PhaseTracker, classify_failure
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -240,12 +241,9 @@ def _check_model_folder(profile: Profile) -> None:
     folder = Path(os.path.expanduser(model))
     if folder.is_dir():
         return
-    if profile.name == DEMO_PROFILE:
-        hint = "set up the CPU demo: Help → Check system → Set up the CPU demo, or `llm-dyno demo setup`"
-    else:
-        hint = (
-            "set the profile's model to a folder with the model's config.json, or to a Hugging Face repo id"
-        )
+    hint = SETUP_HINTS.get(profile.name) or (
+        "set the profile's model to a folder with the model's config.json, or to a Hugging Face repo id"
+    )
     what = "is not a folder" if folder.exists() else "does not exist"
     raise DynoError(
         f"profile '{profile.name}': the model folder {folder} {what}",
@@ -299,11 +297,9 @@ class ProcessRuntime(Runtime):
             )
         cwd = profile.process.cwd if profile.process else None
         spec = ProcessSpec(tuple(argv), env, cwd, host)
-        if "[" not in url_host and ":" in url_host:
-            url_host = f"[{url_host}]"
         exposure = exposure_of(profile)
         warnings += exposure.warnings
-        url = f"http://{url_host}:{port}"
+        url = server_url(url_host, port)
         return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
 
     @staticmethod

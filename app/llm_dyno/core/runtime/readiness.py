@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, get_bounded
+from llm_dyno.core.httpclient import http_client
 
 if TYPE_CHECKING:
     import httpx
@@ -60,11 +61,10 @@ class ReadinessProbe:
         import httpx  # here, not at module level: the window imports the runtimes at start-up
 
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         health_ok_at: float | None = None
         last_error = ""
         # One client, no keep-alive surprises: a fresh connection per poll while the port is closed.
-        with httpx.Client(timeout=self.request_timeout_s, headers=headers, trust_env=False) as client:
+        with http_client(api_key=self.api_key, timeout_s=self.request_timeout_s) as client:
             while not self._cancel.is_set():
                 if deadline is not None and time.monotonic() >= deadline:
                     return ReadinessResult(False, (), health_ok_at, last_error or "timed out")

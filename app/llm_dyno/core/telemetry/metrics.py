@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body, send_bounded
+from llm_dyno.core.httpclient import auth_headers
 from llm_dyno.core.telemetry.exposition import SampleReader
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
@@ -200,10 +201,6 @@ def metrics_url(base_url: str) -> str:
     return url + "/metrics"
 
 
-def _auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
-
-
 def _snapshot_of(url: str, status: int, content: bytes, taken_at: float) -> MetricsSnapshot:
     if status == 401:
         raise MetricsError(f"{url}: 401 Unauthorized", hint="pass the server's API key (--api-key-env VAR)")
@@ -220,10 +217,9 @@ def _unreachable(url: str, exc: Exception) -> MetricsError:
     return MetricsError(f"{url}: {type(exc).__name__}: {exc}", hint="is the server running?")
 
 
-def scrape(
-    client: httpx.Client, base_url: str, api_key: str | None = None, *, deadline_s: float = SCRAPE_DEADLINE_S
-) -> MetricsSnapshot:
-    """GET ``/metrics`` (at most 16 MiB, within ``deadline_s``) and parse it. Raises
+def scrape(client: httpx.Client, base_url: str, *, deadline_s: float = SCRAPE_DEADLINE_S) -> MetricsSnapshot:
+    """GET ``/metrics`` (at most 16 MiB, within ``deadline_s``) with ``client`` (from
+    :func:`~llm_dyno.core.httpclient.http_client`, which carries the key) and parse it. Raises
     :class:`MetricsError` when the server does not answer or its answer breaks a bound."""
     import httpx
 
@@ -234,7 +230,6 @@ def scrape(
             url,
             limit=METRICS_LIMIT,
             deadline_s=deadline_s,
-            headers=_auth_headers(api_key),
             what="/metrics answer",
         )
     except httpx.HTTPError as exc:
@@ -263,7 +258,7 @@ class MetricsReader:
         self._httpx = httpx  # kept: read() runs at 4 Hz and needs it each time
         self.url = metrics_url(base_url)
         self._deadline_s = deadline_s
-        self._headers = _auth_headers(api_key)
+        self._headers = auth_headers(api_key)
         self._timeout = httpx.Timeout(timeout_s).as_dict()
         self._transport = httpx.HTTPTransport()
         self._request: httpx.Request | None = None

@@ -6,7 +6,7 @@ into named numbers for the :class:`~llm_dyno.core.telemetry.series.SeriesSet`. S
 ``time.monotonic()``; the plots use wall-clock seconds (DateAxisItem), hence ``wall_time``.
 
 GPUs are read through NVML on this machine, or with nvidia-smi in the server's container when it runs
-on another machine (see :mod:`llm_dyno.core.telemetry.gpu_source`); both give the same samples.
+on another machine (see :mod:`llm_dyno.core.runtime.gpu_source`); both give the same samples.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from llm_dyno.core.telemetry.gpu_source import GpuSource
+from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.runtime.gpu_source import GpuSource
+from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, GpuSampler
-from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler
 
 METRICS_INTERVAL_S = 1.0
 GPU_INTERVAL_S = 0.5
@@ -149,14 +150,14 @@ class TelemetryFeed(QObject):
 
     def start(
         self,
-        base_url: str,
+        endpoint: Endpoint,
         *,
-        api_key: str | None = None,
         gpus: GpuSource | None = None,
         metrics_interval_s: float = METRICS_INTERVAL_S,
         gpu_interval_s: float | None = None,
     ) -> None:
-        """Watch ``base_url`` and the GPUs of ``gpus`` (when not None); stops what ran before.
+        """Watch ``endpoint`` (with its key; none when it cannot be resolved: the samples then say
+        401) and the GPUs of ``gpus`` (when not None); stops what ran before.
 
         ``gpu_interval_s`` None: :data:`GPU_INTERVAL_S` for NVML, :data:`CONTAINER_GPU_INTERVAL_S`
         for readings through a container.
@@ -164,7 +165,10 @@ class TelemetryFeed(QObject):
         self.stop()
         sink = self._running.sink
         self._metrics = MetricsSampler(
-            base_url, sink(self.metricsSampled.emit), interval_s=metrics_interval_s, api_key=api_key
+            endpoint.url,
+            sink(self.metricsSampled.emit),
+            interval_s=metrics_interval_s,
+            api_key=endpoint.api_key_or_none(),
         )
         self._running.samplers.append(self._metrics)
         self._metrics.start()

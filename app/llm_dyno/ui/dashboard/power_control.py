@@ -12,16 +12,15 @@ waste the headroom of the others) or one GPU at a time.
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox, QWidget
 
-from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.power_job import set_limits
 from llm_dyno.core.telemetry.nvml import NvmlUnavailable
 from llm_dyno.core.telemetry.power import PowerLimit, read_power_limit
+from llm_dyno.ui.jobs import run_task
 
 TARGET_TIP = (
     "Which GPUs Apply sets. All: the same limit on each GPU of the server, checked against every "
@@ -42,14 +41,11 @@ class _Worker(QObject):
                 result = job()  # type: ignore[operator]
             except NvmlUnavailable as exc:
                 self.failed.emit(exc.reason, True)
-            except DynoError as exc:
-                self.failed.emit(str(exc), False)
-            except Exception as exc:  # e.g. an NVML error the core did not wrap
-                self.failed.emit(f"{type(exc).__name__}: {exc}", False)
-            else:
-                self.done.emit(result)
+                return
+            self.done.emit(result)
 
-        threading.Thread(target=work, name="power-limit", daemon=True).start()
+        # an NVML error the core did not wrap is shown here and goes to the funnel
+        run_task("the power limit", work, lambda message: self.failed.emit(message, False))
 
 
 class PowerLimitControl(QWidget):

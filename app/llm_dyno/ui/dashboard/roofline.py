@@ -5,7 +5,7 @@ GPU's memory bandwidth (an NVML reading, or a known GPU name); without either th
 and its tooltip says what is missing. Tokens per pass come from the live mean acceptance length,
 else from the log's SpecDecoding lines; where neither is known on a speculating server the tooltip
 says 1 was assumed. A share above 100 % is never shown: the figure says which input is wrong. See
-:mod:`llm_dyno.core.diagnose.roofline` for the model.
+:mod:`llm_dyno.core.bench.roofline` for the model.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from llm_dyno.core.bench.ceiling import missing_inputs
-from llm_dyno.core.diagnose.roofline import (
+from llm_dyno.core.bench.roofline import (
     bandwidth_for,
     decode_ceiling,
     speculative_tokens_from_log,

@@ -17,8 +17,9 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_INDEX_REASON, GpuSource
-from llm_dyno.core.telemetry.logformats import parse_warning
+from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
+from llm_dyno.core.runtime.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet
@@ -143,16 +144,16 @@ class Dashboard(QWidget):
     # ---- watching ------------------------------------------------------------------------------
     def watch(
         self,
-        url: str,
+        endpoint: Endpoint,
         title: str,
         *,
         gpus: GpuSource | None = None,
         no_gpu_reason: str = NO_GPU_INDEX_REASON,
-        api_key: str | None = None,
         metrics_interval_s: float | None = None,
     ) -> None:
-        """Start sampling ``url`` and the GPUs of ``gpus`` (None: none, saying ``no_gpu_reason``)
-        every ``metrics_interval_s`` seconds (None: the "Sampling interval" setting)."""
+        """Start sampling ``endpoint`` (with its key) and the GPUs of ``gpus`` (None: none, saying
+        ``no_gpu_reason``) every ``metrics_interval_s`` seconds (None: the "Sampling interval" setting)."""
+        url = endpoint.url
         if metrics_interval_s is None:
             metrics_interval_s = load_settings().sample_interval_s  # defaults when the file is broken
         if self.live and url == self.url:
@@ -165,7 +166,7 @@ class Dashboard(QWidget):
         self.set_gpu_available(reason)
         self.header.set_gpu_scope(gpus.label if gpus else None, len(gpus.server_gpus) if gpus else 0)
         self.plots.set_gpu_label(gpus.label if gpus else "")
-        self.feed.start(url, api_key=api_key, gpus=gpus if reason is None else None,
+        self.feed.start(endpoint, gpus=gpus if reason is None else None,
                         metrics_interval_s=metrics_interval_s)  # fmt: skip
         if gpus is not None and reason is None:
             if gpus.through_container:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -35,6 +34,7 @@ from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
+from llm_dyno.ui.jobs import run_here, run_task
 from llm_dyno.ui.session import ProfileSession
 
 
@@ -226,30 +226,30 @@ class DiagnosticsView(QWidget):
 
         registry = self.registry
 
-        def job() -> None:
-            try:
-                # the profile's server as the window's registry follows it (its URL, key and GPUs)
-                spec = prepare_diagnose(
-                    profile,
-                    reference,
-                    registry=registry,
-                    log_path=log_path,
-                    typed=typed,
-                    history_path=history,
-                    find_servers=False,
-                )
-                result: Gathered | str = run_diagnose(spec)
-            except DynoError as exc:
-                result = f"diagnosis failed: {exc}"
-            except Exception as exc:  # one broken input must not take the view down
-                result = f"diagnosis failed: {exc}"
+        def show(result: Gathered | str) -> None:
             with contextlib.suppress(RuntimeError):  # the view closed while the worker read the metrics
                 self._ready.emit(generation, result)
 
+        def job() -> None:
+            # the profile's server as the window's registry follows it (its URL, key and GPUs)
+            spec = prepare_diagnose(
+                profile,
+                reference,
+                registry=registry,
+                log_path=log_path,
+                typed=typed,
+                history_path=history,
+                find_servers=False,
+            )
+            show(run_diagnose(spec))
+
+        def failed(message: str) -> None:  # the view says why; a bug also reaches the funnel
+            show(message if message.startswith("diagnosis failed") else f"diagnosis failed: {message}")
+
         if url is None:
-            job()  # files and rules only: milliseconds, no need for a thread
+            run_here("diagnosis", job, failed)  # files and rules only: milliseconds, no thread
         else:
-            threading.Thread(target=job, name="diagnose", daemon=True).start()
+            run_task("diagnosis", job, failed)
 
     def _show(self, generation: int, result: Gathered | str) -> None:
         if generation != self._generation:

@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.bench.roofline import Roofline
 from llm_dyno.core.diagnose.evidence import Finding, Severity
 from llm_dyno.core.diagnose.gather import DiffLine
-from llm_dyno.core.diagnose.roofline import Roofline
 from llm_dyno.ui import theme
 
 FINDING_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -6,7 +6,6 @@ is: only the name of the environment variable holding it).
 
 from __future__ import annotations
 
-import os
 import re
 
 from PySide6.QtGui import QAction
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.endpoint import key_reference_problem
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.ui.icons import icon
 
@@ -118,7 +118,7 @@ class AttachDialog(QDialog):
         env = self.key_env.text().strip()
         if env and not _ENV_NAME.match(env):
             return f"“{env}” is not an environment variable name (letters, digits, _)"
-        if env and env not in os.environ:
+        if key_reference_problem(env) is not None:  # the check every job makes before a request
             return f"${env} is not set in LLM Dyno's environment: set it and restart, or leave it empty"
         return None
 

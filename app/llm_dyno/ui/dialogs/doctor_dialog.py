@@ -6,7 +6,6 @@ until the report arrives. "Copy report" puts the plain-text report on the clipbo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from html import escape
 from typing import Any
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.doctor import CPU_DEMO_PROFILE, DoctorReport, Level, recommendation, run_checks
 from llm_dyno.ui import theme
 from llm_dyno.ui.dialogs.demo_setup import DemoSetupDialog
+from llm_dyno.ui.jobs import run_task
 
 
 def report_html(report: DoctorReport) -> str:
@@ -49,6 +49,7 @@ def report_html(report: DoctorReport) -> str:
 
 class _Worker(QObject):
     done = Signal(object)  # DoctorReport
+    failed = Signal(str)  # the checks themselves broke (a bug: the funnel shows its traceback too)
 
 
 class DoctorDialog(QDialog):
@@ -87,6 +88,7 @@ class DoctorDialog(QDialog):
         layout.addWidget(buttons)
         self._worker = _Worker(self)
         self._worker.done.connect(self.show_report)
+        self._worker.failed.connect(self.show_failure)
         if start:
             self.start()
 
@@ -99,7 +101,12 @@ class DoctorDialog(QDialog):
         def job() -> None:
             worker.done.emit(run_checks(host))
 
-        threading.Thread(target=job, name="doctor", daemon=True).start()
+        run_task("the system check", job, worker.failed.emit)
+
+    def show_failure(self, message: str) -> None:
+        """Say that the checks could not finish, and offer Re-check (the dialog never waits forever)."""
+        self.recheck.setEnabled(True)
+        self.summary.setText(f"The checks did not finish: {message}")
 
     def show_report(self, report: DoctorReport) -> None:
         """Show a finished report."""

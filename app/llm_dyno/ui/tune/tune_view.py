@@ -34,6 +34,8 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.tune_job import run_tune
+from llm_dyno.core.jobs.tune_spec import TuneSpec, prepare_tune
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.tune import export
@@ -42,8 +44,6 @@ from llm_dyno.core.tune.apply import save_tuned_copy
 from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
-from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
 from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart

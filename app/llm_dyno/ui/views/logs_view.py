@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.telemetry.logformats import is_poll_access_line, line_level
+from llm_dyno.core.runtime.logformats import is_poll_access_line, line_level
 from llm_dyno.ui import theme
 from llm_dyno.ui.widgets.empty_state import EmptyState
 

@@ -7,19 +7,19 @@ profiles does not lose the history of a server that keeps running.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
-from llm_dyno.core.diagnose.roofline import weights_bytes_from_log
+from llm_dyno.core.bench.roofline import weights_bytes_from_log
+from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint, url_endpoint
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
+from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.runtime.memory import logged_kv_tokens
 from llm_dyno.core.runtime.memory_report import KvComparison
 from llm_dyno.core.telemetry.attach import AttachedServer
-from llm_dyno.core.telemetry.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.telemetry.nvml import nvml
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from llm_dyno.ui.views.failure_panel import FailurePanel
@@ -148,7 +148,10 @@ class ServerView(QWidget):
             dash = self._dashboard(key)
             if not dash.live:
                 gpus = plan_gpu_source(plan) if plan is not None else None
-                dash.watch(url, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan")
+                endpoint = profile_endpoint(plan.profile, plan) if plan is not None else url_endpoint(url, "")
+                dash.watch(
+                    endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan"
+                )
                 dash.roofline.weights_bytes = self._model_bytes.get(profile, dash.roofline.weights_bytes)
                 if profile in self._launched_at:
                     dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
@@ -209,11 +212,10 @@ class ServerView(QWidget):
     def _attached_dashboard(self, server: AttachedServer) -> Dashboard:
         dash = self._dashboard(f"attached:{server.url}")
         if not dash.live:
-            key = os.environ.get(server.api_key_env) if server.api_key_env else None
             where = f" · container {server.container}" if server.container else ""
             title = f"Attached: {server.label}{where}"
             gpus = attached_gpu_source(server, nvml_reason=nvml().available() if server.container else None)
-            dash.watch(server.url, title, gpus=gpus, api_key=key)
+            dash.watch(attached_endpoint(server), title, gpus=gpus)
             dash.detach_button.show()
             dash.detachRequested.connect(lambda: self.watch_attached(None))
         return dash

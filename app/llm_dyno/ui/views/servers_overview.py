@@ -11,7 +11,6 @@ values by a GUI timer, so a slow or dead server never blocks the window.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.jobs.endpoint import attached_endpoint, url_endpoint
 from llm_dyno.core.jobs.server_watch import ServerWatch, watch_handle
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.attach import AttachedServer
@@ -163,8 +163,8 @@ class ServersOverview(QWidget):
         self, row: OverviewRow, handle: ServerHandle | None, attached: AttachedServer | None
     ) -> ServerWatch:
         if handle is None:  # the attached server: its key comes from the variable it names
-            env = attached.api_key_env if attached is not None else None
-            return ServerWatch(row.url, os.environ.get(env) if env else None, None, interval_s=SAMPLE_S)
+            endpoint = attached_endpoint(attached) if attached is not None else url_endpoint(row.url, "")
+            return ServerWatch(endpoint, None, interval_s=SAMPLE_S)
         return watch_handle(handle, interval_s=SAMPLE_S)
 
     def _draw(self) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.telemetry.logformats import (
+from llm_dyno.core.runtime.logformats import (
     EngineStatsLog,
     SpecDecodingLog,
     WarningLog,

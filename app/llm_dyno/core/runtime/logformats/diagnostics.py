@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from llm_dyno.core.telemetry.logformats.phases import _groups
-from llm_dyno.core.telemetry.logformats.prefix import strip_prefix
+from llm_dyno.core.runtime.logformats.phases import _groups
+from llm_dyno.core.runtime.logformats.prefix import strip_prefix
 
 # ==== diagnosis warnings (added by the diagnose work: core/diagnose reads these) ====================
 # Warnings that explain a performance gap rather than a failure. Matched on the bare message, any prefix.

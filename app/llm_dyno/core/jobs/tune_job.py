@@ -22,12 +22,12 @@ from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, run_bench
 from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpu_lock import gpu_locks
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
+from llm_dyno.core.jobs.tune_spec import LaunchMode, TuneSpec
 from llm_dyno.core.runtime.base import ServerHandle
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry import clocks, power
 from llm_dyno.core.tune.knobs import KnobKind, Setting
 from llm_dyno.core.tune.record import TrialFinished, TrialRun, TrialStarted, TuneMessage, TuneRecord
-from llm_dyno.core.tune.spec import LaunchMode, TuneSpec
 from llm_dyno.core.tune.trials import Trial, schedule
 
 TAG = "tune"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from llm_dyno.core.runtime.base import FailureDetails, FailureKind, FailureReason
-from llm_dyno.core.telemetry.logformats.prefix import line_level, strip_prefix
+from llm_dyno.core.runtime.logformats.prefix import line_level, strip_prefix
 
 # ---- failures --------------------------------------------------------------------------------------
 # The real cause of a failed start is often far above the last line ("Engine core initialization

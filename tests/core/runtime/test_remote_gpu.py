@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_dyno.core.telemetry.remote_gpu import RemoteGpuError, parse_smi_csv, read_remote_gpus, smi_command
+from llm_dyno.core.runtime.remote_gpu import RemoteGpuError, parse_smi_csv, read_remote_gpus, smi_command
 from tests.core.telemetry.nvml_replay import FIXTURES
 
 

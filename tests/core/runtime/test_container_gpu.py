@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry.nvml import GpuSample
-from llm_dyno.core.telemetry.remote_gpu import ContainerGpuSampler
 
 pytestmark = pytest.mark.docker
 

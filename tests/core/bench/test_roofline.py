@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.diagnose.inputs import LaunchLog
-from llm_dyno.core.diagnose.roofline import (
+from llm_dyno.core.bench.roofline import (
     GIB,
     bandwidth_for,
     decode_ceiling,
@@ -17,6 +16,7 @@ from llm_dyno.core.diagnose.roofline import (
     tokens_per_pass,
     weights_bytes_from_log,
 )
+from llm_dyno.core.diagnose.inputs import LaunchLog
 from tests.core.diagnose.helpers import h200_readings, log
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from llm_dyno.core.runtime.base import ServerState
-from llm_dyno.core.telemetry.logformats.prefix import _number, strip_prefix
+from llm_dyno.core.runtime.logformats.prefix import _number, strip_prefix
 
 # ---- start-up phase events -------------------------------------------------------------------------
 

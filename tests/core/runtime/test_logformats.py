@@ -8,7 +8,7 @@ import pytest
 
 from llm_dyno.core.runtime.base import FailureDetails, FailureKind, ServerState
 from llm_dyno.core.runtime.lines import LineSplitter
-from llm_dyno.core.telemetry.logformats import (
+from llm_dyno.core.runtime.logformats import (
     EventKind,
     PhaseTracker,
     classify_failure,

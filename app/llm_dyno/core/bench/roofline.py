@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.diagnose.spec_log import log_acceptance
-from llm_dyno.core.telemetry.logformats import EventKind, parse_events
+from llm_dyno.core.bench.spec_log import log_acceptance
+from llm_dyno.core.runtime.logformats import EventKind, parse_events
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 GIB = 1024**3

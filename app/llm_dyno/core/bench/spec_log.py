@@ -3,7 +3,7 @@
 Each line covers one logging interval (about 10 s) and prints that interval's mean acceptance length,
 per-position acceptance rates and drafted tokens. Over a whole log they are weighted by the tokens
 drafted in each interval, so a busy interval counts for more than one with a single short request.
-Lines come through :func:`llm_dyno.core.telemetry.logformats.parse_spec_decoding` (the one place that
+Lines come through :func:`llm_dyno.core.runtime.logformats.parse_spec_decoding` (the one place that
 knows the line formats).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from llm_dyno.core.telemetry.logformats import parse_spec_decoding
+from llm_dyno.core.runtime.logformats import parse_spec_decoding
 
 
 @dataclass(frozen=True)

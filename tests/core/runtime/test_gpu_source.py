@@ -15,9 +15,9 @@ from docker.context import ContextAPI
 from llm_dyno.core.profiles.model import DockerSettings, Profile, profile_from_yaml
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
 from llm_dyno.core.runtime.docker_spec import remote_engine_host
+from llm_dyno.core.runtime.gpu_source import GpuSource, attached_gpu_source, plan_gpu_source, plan_gpus
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.telemetry.attach import AttachedServer
-from llm_dyno.core.telemetry.gpu_source import GpuSource, attached_gpu_source, plan_gpu_source, plan_gpus
 from tests.support.model_folders import demo_model_folder_made
 
 SHIPPED = Path(__file__).resolve().parents[3] / "profiles"

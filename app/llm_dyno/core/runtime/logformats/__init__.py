@@ -18,15 +18,15 @@ too, in the section marked "runtime statistics".
 
 from __future__ import annotations
 
-from llm_dyno.core.telemetry.logformats.diagnostics import (
+from llm_dyno.core.runtime.logformats.diagnostics import (
     DiagnosticKind,
     DiagnosticLog,
     parse_diagnostic,
 )
-from llm_dyno.core.telemetry.logformats.failures import (
+from llm_dyno.core.runtime.logformats.failures import (
     classify_failure,
 )
-from llm_dyno.core.telemetry.logformats.phases import (
+from llm_dyno.core.runtime.logformats.phases import (
     EventKind,
     LogEvent,
     PhaseTracker,
@@ -34,12 +34,12 @@ from llm_dyno.core.telemetry.logformats.phases import (
     parse_event,
     parse_events,
 )
-from llm_dyno.core.telemetry.logformats.prefix import (
+from llm_dyno.core.runtime.logformats.prefix import (
     is_poll_access_line,
     line_level,
     strip_prefix,
 )
-from llm_dyno.core.telemetry.logformats.runtime import (
+from llm_dyno.core.runtime.logformats.runtime import (
     EngineStatsLog,
     SpecDecodingLog,
     WarningLog,

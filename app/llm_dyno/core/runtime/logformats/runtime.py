@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from llm_dyno.core.telemetry.logformats.prefix import _number, line_level, strip_prefix
+from llm_dyno.core.runtime.logformats.prefix import _number, line_level, strip_prefix
 
 # ---- runtime statistics (SpecDecoding, throughput) -------------------------------------------------
 # Parsers for periodic lines belong here, key by key, like the events above.
