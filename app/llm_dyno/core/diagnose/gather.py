@@ -209,6 +209,7 @@ def gather(
     history_path: Path | None = None,
     api_key: str | None = None,
     gpu_now: tuple[GpuReading, ...] = (),
+    reference_log_path: Path | None = None,
 ) -> Gathered:
     """Collect the inputs, run the rules, and build the diff rows.
 
@@ -226,6 +227,14 @@ def gather(
             notes.append(f"cannot read the log {path}: {exc.strerror}")
     else:
         notes.append("no launch log yet: launch the profile once for the log findings")
+    reference_log = None
+    if reference_log_path is not None:
+        try:
+            text = reference_log_path.read_text(encoding="utf-8", errors="replace")
+            reference_log = LaunchLog.from_text(text, str(reference_log_path))
+            sources.append(f"reference log {reference_log_path.name} ({len(reference_log.lines)} lines)")
+        except OSError as exc:
+            notes.append(f"cannot read the reference's log {reference_log_path}: {exc.strerror}")
     bench = None
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
     if profile is not None:
@@ -264,6 +273,7 @@ def gather(
         profile=profile,
         reference=reference,
         published=published,
+        reference_log=reference_log,
         environment=Environment(
             image_digest=ctx.image_digest,
             vllm_version=version,

@@ -115,6 +115,7 @@ class DiagnosisInput:
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
     measured: Measured | None = None
     published: tuple[Reference, ...] = ()  # the other rows the reference's source published
+    reference_log: LaunchLog | None = None  # the reference's boot log, when someone has it
 
     def measured_numbers(self) -> Measured | None:
         """Typed numbers if given, else the benchmark's; acceptance from them, else from /metrics, else
