@@ -118,6 +118,10 @@ def log_fingerprint(log: LaunchLog) -> Fingerprint:
             elif k is BootFactKind.GRAPHS_PROFILED and CAPTURED not in out:
                 largest = f" (largest {v['largest']})" if "largest" in v else ""
                 out[CAPTURED] = Fact(f"{v['counts']}{largest}", at)
+                if (
+                    "largest" in v and not sizes
+                ):  # a batch is padded up to a captured size: the largest counts
+                    sizes = [int(str(v["largest"]))]
             elif k is BootFactKind.GRAPHS_CAPTURING and CAPTURED not in out:
                 out[CAPTURED] = Fact(f"{v['total']} graphs", at)
             elif k is BootFactKind.GRAPHS_SKIPPED:
@@ -160,7 +164,7 @@ def _describe_patches(v: dict[str, str | float]) -> str:
     return f"{name + ' ' if name else ''}{v['applied']}{total} applied, {v['failed']} failed"
 
 
-def _verify_batch(fp: Fingerprint, max_seqs: int | None, k: int | None) -> None:
+def note_verify_batch(fp: Fingerprint, max_seqs: int | None, k: int | None) -> None:
     """Whether the spec-decode verify batch (max_num_seqs × (k + 1) tokens) is a captured size: a batch
     outside the captured sizes runs eager (vllm #27325)."""
     sizes = _sizes(fp["_sizes"].value) if "_sizes" in fp else []
@@ -187,7 +191,7 @@ def user_fingerprint(inp: DiagnosisInput) -> Fingerprint:
         fp[KV] = Fact(str(inp.profile.engine().kv_cache_dtype), "profile")
     if inp.profile is not None:
         e = inp.profile.engine()
-        _verify_batch(fp, e.max_num_seqs, e.num_speculative_tokens if e.speculative_config else None)
+        note_verify_batch(fp, e.max_num_seqs, e.num_speculative_tokens if e.speculative_config else None)
     return fp
 
 
@@ -206,7 +210,7 @@ def reference_fingerprint(ref: Reference, log: LaunchLog | None = None) -> Finge
     if KV not in fp and flags is not None and flags.kv_cache_dtype:
         fp[KV] = Fact(flags.kv_cache_dtype, where)
     if flags is not None and flags.num_speculative_tokens:
-        _verify_batch(fp, 1, flags.num_speculative_tokens)  # single-stream benchmark: one sequence
+        note_verify_batch(fp, 1, flags.num_speculative_tokens)  # single-stream benchmark: one sequence
     return fp
 
 
