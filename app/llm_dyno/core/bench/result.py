@@ -94,7 +94,13 @@ def sum_acceptance(items: list[Acceptance | None]) -> Acceptance | None:
 
 @dataclass(frozen=True)
 class EnergyStats:
-    """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz."""
+    """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz.
+
+    ``mean_power_w`` is energy / time from the counter (``mean_power_source`` says so; the mean of
+    the sampled 1-second averages where no counter was read); ``sampled_mean_power_w`` the mean of the
+    driver's 1 s averages; ``peak_power_source`` says whether the peak is instantaneous or the peak of
+    1 s averages; ``span_s`` the time between the first and last counter readings.
+    """
 
     energy_j: float | None = None
     tokens_per_j: float | None = None
@@ -103,6 +109,10 @@ class EnergyStats:
     max_temperature_c: float | None = None
     throttle_reasons: tuple[str, ...] = ()
     samples: int = 0
+    sampled_mean_power_w: float | None = None
+    mean_power_source: str = ""
+    peak_power_source: str = ""
+    span_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +213,10 @@ class BenchRun:
             "tokens_per_j": e.tokens_per_j if e else None,
             "mean_power_w": e.mean_power_w if e else None,
             "peak_power_w": e.peak_power_w if e else None,
+            "sampled_mean_power_w": e.sampled_mean_power_w if e else None,
+            "mean_power_source": e.mean_power_source if e else "",
+            "peak_power_source": e.peak_power_source if e else "",
+            "energy_span_s": e.span_s if e else None,
             "max_temperature_c": e.max_temperature_c if e else None,
             "throttle_reasons": list(e.throttle_reasons) if e else [],
             "prompt_tokens": self.prompt_tokens,
@@ -229,6 +243,10 @@ class BenchRun:
                 d.get("peak_power_w"),
                 d.get("max_temperature_c"),
                 tuple(d.get("throttle_reasons") or ()),
+                sampled_mean_power_w=d.get("sampled_mean_power_w"),
+                mean_power_source=str(d.get("mean_power_source") or ""),
+                peak_power_source=str(d.get("peak_power_source") or ""),
+                span_s=d.get("energy_span_s"),
             )
             if has_energy
             else None
