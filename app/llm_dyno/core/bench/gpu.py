@@ -58,7 +58,7 @@ class RunSampler:
             reading = self._reader()
         except Exception:  # a flaky reading must not fail the benchmark: skip the sample
             return
-        now = self._clock()
+        now = self._clock()  # right after the reading, whose last value is the energy counter
         self.read_times.append(now)
         if reading.power_w is not None:
             self._power.append(float(reading.power_w))

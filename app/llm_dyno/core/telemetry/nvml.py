@@ -13,7 +13,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, TypeVar
 
 from llm_dyno.core.errors import DynoError
@@ -239,20 +239,18 @@ class Nvml:
         constraints = t(lib.nvmlDeviceGetPowerManagementLimitConstraints, h)
         util = t(lib.nvmlDeviceGetUtilizationRates, h)
         mem = t(lib.nvmlDeviceGetMemoryInfo, h)
-        energy = t(lib.nvmlDeviceGetTotalEnergyConsumption, h)
         name, uuid, driver = (
             t(lib.nvmlDeviceGetName, h),
             t(lib.nvmlDeviceGetUUID, h),
             t(lib.nvmlSystemGetDriverVersion),
         )
-        return GpuReading(
+        reading = GpuReading(
             index=index,
-            taken_at=time.monotonic(),
+            taken_at=0.0,
             name=None if name is None else _text(name),
             uuid=None if uuid is None else _text(uuid),
             driver=None if driver is None else _text(driver),
             power_w=watts(lib.nvmlDeviceGetPowerUsage),
-            energy_j=None if energy is None else energy / 1000.0,
             power_limit_w=watts(lib.nvmlDeviceGetPowerManagementLimit),
             default_limit_w=watts(lib.nvmlDeviceGetPowerManagementDefaultLimit),
             min_limit_w=None if constraints is None else constraints[0] / mw,
@@ -275,6 +273,13 @@ class Nvml:
             fan_pct=t(lib.nvmlDeviceGetFanSpeed, h),
             mem_bus_width_bits=t(lib.nvmlDeviceGetMemoryBusWidth, h),
             power_instant_w=self._instant_power(h),
+        )
+        # the energy counter last, and the time at once after it: a run's mean power is the counter's
+        # rise over the time between two readings, so the time must be the counter's (it steps every
+        # ~100 ms on an H200; stamped after the other ~20 calls it was one step off now and then)
+        energy = t(lib.nvmlDeviceGetTotalEnergyConsumption, h)
+        return replace(
+            reading, energy_j=None if energy is None else energy / 1000.0, taken_at=time.monotonic()
         )
 
     def _instant_power(self, h: Any) -> float | None:
