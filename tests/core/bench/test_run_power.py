@@ -105,3 +105,13 @@ def test_the_h200_recording_agrees_with_the_independent_sampler() -> None:
         assert run["app"]["peak_power_source"] == PEAK_INSTANT
     # the driver's 1 s averages lag the load: their mean is off by more than 10 % on load steps
     assert max(abs(r["sampled_mean_ratio"] - 1) for r in runs) > 0.10
+
+
+def test_the_power_figures_and_their_sources_are_stored_with_the_run() -> None:
+    from llm_dyno.core.bench.result import BenchRun, EnergyStats
+
+    energy = EnergyStats(1400.0, 0.7, 553.1, 749.3, 61.0, ("SwPowerCap",), 51, 497.3, MEAN_FROM_ENERGY,
+                         PEAK_INSTANT, 5.06)  # fmt: skip
+    run = BenchRun("narrative", 1, False, 0.1, 5.0, 1000, 200.0, 204.0, "length", energy=energy)
+    back = BenchRun.from_dict("narrative", run.to_dict())
+    assert back.energy == energy

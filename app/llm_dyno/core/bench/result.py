@@ -217,6 +217,7 @@ class BenchRun:
             "mean_power_source": e.mean_power_source if e else "",
             "peak_power_source": e.peak_power_source if e else "",
             "energy_span_s": e.span_s if e else None,
+            "power_samples": e.samples if e else 0,
             "max_temperature_c": e.max_temperature_c if e else None,
             "throttle_reasons": list(e.throttle_reasons) if e else [],
             "prompt_tokens": self.prompt_tokens,
@@ -247,6 +248,7 @@ class BenchRun:
                 mean_power_source=str(d.get("mean_power_source") or ""),
                 peak_power_source=str(d.get("peak_power_source") or ""),
                 span_s=d.get("energy_span_s"),
+                samples=int(d.get("power_samples") or 0),
             )
             if has_energy
             else None
