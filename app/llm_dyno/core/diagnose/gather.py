@@ -21,6 +21,7 @@ from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import Reference, load_references
 from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
+from llm_dyno.core.diagnose.synthetic import check_profile
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.paths import data_dir
@@ -269,7 +270,11 @@ def gather(
             published = published_rows(reference, load_references())
         except DynoError as exc:
             notes.append(f"the reference's other published rows unavailable: {exc}")
+    synthetic = None
+    if profile is not None and reference is not None and profile.engine().speculative_config:
+        synthetic = check_profile(profile)  # a local install is read; an image says how to check it
     inp = DiagnosisInput(
+        synthetic=synthetic,
         profile=profile,
         reference=reference,
         published=published,
