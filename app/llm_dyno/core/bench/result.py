@@ -17,6 +17,7 @@ from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
 from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
+from llm_dyno.core.bench.request_acceptance import RequestAcceptance, combine
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Summary, summarize
 
@@ -183,6 +184,7 @@ class BenchRun:
     peer: PeerTimings | None = None
     thermal: ThermalState | None = None
     read_bytes_delta: int | None = None  # vLLM's estimated bytes read during the run (MFU metrics)
+    request_acceptance: RequestAcceptance | None = None  # the server's own per-request figure
 
     @property
     def stopped_early(self) -> bool:
@@ -228,6 +230,7 @@ class BenchRun:
             "peer": self.peer.to_dict() if self.peer else None,
             "thermal": self.thermal.to_dict() if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
+            "request_acceptance": self.request_acceptance.to_dict() if self.request_acceptance else None,
         }
 
     @staticmethod
@@ -275,6 +278,9 @@ class BenchRun:
             peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
             thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
             read_bytes_delta=d.get("estimated_read_bytes_delta"),
+            request_acceptance=RequestAcceptance.from_dict(ra)
+            if (ra := d.get("request_acceptance"))
+            else None,
         )
 
 
@@ -359,6 +365,8 @@ class PromptResult:
             summary[metric] = s.to_dict() if s else None
         acc = self.acceptance
         summary["acceptance"] = acc.to_dict() if acc else None
+        per_request = combine(r.request_acceptance for r in self.measured)
+        summary["request_acceptance"] = per_request.to_dict() if per_request else None
         peer = self.peer()
         summary["peer"] = peer.to_dict() if peer else None
         summary["counted_runs"] = len(self.counted)
