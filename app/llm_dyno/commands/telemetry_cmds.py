@@ -74,7 +74,13 @@ def format_sample(sample: MetricsSample) -> str:
         return f"{head}  (collecting counters of {', '.join(snap.model_names) or 'the server'}; rates follow)"
     if r.reset:
         return f"{head}  counters reset (server restarted); rates resume when the window refills"
-    parts = [head, f"gen {_fmt(r.generation_tps, '.1f')} tok/s", f"prompt {_fmt(r.prompt_tps, '.1f')} tok/s"]
+    # the generation rate is measured between the counter's changes inside the window: say over how long
+    span = r.generation_span_s if r.generation_span_s is not None else r.interval_s
+    parts = [
+        head,
+        f"gen {_fmt(r.generation_tps, '.1f')} tok/s (over {span:.1f} s)",
+        f"prompt {_fmt(r.prompt_tps, '.1f')} tok/s",
+    ]
     if snap.has_spec_decode:
         acc = None if r.acceptance_rate is None else r.acceptance_rate * 100
         pos = " ".join(f"{p:.2f}" for p in r.per_position) if r.per_position else "–"
@@ -84,7 +90,7 @@ def format_sample(sample: MetricsSample) -> str:
         parts.append(f"prefix hit {r.prefix_cache_hit_rate * 100:.1f}%")
     if r.preemptions_per_s:
         parts.append(f"preempt {r.preemptions_per_s:.2f}/s")
-    parts.append(f"(over {r.interval_s:.1f} s)")  # rates cover a window of snapshots, not the last gap
+    parts.append(f"(window {r.interval_s:.1f} s)")  # ratios cover the whole window of snapshots
     return "  ".join(parts)
 
 

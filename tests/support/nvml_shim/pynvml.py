@@ -243,3 +243,20 @@ def nvmlDeviceResetMemoryLockedClocks(h: int) -> None:
     _denied(h, "mem-reset")
     _locked.pop((h, "mem"), None)
     _record(f"{h} mem-reset")
+
+
+def nvmlDeviceGetFieldValues(h: int, field_ids: list[int]) -> list[Any]:
+    """Field values as the driver answers them: one result per field, each with its own return code.
+    The instantaneous power (``NVML_FI_DEV_POWER_INSTANT``, mW) is replayed where the recording has it
+    (``tests/fixtures/nvml/power_on_gpu``); any other field, or a recording without it, is "Not Supported",
+    as for a driver without the field."""
+    out = []
+    for fid in field_ids:
+        watts = _now(h).get("power_instant_w") if fid == NVML_FI_DEV_POWER_INSTANT else None  # noqa: F821
+        ret = NVML_SUCCESS if watts is not None else NVML_ERROR_NOT_SUPPORTED  # noqa: F821
+        out.append(
+            SimpleNamespace(
+                fieldId=fid, nvmlReturn=ret, value=SimpleNamespace(uiVal=round((watts or 0) * 1000))
+            )
+        )
+    return out

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llm_dyno.core.bench.request_acceptance import RequestAcceptance
 from llm_dyno.core.bench.sse import SSEDataParser, SSELimitError
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import (
@@ -117,6 +118,7 @@ class StreamOutcome:
     # arrival of every event that carries a choice, seconds after the request was sent: what
     # `vllm bench serve` times (TTFT, ITL, E2E; see llm_dyno.core.bench.peer)
     event_times_s: tuple[float, ...] = ()
+    request_acceptance: RequestAcceptance | None = None  # with --per-request-spec-decode-metrics
 
 
 class BenchClient:
@@ -297,6 +299,7 @@ class _Reader:
         self.reasoning = 0
         self.done = False
         self.event_times: list[float] = []
+        self.acceptance: RequestAcceptance | None = None
 
     def event(self, data: bytes, now: float) -> None:
         text = _plain_content(data)
@@ -323,6 +326,7 @@ class _Reader:
         usage = obj.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
+            self.acceptance = RequestAcceptance.of(obj) or self.acceptance
         elif usage is not None:
             raise _shape("'usage'", "an object", usage)
         had_text = False
@@ -436,4 +440,5 @@ def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events
         reasoning_chars=reader.reasoning,
         saw_done=reader.done,
         event_times_s=tuple(reader.event_times),
+        request_acceptance=reader.acceptance,
     )

@@ -17,28 +17,53 @@ from llm_dyno.core.telemetry.nvml import GpuReading
 GpuReader = Callable[[], GpuReading]
 
 
-class RunSampler:
-    """Samples a GPU reader in a daemon thread from :meth:`start` to :meth:`stop`."""
+PEAK_INSTANT = "instantaneous (NVML field)"
+PEAK_AVERAGED = "peak of 1 s averages"
+MEAN_FROM_ENERGY = "energy counter / time"
+MEAN_SAMPLED = "mean of sampled 1 s averages"
 
-    def __init__(self, reader: GpuReader, interval_s: float = 0.1) -> None:
+
+class RunSampler:
+    """Samples a GPU reader in a daemon thread from :meth:`start` to :meth:`stop`.
+
+    Readings are taken on a deadline grid (``start + n × interval``), not "read, then sleep": an NVML
+    read takes ~6 ms (up to 17 ms on an H200), and sleeping a full interval after each would run a
+    10 Hz sampler at 9.2–9.4 Hz. A read that overruns its slot skips the missed slots.
+
+    Mean power comes from the energy counter over the run (the driver's ``power_w`` is a 1-second
+    average that lags load changes); the mean of the sampled averages is kept under its own name.
+    Peak power is the instantaneous field's where the driver has it, else the peak of 1 s averages,
+    and says which.
+    """
+
+    def __init__(
+        self, reader: GpuReader, interval_s: float = 0.1, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._reader = reader
         self._interval = interval_s
+        self._clock = clock
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="bench-gpu-sampler", daemon=True)
         self._power: list[float] = []
+        self._instant: list[float] = []
         self._temps: list[float] = []
         self._reasons: set[str] = set()
-        self._first_energy: float | None = None
-        self._last_energy: float | None = None
+        self._first_energy: tuple[float, float] | None = None  # (time, joules)
+        self._last_energy: tuple[float, float] | None = None
         self.start_temperature_c: float | None = None  # the first reading's, as the run began
+        self.read_times: list[float] = []  # when each reading was taken (for the sampling rate)
 
     def _take(self) -> None:
         try:
             reading = self._reader()
         except Exception:  # a flaky reading must not fail the benchmark: skip the sample
             return
+        now = self._clock()  # right after the reading, whose last value is the energy counter
+        self.read_times.append(now)
         if reading.power_w is not None:
             self._power.append(float(reading.power_w))
+        if reading.power_instant_w is not None:
+            self._instant.append(float(reading.power_instant_w))
         if reading.temperature_c is not None:
             if not self._temps:
                 self.start_temperature_c = float(reading.temperature_c)
@@ -46,12 +71,17 @@ class RunSampler:
         self._reasons.update(reading.throttle_reasons)
         if reading.energy_j is not None:
             if self._first_energy is None:
-                self._first_energy = float(reading.energy_j)
-            self._last_energy = float(reading.energy_j)
+                self._first_energy = (now, float(reading.energy_j))
+            self._last_energy = (now, float(reading.energy_j))
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
+        next_at = self._clock() + self._interval
+        while not self._stop.wait(max(0.0, next_at - self._clock())):
             self._take()
+            next_at += self._interval
+            now = self._clock()
+            if next_at < now:  # the read overran its slot: skip the missed ones
+                next_at = now + self._interval - ((now - next_at) % self._interval)
 
     def start(self) -> None:
         """Take the first reading synchronously (the energy baseline), then sample in the thread."""
@@ -63,17 +93,31 @@ class RunSampler:
         self._stop.set()
         self._thread.join(timeout=2.0)
         self._take()
-        energy = None
+        energy = span = None
         if self._first_energy is not None and self._last_energy is not None:
-            energy = self._last_energy - self._first_energy
+            span = self._last_energy[0] - self._first_energy[0]
+            energy = self._last_energy[1] - self._first_energy[1]
+        sampled = sum(self._power) / len(self._power) if self._power else None
+        mean, mean_source = (
+            (energy / span, MEAN_FROM_ENERGY) if energy is not None and span else (sampled, MEAN_SAMPLED)
+        )
+        peak, peak_source = (
+            (max(self._instant), PEAK_INSTANT) if self._instant
+            else (max(self._power), PEAK_AVERAGED) if self._power
+            else (None, "")
+        )  # fmt: skip
         return EnergyStats(
             energy_j=energy,
             tokens_per_j=completion_tokens / energy if energy else None,
-            mean_power_w=sum(self._power) / len(self._power) if self._power else None,
-            peak_power_w=max(self._power) if self._power else None,
+            mean_power_w=mean,
+            peak_power_w=peak,
             max_temperature_c=max(self._temps) if self._temps else None,
             throttle_reasons=tuple(sorted(self._reasons)),
             samples=len(self._power),
+            sampled_mean_power_w=sampled,
+            mean_power_source=mean_source if mean is not None else "",
+            peak_power_source=peak_source,
+            span_s=span,
         )
 
 

@@ -6,7 +6,8 @@ import csv
 import io
 from typing import Any
 
-from llm_dyno.core.bench.result import BenchResult, sum_acceptance
+from llm_dyno.core.bench.request_acceptance import combine
+from llm_dyno.core.bench.result import BenchResult, PromptResult, sum_acceptance
 
 CSV_COLUMNS = (
     "prompt",
@@ -30,6 +31,8 @@ CSV_COLUMNS = (
     "tokens_per_j",
     "mean_power_w",
     "peak_power_w",
+    "peak_power_source",
+    "sampled_mean_power_w",
     "max_temperature_c",
     "itl_mean_s",
     "itl_p99_s",
@@ -72,6 +75,8 @@ def to_csv(result: BenchResult) -> str:
             e.tokens_per_j if e else None,
             e.mean_power_w if e else None,
             e.peak_power_w if e else None,
+            e.peak_power_source if e else None,
+            e.sampled_mean_power_w if e else None,
             e.max_temperature_c if e else None,
             lat.mean_s if lat else None,
             lat.p99_s if lat else None,
@@ -139,5 +144,20 @@ def prompt_lines(result: BenchResult) -> list[str]:
         note = p.exclusion_note()
         states = {r.thermal.describe().split("; run started")[0] for r in p.measured if r.thermal is not None}
         thermal = f" · thermal: {' / '.join(sorted(states))}" if states else ""
-        lines.append(text + (f" · {note}" if note else "") + thermal)
+        lines.append(text + (f" · {note}" if note else "") + thermal + _acceptance_text(p))
     return lines
+
+
+def _acceptance_text(p: PromptResult) -> str:
+    """`` · acceptance 85 % len 3.4 (/metrics), per request 85 % len 3.4 (server, 5 requests)``."""
+    parts = []
+    acc = p.acceptance
+    if acc is not None and acc.rate is not None:
+        length = f" len {acc.mean_length:.2f}" if acc.mean_length is not None else ""
+        parts.append(f"acceptance {acc.rate * 100:.0f} %{length} (/metrics)")
+    req = combine(r.request_acceptance for r in p.measured)
+    if req is not None:
+        parts.append(
+            f"per request {req.rate * 100:.0f} % len {req.mean_length:.2f} (server, {req.requests} requests)"
+        )
+    return " · " + ", ".join(parts) if parts else ""

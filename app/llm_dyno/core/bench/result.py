@@ -17,6 +17,7 @@ from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
 from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
+from llm_dyno.core.bench.request_acceptance import RequestAcceptance, combine
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Summary, summarize
 
@@ -94,7 +95,13 @@ def sum_acceptance(items: list[Acceptance | None]) -> Acceptance | None:
 
 @dataclass(frozen=True)
 class EnergyStats:
-    """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz."""
+    """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz.
+
+    ``mean_power_w`` is energy / time from the counter (``mean_power_source`` says so; the mean of
+    the sampled 1-second averages where no counter was read); ``sampled_mean_power_w`` the mean of the
+    driver's 1 s averages; ``peak_power_source`` says whether the peak is instantaneous or the peak of
+    1 s averages; ``span_s`` the time between the first and last counter readings.
+    """
 
     energy_j: float | None = None
     tokens_per_j: float | None = None
@@ -103,6 +110,10 @@ class EnergyStats:
     max_temperature_c: float | None = None
     throttle_reasons: tuple[str, ...] = ()
     samples: int = 0
+    sampled_mean_power_w: float | None = None
+    mean_power_source: str = ""
+    peak_power_source: str = ""
+    span_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,7 @@ class BenchRun:
     peer: PeerTimings | None = None
     thermal: ThermalState | None = None
     read_bytes_delta: int | None = None  # vLLM's estimated bytes read during the run (MFU metrics)
+    request_acceptance: RequestAcceptance | None = None  # the server's own per-request figure
 
     @property
     def stopped_early(self) -> bool:
@@ -203,6 +215,11 @@ class BenchRun:
             "tokens_per_j": e.tokens_per_j if e else None,
             "mean_power_w": e.mean_power_w if e else None,
             "peak_power_w": e.peak_power_w if e else None,
+            "sampled_mean_power_w": e.sampled_mean_power_w if e else None,
+            "mean_power_source": e.mean_power_source if e else "",
+            "peak_power_source": e.peak_power_source if e else "",
+            "energy_span_s": e.span_s if e else None,
+            "power_samples": e.samples if e else 0,
             "max_temperature_c": e.max_temperature_c if e else None,
             "throttle_reasons": list(e.throttle_reasons) if e else [],
             "prompt_tokens": self.prompt_tokens,
@@ -213,6 +230,7 @@ class BenchRun:
             "peer": self.peer.to_dict() if self.peer else None,
             "thermal": self.thermal.to_dict() if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
+            "request_acceptance": self.request_acceptance.to_dict() if self.request_acceptance else None,
         }
 
     @staticmethod
@@ -229,6 +247,11 @@ class BenchRun:
                 d.get("peak_power_w"),
                 d.get("max_temperature_c"),
                 tuple(d.get("throttle_reasons") or ()),
+                sampled_mean_power_w=d.get("sampled_mean_power_w"),
+                mean_power_source=str(d.get("mean_power_source") or ""),
+                peak_power_source=str(d.get("peak_power_source") or ""),
+                span_s=d.get("energy_span_s"),
+                samples=int(d.get("power_samples") or 0),
             )
             if has_energy
             else None
@@ -255,6 +278,9 @@ class BenchRun:
             peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
             thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
             read_bytes_delta=d.get("estimated_read_bytes_delta"),
+            request_acceptance=RequestAcceptance.from_dict(ra)
+            if (ra := d.get("request_acceptance"))
+            else None,
         )
 
 
@@ -339,6 +365,8 @@ class PromptResult:
             summary[metric] = s.to_dict() if s else None
         acc = self.acceptance
         summary["acceptance"] = acc.to_dict() if acc else None
+        per_request = combine(r.request_acceptance for r in self.measured)
+        summary["request_acceptance"] = per_request.to_dict() if per_request else None
         peer = self.peer()
         summary["peer"] = peer.to_dict() if peer else None
         summary["counted_runs"] = len(self.counted)

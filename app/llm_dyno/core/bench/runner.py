@@ -225,6 +225,7 @@ class BenchRunner:
             warnings=tuple(_warnings(outcome, prompt, gen_delta)),
             started_at=started,
             peer=PeerTimings.of(outcome.event_times_s, outcome.completion_tokens),
+            request_acceptance=outcome.request_acceptance,
             read_bytes_delta=read_bytes,
             thermal=dataclasses.replace(
                 self._thermal, start_c=sampler.start_temperature_c if sampler is not None else None

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.bench.roofline import Roofline, roofline, separate_draft_bytes
+from llm_dyno.core.diagnose.causes import Cause, rank_causes
 from llm_dyno.core.diagnose.evidence import Finding
+from llm_dyno.core.diagnose.fingerprint import (
+    FingerprintRow,
+    compare,
+    reference_fingerprint,
+    user_fingerprint,
+)
+from llm_dyno.core.diagnose.gap_split import GapSplit, gap_split
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.rules import RULES, Rule
 
@@ -17,12 +25,17 @@ class Diagnosis:
     """Ranked findings, the decode ceiling when it can be computed, and rules that broke (id, error).
 
     ``findings`` holds the performance findings in rank order, then the security ones: those are
-    shown, but apart, since they say nothing about the speed that was asked about.
+    shown, but apart, since they say nothing about the speed that was asked about. ``split`` divides
+    the gap into tokens per pass and time per pass; ``boot`` is the boot-log fingerprint against the
+    reference's (differences first); ``causes`` the field's known causes with a verdict for this case.
     """
 
     findings: tuple[Finding, ...]
     roofline: Roofline | None = None
     rule_errors: tuple[tuple[str, str], ...] = ()
+    split: GapSplit | None = None
+    boot: tuple[FingerprintRow, ...] = ()
+    causes: tuple[Cause, ...] = ()
 
     @property
     def performance(self) -> tuple[Finding, ...]:
@@ -66,6 +79,9 @@ class Diagnosis:
                 "summary": r.describe(),
             },
             "rule_errors": [{"rule": i, "error": e} for i, e in self.rule_errors],
+            "gap_split": None if self.split is None else self.split.to_dict(),
+            "boot_log": [row.to_dict() for row in self.boot],
+            "causes": [c.to_dict() for c in self.causes],
         }
 
 
@@ -108,4 +124,10 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
         else 0.0,
         engine_bytes_per_token=engine_bytes,
     )
-    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors))
+    split = gap_split(inp)
+    boot: tuple[FingerprintRow, ...] = ()
+    if inp.log.lines or inp.reference is not None:
+        theirs = reference_fingerprint(inp.reference, inp.reference_log) if inp.reference else None
+        boot = compare(user_fingerprint(inp), theirs)
+    causes = rank_causes(inp, split, boot) if inp.reference is not None else ()
+    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors), split, boot, causes)

@@ -21,6 +21,7 @@ from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import Reference, load_references
 from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
+from llm_dyno.core.diagnose.synthetic import check_profile
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.paths import data_dir
@@ -209,6 +210,7 @@ def gather(
     history_path: Path | None = None,
     api_key: str | None = None,
     gpu_now: tuple[GpuReading, ...] = (),
+    reference_log_path: Path | None = None,
 ) -> Gathered:
     """Collect the inputs, run the rules, and build the diff rows.
 
@@ -226,6 +228,14 @@ def gather(
             notes.append(f"cannot read the log {path}: {exc.strerror}")
     else:
         notes.append("no launch log yet: launch the profile once for the log findings")
+    reference_log = None
+    if reference_log_path is not None:
+        try:
+            text = reference_log_path.read_text(encoding="utf-8", errors="replace")
+            reference_log = LaunchLog.from_text(text, str(reference_log_path))
+            sources.append(f"reference log {reference_log_path.name} ({len(reference_log.lines)} lines)")
+        except OSError as exc:
+            notes.append(f"cannot read the reference's log {reference_log_path}: {exc.strerror}")
     bench = None
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
     if profile is not None:
@@ -260,10 +270,15 @@ def gather(
             published = published_rows(reference, load_references())
         except DynoError as exc:
             notes.append(f"the reference's other published rows unavailable: {exc}")
+    synthetic = None
+    if profile is not None and reference is not None and profile.engine().speculative_config:
+        synthetic = check_profile(profile)  # a local install is read; an image says how to check it
     inp = DiagnosisInput(
+        synthetic=synthetic,
         profile=profile,
         reference=reference,
         published=published,
+        reference_log=reference_log,
         environment=Environment(
             image_digest=ctx.image_digest,
             vllm_version=version,

@@ -95,6 +95,14 @@ def measured_from_bench(result: BenchResult) -> Measured:
 
 
 @dataclass(frozen=True)
+class SyntheticSupport:
+    """Whether the profile's vLLM has synthetic rejection sampling (None: not checkable from here)."""
+
+    supported: bool | None
+    detail: str
+
+
+@dataclass(frozen=True)
 class DiagnosisInput:
     """Everything known about one server: profile, reference, environment, log, metrics, GPU, results.
 
@@ -115,6 +123,8 @@ class DiagnosisInput:
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
     measured: Measured | None = None
     published: tuple[Reference, ...] = ()  # the other rows the reference's source published
+    reference_log: LaunchLog | None = None  # the reference's boot log, when someone has it
+    synthetic: SyntheticSupport | None = None  # whether its vLLM can pin acceptance (checked by gather)
 
     def measured_numbers(self) -> Measured | None:
         """Typed numbers if given, else the benchmark's; acceptance from them, else from /metrics, else

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from llm_dyno.core.diagnose import rules_gpu, rules_launch, rules_reference, rules_serving
+from llm_dyno.core.diagnose import rules_gpu, rules_launch, rules_reference, rules_serving, synthetic
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 
@@ -55,4 +55,5 @@ RULES: tuple[Rule, ...] = (
     Rule("kv-cache-pressure", "metrics, engine log lines", rules_serving.kv_cache_pressure),
     Rule("thinking-tokens", "benchmark", rules_serving.thinking_tokens),
     Rule("spec-decode-not-net-gain", "spec-decode A/B", rules_serving.spec_decode_not_net_gain),
+    Rule("synthetic-acceptance-ab", "profile, its vLLM, reference", synthetic.synthetic_acceptance_ab),
 )

@@ -35,6 +35,7 @@ class DiagnoseSpec:
     log_path: Path | None = None
     typed: Measured | None = None
     history_path: Path | None = None
+    reference_log_path: Path | None = None
 
 
 def prepare_diagnose(
@@ -47,6 +48,7 @@ def prepare_diagnose(
     typed: Measured | None = None,
     history_path: Path | None = None,
     find_servers: bool = True,
+    reference_log_path: Path | None = None,
 ) -> DiagnoseSpec:
     """For a profile, its server is the registry's when it is ready; refuses an unset API key. With
     neither a profile nor an endpoint only typed numbers and the reference are read."""
@@ -62,7 +64,7 @@ def prepare_diagnose(
             endpoint, gpus = profile_endpoint(profile, handle.plan), plan_gpus(handle.plan)
     if endpoint is not None:
         endpoint.check_key()
-    return DiagnoseSpec(profile, reference, endpoint, gpus, log_path, typed, history_path)
+    return DiagnoseSpec(profile, reference, endpoint, gpus, log_path, typed, history_path, reference_log_path)
 
 
 def run_diagnose(spec: DiagnoseSpec) -> Gathered:
@@ -83,6 +85,7 @@ def run_diagnose(spec: DiagnoseSpec) -> Gathered:
         history_path=spec.history_path,
         api_key=spec.endpoint.api_key() if spec.endpoint is not None else None,
         gpu_now=now,
+        reference_log_path=spec.reference_log_path,
     )
     if notes:
         gathered = Gathered(gathered.diagnosis, gathered.sources, gathered.diff, (*gathered.notes, *notes))

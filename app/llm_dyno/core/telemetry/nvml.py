@@ -13,7 +13,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, TypeVar
 
 from llm_dyno.core.errors import DynoError
@@ -61,6 +61,9 @@ class GpuReading:
     """One GPU at one moment. None means "not available" (unsupported by this GPU or driver).
 
     ``energy_j`` is NVML's counter since the driver loaded; differences give energy per run.
+    ``power_w`` is ``nvmlDeviceGetPowerUsage``: on Ampere and newer a 1-second average, which lags load
+    changes; ``power_instant_w`` is the instantaneous field (``NVML_FI_DEV_POWER_INSTANT``) where the
+    driver has it (None elsewhere).
     ``throttle_mask`` is the clocks-event bit mask (see :data:`THROTTLE_REASONS`).
     """
 
@@ -93,6 +96,7 @@ class GpuReading:
     pcie_width_max: int | None = None
     fan_pct: float | None = None
     mem_bus_width_bits: int | None = None
+    power_instant_w: float | None = None
 
     @property
     def throttle_reasons(self) -> tuple[str, ...]:
@@ -157,6 +161,7 @@ class Nvml:
         self._lock = threading.Lock()
         self._ready = False
         self._error: str | None = None
+        self._no_instant_field = False
 
     @property
     def lib(self) -> Any:
@@ -234,20 +239,18 @@ class Nvml:
         constraints = t(lib.nvmlDeviceGetPowerManagementLimitConstraints, h)
         util = t(lib.nvmlDeviceGetUtilizationRates, h)
         mem = t(lib.nvmlDeviceGetMemoryInfo, h)
-        energy = t(lib.nvmlDeviceGetTotalEnergyConsumption, h)
         name, uuid, driver = (
             t(lib.nvmlDeviceGetName, h),
             t(lib.nvmlDeviceGetUUID, h),
             t(lib.nvmlSystemGetDriverVersion),
         )
-        return GpuReading(
+        reading = GpuReading(
             index=index,
-            taken_at=time.monotonic(),
+            taken_at=0.0,
             name=None if name is None else _text(name),
             uuid=None if uuid is None else _text(uuid),
             driver=None if driver is None else _text(driver),
             power_w=watts(lib.nvmlDeviceGetPowerUsage),
-            energy_j=None if energy is None else energy / 1000.0,
             power_limit_w=watts(lib.nvmlDeviceGetPowerManagementLimit),
             default_limit_w=watts(lib.nvmlDeviceGetPowerManagementDefaultLimit),
             min_limit_w=None if constraints is None else constraints[0] / mw,
@@ -269,7 +272,29 @@ class Nvml:
             pcie_width_max=t(lib.nvmlDeviceGetMaxPcieLinkWidth, h),
             fan_pct=t(lib.nvmlDeviceGetFanSpeed, h),
             mem_bus_width_bits=t(lib.nvmlDeviceGetMemoryBusWidth, h),
+            power_instant_w=self._instant_power(h),
         )
+        # the energy counter last, and the time at once after it: a run's mean power is the counter's
+        # rise over the time between two readings, so the time must be the counter's (it steps every
+        # ~100 ms on an H200; stamped after the other ~20 calls it was one step off now and then)
+        energy = t(lib.nvmlDeviceGetTotalEnergyConsumption, h)
+        return replace(
+            reading, energy_j=None if energy is None else energy / 1000.0, taken_at=time.monotonic()
+        )
+
+    def _instant_power(self, h: Any) -> float | None:
+        """Instantaneous power (W) from NVML's field values, or None where the driver lacks the field."""
+        lib = self._lib
+        field_id = getattr(lib, "NVML_FI_DEV_POWER_INSTANT", None)
+        getter = getattr(lib, "nvmlDeviceGetFieldValues", None)
+        if field_id is None or getter is None or self._no_instant_field:
+            return None
+        values = self._try(getter, h, [field_id])
+        value = values[0] if values else None
+        if value is None or getattr(value, "nvmlReturn", 1) != 0:
+            self._no_instant_field = True  # not supported here: do not ask on every reading
+            return None
+        return float(value.value.uiVal) / 1000.0
 
     def _temperature(self, h: Any) -> float | None:
         lib = self._lib

@@ -38,7 +38,9 @@ class MetricsRates:
     that interval is None then, never negative. Acceptance figures follow vLLM's own definitions:
     ``acceptance_rate`` = Δaccepted / Δdraft_tokens, ``mean_acceptance_length`` = 1 + Δaccepted /
     Δdrafts (the bonus token counts), ``per_position[i]`` = Δaccepted_at_i / Δdrafts.
-    ``interval_s`` is the time the figures cover.
+    ``interval_s`` is the time the window covers; ``generation_span_s`` the seconds the generation rate
+    was really measured over (a live window measures a step-wise counter between its changes, so this
+    can be much shorter, e.g. at a start or stop).
     """
 
     interval_s: float
@@ -54,6 +56,7 @@ class MetricsRates:
     preemptions_per_s: float | None = None
     requests_per_s: float | None = None
     read_bytes_per_s: float | None = None  # vLLM's estimate (--enable-mfu-metrics), per GPU
+    generation_span_s: float | None = None
 
 
 # MetricsRates field -> MetricsSnapshot counter it is the rate of
@@ -133,17 +136,24 @@ def step_rate(points: Sequence[tuple[float, float]], now: float) -> float:
     step), or up to ``now`` once the counter has been still for 1.5 times its mean step spacing.
     With fewer than two changes it is the plain rate over all the points; with none, 0.
     """
+    return step_rate_span(points, now)[0]
+
+
+def step_rate_span(points: Sequence[tuple[float, float]], now: float) -> tuple[float, float]:
+    """:func:`step_rate` and the seconds it was really measured over (shorter than the window when the
+    counter's changes span less of it; the whole window when it did not change)."""
     changes = [i for i in range(1, len(points)) if points[i][1] != points[i - 1][1]]
+    t_first = points[0][0] if points else now
     if not changes:
-        return 0.0
-    (t_first, v_first), v_last = points[0], points[-1][1]
+        return 0.0, now - t_first
+    v_first, v_last = points[0][1], points[-1][1]
     if len(changes) < 2:
-        return (v_last - v_first) / (now - t_first) if now > t_first else 0.0
+        return ((v_last - v_first) / (now - t_first) if now > t_first else 0.0), now - t_first
     (t_a, v_a), (t_b, v_b) = points[changes[0]], points[changes[-1]]
     spacing = (t_b - t_a) / (len(changes) - 1)
     if now - t_b > 1.5 * spacing:  # overdue: the counter slowed or stopped; count the quiet time
-        return (v_last - v_a) / (now - t_a)
-    return (v_b - v_a) / (t_b - t_a)
+        return (v_last - v_a) / (now - t_a), now - t_a
+    return (v_b - v_a) / (t_b - t_a), t_b - t_a
 
 
 class RateWindow:
@@ -195,8 +205,17 @@ class RateWindow:
             points = [(s.taken_at, float(v)) for s in snaps if (v := getattr(s, name)) is not None]
             return step_rate(points, snap.taken_at)
 
+        gen_points = [
+            (s.taken_at, float(s.generation_tokens)) for s in snaps if s.generation_tokens is not None
+        ]
+        gen_span = (
+            step_rate_span(gen_points, snap.taken_at)[1]
+            if gen_points and plain.generation_tps is not None
+            else None
+        )
         return replace(
             plain,
+            generation_span_s=gen_span,
             generation_tps=stepped("generation_tps"),
             prompt_tps=stepped("prompt_tps"),
             drafted_tps=stepped("drafted_tps"),

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +34,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
 from llm_dyno.ui.jobs import run_here, run_task
 from llm_dyno.ui.session import ProfileSession
@@ -61,6 +63,7 @@ class DiagnosticsView(QWidget):
         self.profile: Profile | None = None
         self.server_url: str | None = None
         self.log_path: Path | None = None
+        self.reference_log_path: Path | None = None
         self.gathered: Gathered | None = None
         self._references: list[Reference] = []
         self._generation = 0
@@ -79,6 +82,10 @@ class DiagnosticsView(QWidget):
         self.log_button = QPushButton("Choose log…")
         self.log_button.clicked.connect(self._choose_log)
         top.addWidget(self.log_button)
+        self.reference_log_button = QPushButton("Reference log…")
+        self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
+        self.reference_log_button.clicked.connect(self._choose_reference_log)
+        top.addWidget(self.reference_log_button)
         self.refresh_button = QPushButton("Diagnose")
         self.refresh_button.setObjectName("primaryButton")
         self.refresh_button.clicked.connect(self.refresh)
@@ -115,11 +122,19 @@ class DiagnosticsView(QWidget):
         rl.setContentsMargins(6, 0, 0, 0)
         self.gauge = RooflineGauge()
         rl.addWidget(self.gauge)
-        t2 = QLabel("Config and environment vs the reference")
-        t2.setObjectName("sectionTitle")
-        rl.addWidget(t2)
+        t3 = QLabel("Where the gap is: tokens per pass × passes per second")
+        t3.setObjectName("sectionTitle")
+        rl.addWidget(t3)
+        self.split_label = GapSplitLabel()
+        rl.addWidget(self.split_label)
+        self.tabs = QTabWidget()
         self.diff = DiffTable()
-        rl.addWidget(self.diff, 1)
+        self.tabs.addTab(self.diff, "Config and environment")
+        self.boot = BootLogTable()
+        self.tabs.addTab(self.boot, "Boot log vs reference")
+        self.causes = CausesTable()
+        self.tabs.addTab(self.causes, "Causes by field evidence")
+        rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(0, 3)
@@ -211,6 +226,18 @@ class DiagnosticsView(QWidget):
         if name:
             self.set_log(Path(name))
 
+    def set_reference_log(self, path: Path | None) -> None:
+        """Read the reference's boot log from this file (None: the reference's stated facts only)."""
+        self.reference_log_path = path
+        self.refresh()
+
+    def _choose_reference_log(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, "The reference's boot log", "", "Logs (*.log *.txt);;All files (*)"
+        )
+        if name:
+            self.set_reference_log(Path(name))
+
     def _typed(self) -> Measured | None:
         narr, code = self.narr_box.value() or None, self.code_box.value() or None
         return Measured(narr, code) if narr is not None or code is not None else None
@@ -221,6 +248,7 @@ class DiagnosticsView(QWidget):
         self._generation += 1
         generation = self._generation
         profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
+        reference_log = self.reference_log_path
         typed, history = self._typed(), self.history_path
         self.sources.setText("Diagnosing…")
 
@@ -240,6 +268,7 @@ class DiagnosticsView(QWidget):
                 typed=typed,
                 history_path=history,
                 find_servers=False,
+                reference_log_path=reference_log,
             )
             show(run_diagnose(spec))
 
@@ -266,6 +295,9 @@ class DiagnosticsView(QWidget):
         reason = "Not computable: needs “Model loading took … GiB” in the log and a known GPU."
         self.gauge.set_roofline(d.roofline, "" if d.roofline else reason)
         self.diff.set_lines(result.diff)
+        self.split_label.set_split(d.split)
+        self.boot.set_rows(d.boot)
+        self.causes.set_causes(d.causes)
         self._show_sources()
         self.diagnosed.emit()
 

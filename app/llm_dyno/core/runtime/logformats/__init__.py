@@ -10,6 +10,8 @@ Three kinds of reading live here:
 * :func:`line_level` / :func:`strip_prefix`: the level and the bare message of a line.
 * :func:`parse_event`: start-up phase events (weights, compile, graphs, KV cache, server up) as
   :class:`LogEvent` values; :class:`PhaseTracker` turns them into state updates for a handle.
+* :func:`parse_boot_facts`: what the engine resolved (CUDA-graph mode, capture sizes, attention
+  backend, KV dtype, version, patches) for the boot-log fingerprint.
 * :func:`classify_failure`: why a start failed, from a tail of lines (see ``failures`` below).
 
 Runtime statistics (``SpecDecoding metrics``, ``Engine 000: Avg prompt throughput``) belong here
@@ -18,6 +20,7 @@ too, in the section marked "runtime statistics".
 
 from __future__ import annotations
 
+from llm_dyno.core.runtime.logformats.bootfacts import BootFactKind, BootLine, parse_boot_facts
 from llm_dyno.core.runtime.logformats.diagnostics import (
     DiagnosticKind,
     DiagnosticLog,
@@ -50,6 +53,8 @@ from llm_dyno.core.runtime.logformats.runtime import (
 )
 
 __all__ = [
+    "BootFactKind",
+    "BootLine",
     "DiagnosticKind",
     "DiagnosticLog",
     "EngineStatsLog",
@@ -62,6 +67,7 @@ __all__ = [
     "classify_failure",
     "is_poll_access_line",
     "line_level",
+    "parse_boot_facts",
     "parse_diagnostic",
     "parse_engine_stats",
     "parse_event",

@@ -1,0 +1,82 @@
+"""Per-request acceptance, where the server reports it (vLLM ``--per-request-spec-decode-metrics``).
+
+The final usage chunk of a streamed response then carries ``metrics.speculative_decoding``:
+``mean_acceptance_length``, ``draft_acceptance_rate``, ``acceptance_histogram`` (index j: verify steps
+that accepted exactly j drafts), ``num_spec_steps``, ``num_accepted_draft_tokens``, ``num_draft_tokens``,
+``num_spec_tokens`` (vLLM 0.32.0, ``vllm/entrypoints/generate/base/protocol.py``; experimental there).
+It is the request's own figure, beside the ``/metrics`` deltas that also count any other request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RequestAcceptance:
+    """One request's acceptance as the server reported it (or several requests' summed)."""
+
+    mean_length: float
+    rate: float
+    steps: int
+    accepted: int
+    drafted: int
+    spec_tokens: int
+    histogram: tuple[int, ...] = ()
+    requests: int = 1
+
+    @staticmethod
+    def of(chunk: dict[str, Any]) -> RequestAcceptance | None:
+        """From a response chunk's ``metrics.speculative_decoding`` (None when it has none or it is
+        malformed: the field is experimental, a changed shape must not fail a benchmark)."""
+        metrics = chunk.get("metrics")
+        spec = metrics.get("speculative_decoding") if isinstance(metrics, dict) else None
+        if not isinstance(spec, dict):
+            return None
+        try:
+            return RequestAcceptance(
+                float(spec["mean_acceptance_length"]),
+                float(spec["draft_acceptance_rate"]),
+                int(spec["num_spec_steps"]),
+                int(spec["num_accepted_draft_tokens"]),
+                int(spec["num_draft_tokens"]),
+                int(spec["num_spec_tokens"]),
+                tuple(int(x) for x in spec.get("acceptance_histogram") or ()),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "mean_length": self.mean_length, "rate": self.rate, "steps": self.steps,
+            "accepted": self.accepted,
+            "drafted": self.drafted, "spec_tokens": self.spec_tokens, "histogram": list(self.histogram),
+            "requests": self.requests,
+        }  # fmt: skip
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> RequestAcceptance:
+        """Inverse of :meth:`to_dict`."""
+        return RequestAcceptance(
+            float(d["mean_length"]), float(d["rate"]), int(d["steps"]), int(d["accepted"]), int(d["drafted"]),
+            int(d["spec_tokens"]), tuple(int(x) for x in d.get("histogram") or ()), int(d.get("requests", 1)),
+        )  # fmt: skip
+
+
+def combine(items: Iterable[RequestAcceptance | None]) -> RequestAcceptance | None:
+    """Several requests' acceptance from their summed counts (a prompt kind's figure)."""
+    found = [a for a in items if a is not None]
+    if not found:
+        return None
+    steps = sum(a.steps for a in found)
+    accepted = sum(a.accepted for a in found)
+    drafted = sum(a.drafted for a in found)
+    width = max(len(a.histogram) for a in found)
+    histogram = tuple(sum(a.histogram[i] for a in found if i < len(a.histogram)) for i in range(width))
+    return RequestAcceptance(
+        1 + accepted / steps if steps else 1.0, accepted / drafted if drafted else 0.0, steps, accepted,
+        drafted, found[0].spec_tokens, histogram, len(found),
+    )  # fmt: skip

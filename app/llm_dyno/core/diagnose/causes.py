@@ -1,0 +1,255 @@
+"""Causes of a "same config, slower rig" gap, in the order the field's published evidence ranks them,
+each judged against what this diagnosis knows: likely, possible, unknown, too small, or not the cause.
+
+The ranking and the effect sizes come from shared/reference/FIELD_EVIDENCE.md (each cause names its
+sources); the judgement uses the gap split, the boot-log fingerprints and the profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from llm_dyno.core.diagnose import fingerprint as fpm
+from llm_dyno.core.diagnose.fingerprint import FingerprintRow
+from llm_dyno.core.diagnose.gap_split import GapSplit
+from llm_dyno.core.diagnose.inputs import DiagnosisInput
+
+
+class Verdict(StrEnum):
+    """How a cause stands against this case."""
+
+    LIKELY = "likely"
+    POSSIBLE = "possible"
+    UNKNOWN = "unknown"
+    TOO_SMALL = "too small alone"
+    NOT_THE_CAUSE = "not the cause"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A known cause, its published effect and source, and its verdict here with the reason."""
+
+    id: str
+    title: str
+    effect: str
+    sources: str
+    verdict: Verdict
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "effect": self.effect,
+            "sources": self.sources,
+            "verdict": self.verdict.value,
+            "reason": self.reason,
+        }
+
+
+def _row(rows: tuple[FingerprintRow, ...], fact: str) -> FingerprintRow | None:
+    return next((r for r in rows if r.fact == fact), None)
+
+
+def _gap_pct(split: GapSplit | None) -> float | None:
+    if split is None or not split.prompts:
+        return None
+    return (1 - min(p.tps_ratio for p in split.prompts)) * 100
+
+
+def rank_causes(
+    inp: DiagnosisInput, split: GapSplit | None, rows: tuple[FingerprintRow, ...]
+) -> tuple[Cause, ...]:
+    """Every cause in the field's evidence order, with its verdict for this case."""
+    gap = _gap_pct(split)
+    out = [
+        _build(rows),
+        _piecewise(rows),
+        _capture(rows),
+        _kv(rows),
+        _acceptance(split),
+        _host(),
+        _power(inp, gap),
+        _protocol(gap),
+        _batched_tokens(inp),
+    ]
+    order = {v: i for i, v in enumerate(Verdict)}
+    # the field's order within each verdict: a sort is stable
+    return tuple(sorted(out, key=lambda c: order[c.verdict]))
+
+
+def _build(rows: tuple[FingerprintRow, ...]) -> Cause:
+    title, effect = (
+        "Engine build or patch mismatch",
+        "patches ≈ 10–15 %; a nightly before PR #41434 ≈ 15 % slower",
+    )
+    src = "club-3090 docs/FAQ.md, #104; vllm #57680, #51663, #53241, #47297"
+    differ = [r for r in rows if r.fact in (fpm.VERSION, fpm.IMAGE, fpm.PATCHES) and r.status == "differs"]
+    patches = _row(rows, fpm.PATCHES)
+    failed = (
+        patches is not None
+        and patches.yours is not None
+        and " 0 failed" not in patches.yours
+        and "failed" in patches.yours
+    )
+    if differ or failed:
+        what = "; ".join(f"{r.fact}: yours {r.yours}, reference {r.reference}" for r in differ)
+        if failed and patches is not None:
+            what = "; ".join(x for x in (what, f"patches: {patches.yours}") if x)
+        return Cause("build", title, effect, src, Verdict.LIKELY, f"{what}.")
+    version = _row(rows, fpm.VERSION)
+    if version is not None and version.status == "same":
+        return Cause(
+            "build", title, effect, src, Verdict.NOT_THE_CAUSE, f"the same vLLM build ({version.yours})."
+        )
+    return Cause("build", title, effect, src, Verdict.UNKNOWN, "the reference's build is not known.")
+
+
+def _piecewise(rows: tuple[FingerprintRow, ...]) -> Cause:
+    title = "Verify batches on PIECEWISE CUDA graphs (FlashInfer + spec decode)"
+    effect = "−16 % (vllm #49547); ~22 TPS narrative on Qwen3.6-27B MTP (Genesis #6); no graphs at all −55 %"
+    src = "vllm #49547, PR #49550; Genesis #6; club-3090 models/qwen3.6-27b/INTERNALS.md; syv-ai #87"
+    r = _row(rows, fpm.CG_MODE)
+    mine = r.yours if r is not None else None
+    if mine is None:
+        return Cause(
+            "piecewise", title, effect, src, Verdict.UNKNOWN, "your log does not state the CUDA-graph mode."
+        )
+    if not mine.startswith(("PIECEWISE", "NONE")):
+        return Cause("piecewise", title, effect, src, Verdict.NOT_THE_CAUSE, f"your engine runs {mine}.")
+    if r is not None and r.reference is not None:
+        same = r.reference.split()[0] == mine.split()[0]
+        return Cause("piecewise", title, effect, src, Verdict.NOT_THE_CAUSE if same else Verdict.LIKELY,
+                     f"yours {mine}; the reference's {r.reference}.")  # fmt: skip
+    return Cause(
+        "piecewise", title, effect, src, Verdict.POSSIBLE,
+        f"yours runs {mine}; the reference's mode is unknown (not the cause if it logs the same downgrade; "
+        "likely if it runs FULL graphs, e.g. with FLASH_ATTN).",
+    )  # fmt: skip
+
+
+def _capture(rows: tuple[FingerprintRow, ...]) -> Cause:
+    title = "Capture sizes vs the K+1 verify batch"
+    effect = (
+        "batches outside the captured sizes run eager; a truncated max capture size: 25.3 → 133.3 tok/s fixed"
+    )
+    src = "vllm #27325, PR #30330, PR #37865 / #54933"
+    trunc, verify = _row(rows, fpm.TRUNCATED), _row(rows, fpm.VERIFY)
+    if trunc is not None and trunc.yours and trunc.yours.startswith("yes"):
+        return Cause(
+            "capture",
+            title,
+            effect,
+            src,
+            Verdict.LIKELY,
+            f"your log: max capture size truncated ({trunc.yours}).",
+        )
+    if verify is not None and verify.yours:
+        if verify.yours.startswith("NO"):
+            return Cause("capture", title, effect, src, Verdict.LIKELY, f"verify batch {verify.yours}.")
+        return Cause("capture", title, effect, src, Verdict.NOT_THE_CAUSE,
+                     f"your verify batch is captured: {verify.yours}; no truncation warning.")  # fmt: skip
+    return Cause("capture", title, effect, src, Verdict.UNKNOWN, "your log does not list the captured sizes.")
+
+
+def _kv(rows: tuple[FingerprintRow, ...]) -> Cause:
+    title = "KV dtype and attention path"
+    effect = "TurboQuant + P65 path ≈ 25 % slower per stream than fp8"
+    src = "club-3090 qwen3.6-27b CHANGELOG 2026-04-25"
+    r = _row(rows, fpm.KV)
+    if r is None or r.yours is None:
+        return Cause("kv", title, effect, src, Verdict.UNKNOWN, "your KV dtype is not known.")
+    if "turboquant" in r.yours.lower():
+        return Cause("kv", title, effect, src, Verdict.LIKELY, f"you run {r.yours}.")
+    if r.status == "same":
+        return Cause(
+            "kv",
+            title,
+            effect,
+            src,
+            Verdict.NOT_THE_CAUSE,
+            f"the same KV dtype as the reference ({r.yours}).",
+        )
+    if r.status == "differs":
+        return Cause(
+            "kv", title, effect, src, Verdict.POSSIBLE, f"yours {r.yours}, the reference's {r.reference}."
+        )
+    return Cause("kv", title, effect, src, Verdict.UNKNOWN, "the reference's KV dtype is not known.")
+
+
+def _acceptance(split: GapSplit | None) -> Cause:
+    title = "Acceptance (tokens per pass)"
+    effect = "code ≈ 80 % per position, prose ≈ 50 %; sampling moves it"
+    src = "club-3090 bench.sh; syv-ai #3, #156"
+    if split is None:
+        return Cause("acceptance", title, effect, src, Verdict.UNKNOWN,
+                     "needs your TPS and acceptance and the reference's (the gap split).")  # fmt: skip
+    p = split.prompts[0]
+    figures = (
+        f"{p.yours.tokens_per_pass:.2f} tokens per pass vs the reference's {p.reference.tokens_per_pass:.2f}"
+    )
+    if split.acceptance_is_cause:
+        return Cause(
+            "acceptance", title, effect, src, Verdict.LIKELY, f"{figures} (×{p.acceptance_ratio:.2f})."
+        )
+    uniform = " and the gap is the same on prose and code" if split.uniform else ""
+    return Cause("acceptance", title, effect, src, Verdict.NOT_THE_CAUSE,
+                 f"{figures}: equal or better{uniform}; the gap is in time per pass.")  # fmt: skip
+
+
+def _host() -> Cause:
+    return Cause(
+        "host", "Host: WSL2 shared memory, display on the GPU, PCIe topology",
+        "WSL2 spilling into shared memory (syv-ai #156); multi-GPU PCIe topology −40 %",
+        "syv-ai #156; club-3090 docs/HARDWARE.md, #1098", Verdict.UNKNOWN,
+        "not visible here: check for WSL2 (shared GPU memory in use) and what else uses the GPU.",
+    )  # fmt: skip
+
+
+def _power(inp: DiagnosisInput, gap: float | None) -> Cause:
+    title = "Power cap"
+    effect = "330 W ≈ 5 % below ~388 W stock; single-card decode knee ≈ 290 W"
+    src = "club-3090 power-cap-sweep.sh, #58; docs/HARDWARE.md, #761, #773"
+    ref = inp.reference
+    mine = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None
+    if mine is None:
+        mine = next(
+            (r.power_limit_w for r in (*inp.gpu_under_load, *inp.gpu_before) if r.power_limit_w), None
+        )
+    theirs = ref.hardware.power_limit_w if ref is not None else None
+    if mine is not None and theirs is not None:
+        if mine >= theirs:
+            return Cause("power", title, effect, src, Verdict.NOT_THE_CAUSE,
+                         f"your cap {mine:g} W is above the reference's {theirs:g} W.")  # fmt: skip
+        return Cause(
+            "power",
+            title,
+            effect,
+            src,
+            Verdict.POSSIBLE,
+            f"your cap {mine:g} W is below the reference's {theirs:g} W.",
+        )
+    return Cause("power", title, effect, src, Verdict.UNKNOWN, "a cap is not known for both sides.")
+
+
+def _protocol(gap: float | None) -> Cause:
+    title, effect = "Protocol: cold vs heat-soaked GPU, single measurements", "≈ 4 %"
+    src = "club-3090 #922; vllm #57680"
+    if gap is not None and gap > 10:
+        return Cause(
+            "protocol", title, effect, src, Verdict.TOO_SMALL, f"≈ 4 % cannot explain a {gap:.0f} % gap."
+        )
+    return Cause(
+        "protocol", title, effect, src, Verdict.POSSIBLE, "state the thermal condition; use a median of 5."
+    )
+
+
+def _batched_tokens(inp: DiagnosisInput) -> Cause:
+    title = "--max-num-batched-tokens"
+    effect = "no source ties it to decode speed (a prefill / memory knob)"
+    src = "club-3090 CHANGELOG #847 / #849"
+    return Cause("batched-tokens", title, effect, src, Verdict.NOT_THE_CAUSE,
+                 "no published evidence that it changes single-stream decode.")  # fmt: skip

