@@ -149,14 +149,34 @@ def is_reference(value: str) -> bool:
     return text.startswith(KEYRING_PREFIX) or bool(_REF.match(text))
 
 
+def escape_literal(value: str) -> str:
+    """A literal value as a profile stores it: one that reads like a reference (``${foo}``, which a
+    compose file writes ``$${foo}``) gets a second ``$`` so that launch passes it on as written."""
+    return "$" + value if is_reference(value) or _is_escaped(value) else value
+
+
+def _is_escaped(value: str) -> bool:
+    rest = value.lstrip("$")
+    return len(value) - len(rest) >= 2 and is_reference("$" + rest)
+
+
+def reference_name(value: str) -> str | None:
+    """The variable a ``${VAR}`` / ``$VAR`` reference names (None: not an environment reference)."""
+    m = _REF.match(value.strip())
+    return (m.group("name") or m.group("bare")) if m else None
+
+
 def resolve_reference(
     value: str, environ: Mapping[str, str] | None = None, *, key: str = "value"
 ) -> str | None:
     """The value a reference points to; a plain value is returned as is.
 
     An unset variable without a default gives None. ``keyring:`` references are read from the system
-    keyring (``key`` names the setting in error messages).
+    keyring (``key`` names the setting in error messages). An escaped literal (``$${foo}``, see
+    :func:`escape_literal`) gives ``${foo}``, never resolved again.
     """
+    if _is_escaped(value):
+        return value[1:]
     text = value.strip()
     if text.startswith(KEYRING_PREFIX):
         return _from_keyring(key, text.removeprefix(KEYRING_PREFIX))
@@ -182,9 +202,9 @@ def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -
     out: list[str] = []
     for i, a in enumerate(argv):
         flag, eq, value = a.partition("=")
-        if is_reference(a):
+        if is_reference(a) or _is_escaped(a):
             out.append(resolve_reference(a, environ, key=f"argument {i}") or "")
-        elif eq and flag.startswith("--") and is_reference(value):
+        elif eq and flag.startswith("--") and (is_reference(value) or _is_escaped(value)):
             out.append(f"{flag}={resolve_reference(value, environ, key=flag) or ''}")
         else:
             out.append(a)

@@ -72,7 +72,7 @@ def _choose_service(services: dict[str, Any], wanted: str | None, where: Locatio
 
 
 def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
-    docker: dict[str, Any] = {"image": s.text(svc["image"], "image")}
+    docker: dict[str, Any] = {"image": s.value(svc["image"], "image")}
     for key in ("container_name", "shm_size", "ipc", "runtime", "restart", "user", "working_dir"):
         if svc.get(key) is not None:
             value = svc[key]

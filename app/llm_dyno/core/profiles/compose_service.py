@@ -6,6 +6,7 @@ The project-level semantics (interpolation, ``.env``, project name, relative pat
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_sourc
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
+from llm_dyno.core.secrets import escape_literal
 
 
 class ServiceReader:
@@ -53,20 +55,33 @@ class ServiceReader:
             raise ImportFormatError(f"'{key}' must be a list", where=self.at(key))
         return list(zip(value, range(len(value)), strict=True))
 
+    def value(self, value: Any, *path: str | int) -> str:
+        """:meth:`text` for a value the launch resolves (environment, command, image): a literal that
+        reads like a reference (``$${foo}``) is kept escaped (see ``ComposeContext.interpolate_value``)."""
+        self.text(value, *path)  # its checks
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        return self.ctx.interpolate_value(str(value), self.at(*path))
+
     def tokens(self, key: str) -> tuple[list[str], list[Location]]:
         value = self.svc.get(key)
         if value is None:
             return [], []
+        read = self.value if key == "command" else self.text
         if isinstance(value, list):
-            return [self.text(v, key, i) for i, v in enumerate(value)], [
+            return [read(v, key, i) for i, v in enumerate(value)], [
                 self.at(key, i) for i in range(len(value))
             ]
+        self.text(value, key)  # its checks
+        text, kept = self.ctx.interpolate_counted(str(value), self.at(key))
         try:
-            words = shlex.split(self.text(value, key))
+            words = shlex.split(text)
         except ValueError as exc:
             raise ImportFormatError(
                 f"cannot split {key}: {exc} (unbalanced quotes?)", where=self.at(key)
             ) from None
+        if key == "command" and not kept:
+            words = [escape_literal(w) for w in words]  # no secret reference kept: every ${…} is literal
         return words, [self.at(key)] * len(words)
 
     def port(self, item: Any, i: int) -> str:
@@ -137,14 +152,14 @@ class ServiceReader:
                 entry = entry.get("path", "")
             name = self.interp(str(entry), where)
             base = self.ctx.base_dir
-            if base is None and not Path(name).is_absolute():
+            if base is None:
                 self.draft.warnings.append(
-                    f"{where}: env_file {name} is not read: pasted text has no folder to find it in "
-                    "(import the compose file itself)"
+                    f"{where}: env_file {name} is not read: pasted text has no project folder, and an "
+                    "imported file may not make the app read files elsewhere (import the compose file itself)"
                 )
                 continue
-            path = Path(name) if Path(name).is_absolute() else (base or Path()) / name
-            if not path.is_file():
+            path = Path(name) if Path(name).is_absolute() else base / name
+            if not os.path.lexists(path):
                 if not required:
                     continue
                 raise ImportFormatError(
@@ -152,7 +167,11 @@ class ServiceReader:
                     where=where,
                     hint="create it, or mark it optional with required: false",
                 )
-            out.update(read_env_file(path, self.ctx.variables, self.draft.warnings))
+            out.update(
+                read_env_file(
+                    path, self.ctx.variables, self.draft.warnings, project=base, where=where, escaped=True
+                )
+            )
         return out
 
     def environment(self) -> dict[str, str]:
@@ -180,7 +199,7 @@ class ServiceReader:
             if isinstance(value, bool):
                 value = "true" if value else "false"
             # a secret's value is kept as written: the reference text, never what it points to
-            env[key] = str(value) if is_secret_name(key) else self.interp(str(value), where)
+            env[key] = str(value) if is_secret_name(key) else self.ctx.interpolate_value(str(value), where)
         return env
 
     def mapping(self, key: str) -> dict[str, str]:

@@ -23,7 +23,7 @@ from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
-from llm_dyno.core.secrets import require_secrets, split_secret_flags
+from llm_dyno.core.secrets import reference_name, require_secrets, resolve_reference, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -53,7 +53,9 @@ class DockerLaunchPlan(LaunchPlan):
         spec = self.spec
         if not isinstance(spec, ContainerSpec):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
-        return " ".join(shell_word(w) for w in docker_run_argv(spec.create, self.docker_host))
+        return " ".join(
+            shell_word(w) for w in docker_run_argv(spec.for_engine(reveal=False), self.docker_host)
+        )
 
 
 def is_url_host(host: str) -> bool:
@@ -242,6 +244,22 @@ def _restart_policy(restart: str | None) -> dict[str, Any] | None:
     return policy
 
 
+def _image(image: str) -> str:
+    """The image as Docker is asked for it: ``${VAR}`` resolved from the environment (as Compose
+    resolves ``image: ${VAR}``), an escaped ``$${…}`` unescaped. An image name is no secret: every
+    ``docker ps`` shows it, so plan shows it resolved."""
+    if reference_name(image) is None and not image.startswith("$$"):
+        return image
+    value = resolve_reference(image, key="docker.image")
+    if not value:
+        raise DynoError(
+            f"docker.image is {image}, which is not set",
+            where=at(None, field="docker.image"),
+            hint=f"export {reference_name(image)}=IMAGE before launching, or write the image in the profile",
+        )
+    return value
+
+
 def plan_container(profile: Profile) -> DockerLaunchPlan:
     """Build the container for a profile without side effects. Raises a DynoError on bad input."""
     settings = profile.docker
@@ -287,7 +305,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     environment = {**profile.env, **secret_env}
     warnings += warnings_of(WarningKind.SECRET, require_secrets(environment, list(secret_env)))
     spec: dict[str, Any] = {
-        "image": settings.image,
+        "image": _image(settings.image),
         "command": command,
         "name": container_name(profile),
         "labels": {
