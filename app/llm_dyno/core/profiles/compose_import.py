@@ -60,6 +60,8 @@ def _choose_service(services: dict[str, Any], wanted: str | None, where: Locatio
     found = [str(n) for n, s in services.items() if _runs_vllm(s)]
     if len(found) == 1:
         return found[0]
+    if not found and len(services) == 1:
+        return next(iter(services))  # the only service there is (its image may be named by a variable)
     if not found:
         raise ImportFormatError(
             f"no service runs vLLM (services: {names})",
