@@ -254,13 +254,8 @@ def cmd_history_show(args: argparse.Namespace) -> int:
 
 def _show(rid: int, result: BenchResult) -> None:
     ctx = result.context
-    print(
-        f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}"
-    )
-    print(
-        f"  vLLM {ctx.vllm_version or '?'}  GPU {ctx.gpu or '?'}"
-        f"  profile {ctx.profile_name}"
-    )
+    print(f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}")
+    print(f"  vLLM {ctx.vllm_version or '?'}  GPU {ctx.gpu or '?'}  profile {ctx.profile_name}")
     for p in result.prompts:
         for metric in ("wall_tps", "decode_tps", "ttft_s"):
             s = p.summary(metric)

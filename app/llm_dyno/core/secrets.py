@@ -143,6 +143,27 @@ def strip_credentials(text: str) -> str:
     return _URL_USERINFO.sub(r"\g<scheme>", text) if "@" in text else text
 
 
+# Values that are secrets whatever the variable holding them is called (never shown: only the kind)
+_SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a Hugging Face token (hf_…)", re.compile(r"\bhf_[A-Za-z0-9]{20,}")),
+    ("an API key (sk-…)", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
+    ("a GitHub token", re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}")),
+    ("a GitLab token (glpat-…)", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("a Slack token (xox…)", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("an AWS access key (AKIA…)", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
+    ("a password in a URL (user:password@)", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)),
+)
+
+
+def secret_in_text(text: str) -> str | None:
+    """What kind of secret ``text`` holds (``"a Hugging Face token (hf_…)"``), None when it holds none
+    that can be recognised by its shape. The secret itself is never part of the answer."""
+    for kind, pattern in _SECRET_VALUES:
+        if pattern.search(text):
+            return kind
+    return None
+
+
 def is_reference(value: str) -> bool:
     """Whether a value is a reference (environment or keyring) rather than a literal."""
     text = value.strip()

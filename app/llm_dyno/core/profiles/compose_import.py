@@ -126,7 +126,7 @@ def read_compose(
     ctx = ComposeContext.load(base_dir, draft.warnings)
     draft.unset = ctx.unset
     if isinstance(meta, dict) and meta.get("service", name) == name:
-        draft.meta = meta
+        draft.meta, draft.file_meta = meta, dict(meta)
     ctx.project = choose_project(ctx, data.get("name"), Location(source, line_for(lines, ("name",)), "name"))
     if draft.meta.get("project"):
         ctx.project = str(draft.meta["project"])  # our own export: the project the profile came from
