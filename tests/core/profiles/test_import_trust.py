@@ -75,7 +75,7 @@ def test_env_file_outside_the_project_is_refused_and_never_quoted(tmp_path: Path
     done, _, _ = _run(tmp_path, "profile", "import", str(_project(tmp_path, f"    env_file: {shadow}\n")))
     _refused(done, says="outside the project folder", never=PASSWORD)
     # the same file inside the project: its first line is not KEY=VALUE, and is not printed either
-    compose = _project(tmp_path, "    env_file: shadow.env\n", **{"shadow.env": shadow.read_text()})
+    compose = _project(tmp_path, "    env_file: shadow.env\n", **{"shadow.env": f"{PASSWORD} is root's\n"})
     done, _, _ = _run(tmp_path, "profile", "import", str(compose))
     _refused(done, says="line 1 is not a KEY=VALUE line", never=PASSWORD)
     assert "shadow.env:1" in done.stderr

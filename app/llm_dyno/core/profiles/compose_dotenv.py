@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 MAX_ENV_FILE_BYTES = 1 << 20
 _SYSTEM_TREES = ("/proc", "/sys", "/dev")
 _KEY_RE = re.compile(r"[A-Za-z0-9_.\-\[\]]+")
-_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "$": "$$", "'": "'"}
+_ESCAPES = {"a": "\a", "b": "\b", "c": "", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_ESCAPES |= {"\\": "\\", '"': '"', "$": "$$"}
+_SEPARATOR_RE = re.compile(r"[=:]")
+_ESCAPE_RE = re.compile(r"\\([abcfnrtv$\"\\]|0[0-7]{0,3})")
 
 
 def read_bounded(path: Path, project: Path | None, where: Location) -> str:
@@ -91,21 +94,36 @@ def read_bounded(path: Path, project: Path | None, where: Location) -> str:
         ) from None
 
 
+def _expand_escapes(text: str) -> str:
+    """The escapes a double-quoted value expands (compose-go's ``expandEscapes``); ``\\$`` stays a
+    literal ``$`` (written ``$$`` for the interpolation that follows)."""
+    return _ESCAPE_RE.sub(lambda m: chr(int(g, 8)) if (g := m.group(1))[0] == "0" else _ESCAPES[g], text)
+
+
 def _quoted(text: str, i: int, quote: str, where: Location) -> tuple[str, int]:
-    """The body of a quoted value starting after the quote at ``i``; returns (body, index after)."""
+    """The body of a quoted value starting after the quote at ``i``; returns (body, index after).
+    A backslash keeps the quote inside the value (``'Let\\'s go!'``); any other stays as written."""
     out: list[str] = []
     j = i + 1
+    escaped = False
     while j < len(text):
         c = text[j]
-        if c == quote:
-            return "".join(out), j + 1
-        if c == "\\" and quote == '"' and j + 1 < len(text):
-            nxt = text[j + 1]
-            out.append(_ESCAPES.get(nxt, "\\" + nxt))
-            j += 2
-            continue
-        out.append(c)
         j += 1
+        if c != quote:
+            if not escaped and c == "\\":
+                escaped = True
+                continue
+            if escaped:
+                escaped = False
+                out.append("\\")
+            out.append(c)
+            continue
+        if escaped:
+            escaped = False
+            out.append(c)
+            continue
+        body = "".join(out)
+        return (_expand_escapes(body) if quote == '"' else body), j
     raise ImportFormatError(
         f"a value opened with {quote} is never closed", where=where, hint=f"close the quote ({quote})"
     )
@@ -138,8 +156,9 @@ def parse_env_text(
             i, line = end + 1, line + 1
             continue
         body = stripped.removeprefix("export ").lstrip() if stripped.startswith("export ") else stripped
-        key_part, eq, _ = body.partition("=")
-        key = key_part.strip()
+        m = _SEPARATOR_RE.search(body)  # KEY=VALUE, or the YAML-like KEY: VALUE compose-go also takes
+        eq = m.group() if m else ""
+        key = (body[: m.start()] if m else body).strip()
         if not _KEY_RE.fullmatch(key):
             raise ImportFormatError(
                 f"line {line} is not a KEY=VALUE line", where=where, hint="write NAME=value (one a line)"
@@ -150,7 +169,7 @@ def parse_env_text(
             i, line = end + 1, line + 1
             continue
         # where the value starts in the whole text (a quoted one may run over several lines)
-        start = i + raw.index("=") + 1
+        start = i + raw.index(eq) + 1
         while start < end and text[start] in " \t":
             start += 1
         ctx.variables = {**plain, **environ}  # the environment wins, as in Compose

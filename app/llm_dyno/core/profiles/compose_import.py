@@ -80,7 +80,14 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
             value = svc[key]
             # YAML reads an unquoted `restart: no` as false
             docker[key] = "no" if key == "restart" and value is False else s.text(value, key)
-    docker["ports"] = tuple(s.port(p, i) for p, i in s.items("ports"))
+    docker["ports"] = tuple(m for p, i in s.items("ports") for m in s.ports(p, i))
+    if str(docker.get("ipc", "")).startswith("service:"):
+        raise ImportFormatError(
+            f"ipc: {docker['ipc']} shares the IPC namespace of another service, which LLM Dyno does not "
+            "start (it runs one service)",
+            where=s.at("ipc"),
+            hint="use ipc: host or ipc: shareable, or container:NAME of a container that is running",
+        )
     docker["volumes"] = tuple(v for v in (s.volume(x, i) for x, i in s.items("volumes")) if v is not None)
     docker["labels"] = s.mapping("labels")
     docker["ulimits"] = s.ulimits()

@@ -286,5 +286,7 @@ def to_vllm_serve(profile: Profile) -> str:
     argv = [_quote_arg(t) for t in profile.vllm_argv()]
     head_n = 2 if profile.model_flag else 1
     command = [shlex.quote(executable), "serve", *argv[:head_n]]
+    if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in profile.env):
+        env = ["env", *env]  # a name a shell cannot assign (VAR.WITH.DOTS): env(1) sets it
     lines = _lines(env[:1] or command, [[e] for e in env[1:]] + ([command] if env else []), argv[head_n:])
     return f"{META_COMMENT} {json.dumps(meta)}\n" + lines + "\n"

@@ -396,7 +396,7 @@ def build_result(
         key = ".".join(str(p) for p in err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
-        raise ImportFormatError(f"{key}: {msg}", where=where) from None
+        raise ImportFormatError(f"{key}: {msg}{draft.unset_note()}", where=where) from None
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)

@@ -40,10 +40,10 @@ def format_elapsed(seconds: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-
 def warnings_text(warnings: Sequence[PlanWarning], prefix: str = "") -> str:
     """Plan warnings as lines, what refuses or exposes first, each under its kind's heading."""
     return "\n".join(f"⚠ {prefix}{w.kind.heading}: {w.text}" for w in by_severity(warnings))
+
 
 class _Dot(QWidget):
     """A step marker: done (filled, check), current (ring), to do (hollow)."""

@@ -33,4 +33,3 @@ def logs_placeholder() -> EmptyState:
             "Copy lines for a bug report",
         ],
     )
-
