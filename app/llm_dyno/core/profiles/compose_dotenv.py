@@ -38,17 +38,17 @@ _SEPARATOR_RE = re.compile(r"[=:]")
 _ESCAPE_RE = re.compile(r"\\([abcfnrtv$\"\\]|0[0-7]{0,3})")
 
 
-def read_bounded(path: Path, project: Path | None, where: Location) -> str:
+def read_bounded(path: Path, project: Path | None, where: Location, what: str = "env_file") -> str:
     """The text of an env file, or a clear refusal: outside the project folder, a system tree, not a
     regular file, too large, not UTF-8. Nothing of the file's content goes into a message."""
     name = str(path)
     try:
         real = Path(os.path.realpath(path))
     except (OSError, ValueError):
-        raise ImportFormatError(f"env_file {name}: cannot resolve the path", where=where) from None
+        raise ImportFormatError(f"{what} {name}: cannot resolve the path", where=where) from None
     if any(str(real) == t or str(real).startswith(t + "/") for t in _SYSTEM_TREES):
         raise ImportFormatError(
-            f"env_file {name} is under {str(real).split('/')[1] and '/' + str(real).split('/')[1]}, "
+            f"{what} {name} is under {str(real).split('/')[1] and '/' + str(real).split('/')[1]}, "
             "which holds system state, not settings; not read",
             where=where,
             hint="write the variables into a file in the project folder",
@@ -57,7 +57,7 @@ def read_bounded(path: Path, project: Path | None, where: Location) -> str:
         root = Path(os.path.realpath(project))
         if real != root and root not in real.parents:
             raise ImportFormatError(
-                f"env_file {name} is outside the project folder {root}; not read (an imported file "
+                f"{what} {name} is outside the project folder {root}; not read (an imported file "
                 "may not make the app read files elsewhere)",
                 where=where,
                 hint="copy the variables into a file inside the project folder and name that one",
@@ -65,32 +65,32 @@ def read_bounded(path: Path, project: Path | None, where: Location) -> str:
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        raise ImportFormatError(f"env_file {name}: cannot open it ({exc.strerror})", where=where) from None
+        raise ImportFormatError(f"{what} {name}: cannot open it ({exc.strerror})", where=where) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ImportFormatError(f"env_file {name} is not a regular file; not read", where=where)
+            raise ImportFormatError(f"{what} {name} is not a regular file; not read", where=where)
         if info.st_size > MAX_ENV_FILE_BYTES:
             raise ImportFormatError(
-                f"env_file {name} is {info.st_size} bytes, over the {MAX_ENV_FILE_BYTES} bytes an env file "
+                f"{what} {name} is {info.st_size} bytes, over the {MAX_ENV_FILE_BYTES} bytes an env file "
                 "may have; not read",
                 where=where,
             )
         data = os.read(fd, MAX_ENV_FILE_BYTES + 1)
     except OSError as exc:
-        raise ImportFormatError(f"env_file {name}: cannot read it ({exc.strerror})", where=where) from None
+        raise ImportFormatError(f"{what} {name}: cannot read it ({exc.strerror})", where=where) from None
     finally:
         os.close(fd)
     if len(data) > MAX_ENV_FILE_BYTES:
         raise ImportFormatError(
-            f"env_file {name} grew past {MAX_ENV_FILE_BYTES} bytes; not read", where=where
+            f"{what} {name} grew past {MAX_ENV_FILE_BYTES} bytes; not read", where=where
         )
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ImportFormatError(
-            f"env_file {name}: not UTF-8 text (line {line})", where=Location(name, line)
+            f"{what} {name}: not UTF-8 text (line {line})", where=Location(name, line)
         ) from None
 
 
