@@ -82,9 +82,7 @@ def read_bounded(path: Path, project: Path | None, where: Location, what: str = 
     finally:
         os.close(fd)
     if len(data) > MAX_ENV_FILE_BYTES:
-        raise ImportFormatError(
-            f"{what} {name} grew past {MAX_ENV_FILE_BYTES} bytes; not read", where=where
-        )
+        raise ImportFormatError(f"{what} {name} grew past {MAX_ENV_FILE_BYTES} bytes; not read", where=where)
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
