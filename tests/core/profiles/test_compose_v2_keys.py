@@ -165,3 +165,14 @@ def test_what_cannot_apply_is_refused_naming_key_and_line(tmp_path: Path) -> Non
     assert p is None and "docker-compose.yml:7, field 'volumes.cache'" in err and "driver 'nfs'" in err
     p, err = _import(tmp_path, base + "    volumes:\n      - {type: image, source: alpine, target: /a}\n")
     assert p is None and "field 'services.vllm.volumes[0]'" in err and "type 'image'" in err
+
+
+def test_env_file_format_raw_keeps_values_as_written(tmp_path: Path) -> None:
+    text = (
+        HEAD + "  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n"
+        "    ports: ['8000:8000']\n    env_file:\n      - {path: raw.env, format: raw}\n      - plain.env\n"
+    )
+    files = {"raw.env": 'QUOTED="a b"\nREF=${HOME}\n', "plain.env": 'PLAIN="a b"\n'}
+    p, err = _import(tmp_path, text, files=files)
+    assert p is not None, err
+    assert p["env"] == {"QUOTED": '"a b"', "REF": "$${HOME}", "PLAIN": "a b"}  # $${HOME}: the literal ${HOME}

@@ -134,11 +134,13 @@ def parse_env_text(
     environ: Mapping[str, str],
     *,
     escaped: bool,
+    raw: bool = False,
 ) -> dict[str, str]:
     """Parse env-file text; ``ctx`` interpolates (its variables are updated line by line).
 
     ``escaped``: values for a container's environment, where a literal that reads like a reference is
     stored escaped (``$${foo}``); the ``.env`` of a project feeds interpolation and keeps them plain.
+    ``raw``: ``env_file`` with ``format: raw``, values taken as written (quotes kept, nothing filled in).
     """
     out: dict[str, str] = {}
     plain: dict[str, str] = {}
@@ -147,8 +149,8 @@ def parse_env_text(
     while i < n:
         end = text.find("\n", i)
         end = n if end < 0 else end
-        raw = text[i:end]
-        stripped = raw.strip()
+        row = text[i:end]
+        stripped = row.strip()
         where = Location(source, line)
         if not stripped or stripped.startswith("#"):
             i, line = end + 1, line + 1
@@ -167,12 +169,15 @@ def parse_env_text(
             i, line = end + 1, line + 1
             continue
         # where the value starts in the whole text (a quoted one may run over several lines)
-        start = i + raw.index(eq) + 1
+        start = i + row.index(eq) + 1
         while start < end and text[start] in " \t":
             start += 1
         ctx.variables = {**plain, **environ}  # the environment wins, as in Compose
         quote = text[start : start + 1]
-        if quote in ("'", '"'):
+        if raw:  # env_file format: raw: the rest of the line as written
+            result, kept = text[start:end].rstrip("\r"), 0
+            i = end
+        elif quote in ("'", '"'):
             value, after = _quoted(text, start, quote, where)
             close = text.find("\n", after)
             close = n if close < 0 else close

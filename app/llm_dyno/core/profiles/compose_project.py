@@ -231,12 +231,13 @@ def read_env_file(
     project: Path | None,
     where: Location | None = None,
     escaped: bool = False,
+    raw: bool = False,
 ) -> dict[str, str]:
     """A ``.env`` / ``env_file`` file read as Compose reads it, behind the bounds of
     :mod:`~llm_dyno.core.profiles.compose_dotenv` (``project``: the folder it must lie in)."""
     text = read_bounded(path, project, where or Location(str(path)))
     ctx = ComposeContext(path.parent, dict(environ), {}, warnings)
-    return parse_env_text(text, str(path), ctx, environ, escaped=escaped)
+    return parse_env_text(text, str(path), ctx, environ, escaped=escaped, raw=raw)
 
 
 def normalize_project_name(name: str) -> str:

@@ -238,9 +238,10 @@ class ServiceReader:
         out: dict[str, str] = {}
         for i, entry in enumerate(entries):
             where = self.at("env_file", i) if isinstance(raw, list) else self.at("env_file")
-            required = True
+            required, raw = True, False
             if isinstance(entry, dict):
                 required = entry.get("required", True) is not False
+                raw = entry.get("format") == "raw"  # values as written: quotes kept, nothing filled in
                 entry = entry.get("path", "")
             name = self.interp(str(entry), where)
             base = self.ctx.base_dir
@@ -261,7 +262,13 @@ class ServiceReader:
                 )
             out.update(
                 read_env_file(
-                    path, self.ctx.variables, self.draft.warnings, project=base, where=where, escaped=True
+                    path,
+                    self.ctx.variables,
+                    self.draft.warnings,
+                    project=base,
+                    where=where,
+                    escaped=True,
+                    raw=raw,
                 )
             )
         return out
