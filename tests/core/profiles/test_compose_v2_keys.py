@@ -176,3 +176,17 @@ def test_env_file_format_raw_keeps_values_as_written(tmp_path: Path) -> None:
     p, err = _import(tmp_path, text, files=files)
     assert p is not None, err
     assert p["env"] == {"QUOTED": '"a b"', "REF": "$${HOME}", "PLAIN": "a b"}  # $${HOME}: the literal ${HOME}
+
+
+def test_device_requests_that_cannot_apply_are_refused(tmp_path: Path) -> None:
+    base = (
+        HEAD + "  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n"
+        "    ports: ['8000:8000']\n    deploy:\n      resources:\n        reservations:\n          devices:\n"
+    )
+    p, err = _import(tmp_path, base + "            - {driver: nvidia, count: 1}\n")
+    assert p is None and "needs capabilities" in err
+    assert "docker-compose.yml:10, field 'services.vllm.deploy.resources.reservations.devices[0]'" in err
+    p, err = _import(tmp_path, base + "            - {capabilities: [tpu]}\n")
+    assert p is None and "['tpu']: LLM Dyno passes GPU requests only" in err
+    p, err = _import(tmp_path, base + "            - {capabilities: [gpu], count: all}\n")
+    assert p is not None and p["gpus"] == "all", err

@@ -431,8 +431,18 @@ class ServiceReader:
                 for group in request.get("capabilities") or []
                 for c in (group if isinstance(group, list) else [group])
             ]
+            if not caps and where[0] != "gpus":  # gpus: implies the gpu capability
+                raise ImportFormatError(
+                    "a device request needs capabilities (Docker Compose refuses it too)",
+                    where=self.at(*where),
+                    hint="add capabilities: [gpu]",
+                )
             if "gpu" not in caps and request.get("driver") != "nvidia":
-                continue
+                raise ImportFormatError(
+                    f"a device request for {caps}: LLM Dyno passes GPU requests only",
+                    where=self.at(*where),
+                    hint="request GPUs (capabilities: [gpu]) or remove the request",
+                )
             if request.get("device_ids") is not None:
                 try:
                     return tuple(int(str(x)) for x in request["device_ids"])
