@@ -38,6 +38,12 @@ def register(sub: Any) -> None:
         help="ports written without an address: publish on 127.0.0.1 only (loopback, the default) "
         "or on every interface as in the file (file)",
     )
+    imp.add_argument(
+        "--docker-host-from-file",
+        action="store_true",
+        help="take the Docker engine the file names (x-llm-dyno host, docker -H): that engine receives "
+        "your secrets at launch (without this option it is dropped with a warning)",
+    )
     imp.add_argument("--replace", action="store_true", help="overwrite a profile of the same name")
     imp.add_argument("--dry-run", action="store_true", help="print the profile instead of saving it")
     imp.set_defaults(handler=cmd_import)
@@ -129,6 +135,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             executable=args.executable,
             base_dir=_base_dir(args.file),
             bind=args.bind,
+            trust_host=args.docker_host_from_file,
         )
     except ImportFailed as exc:
         for w in exc.warnings:  # e.g. the unset variables that made the import fail

@@ -12,6 +12,7 @@ from typing import Any
 from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.runtime.memory import compare_kv
@@ -237,6 +238,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 "base_url": plan.base_url,
                 "warnings": [{"kind": w.kind.value, "text": w.text} for w in plan.warnings],
                 "command": plan.describe(),
+                # what launch hands to Docker (secrets as their references), from the launch's own function
+                "container": plan.spec.for_engine(reveal=False)
+                if isinstance(plan.spec, ContainerSpec)
+                else None,
                 "memory": plan.memory.to_dict() if plan.memory is not None else None,
             }
         )

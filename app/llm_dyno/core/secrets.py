@@ -143,10 +143,48 @@ def strip_credentials(text: str) -> str:
     return _URL_USERINFO.sub(r"\g<scheme>", text) if "@" in text else text
 
 
+# Values that are secrets whatever the variable holding them is called (never shown: only the kind)
+_SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a Hugging Face token (hf_…)", re.compile(r"\bhf_[A-Za-z0-9]{20,}")),
+    ("an API key (sk-…)", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
+    ("a GitHub token", re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}")),
+    ("a GitLab token (glpat-…)", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("a Slack token (xox…)", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("an AWS access key (AKIA…)", re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
+    ("a password in a URL (user:password@)", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)),
+)
+
+
+def secret_in_text(text: str) -> str | None:
+    """What kind of secret ``text`` holds (``"a Hugging Face token (hf_…)"``), None when it holds none
+    that can be recognised by its shape. The secret itself is never part of the answer."""
+    for kind, pattern in _SECRET_VALUES:
+        if pattern.search(text):
+            return kind
+    return None
+
+
 def is_reference(value: str) -> bool:
     """Whether a value is a reference (environment or keyring) rather than a literal."""
     text = value.strip()
     return text.startswith(KEYRING_PREFIX) or bool(_REF.match(text))
+
+
+def escape_literal(value: str) -> str:
+    """A literal value as a profile stores it: one that reads like a reference (``${foo}``, which a
+    compose file writes ``$${foo}``) gets a second ``$`` so that launch passes it on as written."""
+    return "$" + value if is_reference(value) or _is_escaped(value) else value
+
+
+def _is_escaped(value: str) -> bool:
+    rest = value.lstrip("$")
+    return len(value) - len(rest) >= 2 and is_reference("$" + rest)
+
+
+def reference_name(value: str) -> str | None:
+    """The variable a ``${VAR}`` / ``$VAR`` reference names (None: not an environment reference)."""
+    m = _REF.match(value.strip())
+    return (m.group("name") or m.group("bare")) if m else None
 
 
 def resolve_reference(
@@ -155,8 +193,11 @@ def resolve_reference(
     """The value a reference points to; a plain value is returned as is.
 
     An unset variable without a default gives None. ``keyring:`` references are read from the system
-    keyring (``key`` names the setting in error messages).
+    keyring (``key`` names the setting in error messages). An escaped literal (``$${foo}``, see
+    :func:`escape_literal`) gives ``${foo}``, never resolved again.
     """
+    if _is_escaped(value):
+        return value[1:]
     text = value.strip()
     if text.startswith(KEYRING_PREFIX):
         return _from_keyring(key, text.removeprefix(KEYRING_PREFIX))
@@ -182,9 +223,9 @@ def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -
     out: list[str] = []
     for i, a in enumerate(argv):
         flag, eq, value = a.partition("=")
-        if is_reference(a):
+        if is_reference(a) or _is_escaped(a):
             out.append(resolve_reference(a, environ, key=f"argument {i}") or "")
-        elif eq and flag.startswith("--") and is_reference(value):
+        elif eq and flag.startswith("--") and (is_reference(value) or _is_escaped(value)):
             out.append(f"{flag}={resolve_reference(value, environ, key=flag) or ''}")
         else:
             out.append(a)

@@ -190,7 +190,7 @@ def test_service_keys_kept(tmp_path: Path) -> None:
     assert again.profile == result.profile
 
 
-def test_extends_is_refused_with_a_way_out(tmp_path: Path) -> None:
+def test_extends_of_a_missing_file_is_refused_with_a_way_out(tmp_path: Path) -> None:
     base = _project(
         tmp_path,
         """\
@@ -202,7 +202,7 @@ def test_extends_is_refused_with_a_way_out(tmp_path: Path) -> None:
     )
     with pytest.raises(ImportFormatError) as exc:
         _imp(base)
-    assert "extends" in str(exc.value) and "config" in str(exc.value)
+    assert "extends: file common.yml not found" in str(exc.value) and "config" in str(exc.value)
     assert "build the image" not in str(exc.value)
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from llm_dyno.core.profiles.exporters import to_compose, to_docker_run, to_vllm_serve
 from llm_dyno.core.profiles.importers import import_text
 from llm_dyno.core.profiles.model import Profile, is_secret_name
+from llm_dyno.core.secrets import is_reference
 
 # printable text with the characters that break naive quoting: quotes, $, backslashes, newlines
 TEXT = st.lists(
@@ -48,7 +49,11 @@ def _flag_group() -> st.SearchStrategy[list[str]]:
 def _env() -> st.SearchStrategy[dict[str, str]]:
     key = st.from_regex(r"[A-Z][A-Z0-9_]{0,10}", fullmatch=True)
     secret = st.sampled_from(["${HF_TOKEN}", "${HF_TOKEN:-}", "$HF_TOKEN", "keyring:llm-dyno/HF_TOKEN", ""])
-    plain = st.dictionaries(key.filter(lambda k: not is_secret_name(k)), TEXT, max_size=4)
+    # a value that is a whole reference (${A}, $A) is resolved at launch, and a compose file's non-secret
+    # references are resolved at import: such a value cannot come back, by design (issue 23)
+    plain = st.dictionaries(
+        key.filter(lambda k: not is_secret_name(k)), TEXT.filter(lambda v: not is_reference(v)), max_size=4
+    )
     secrets = st.dictionaries(st.sampled_from(["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY"]), secret)
     return st.tuples(plain, secrets).map(lambda t: {**t[0], **t[1]})
 
@@ -146,7 +151,7 @@ def profiles(draw: st.DrawFn, *, process: bool) -> Profile:
 @SETTINGS
 @given(profiles(process=False))
 def test_compose_round_trip(profile: Profile) -> None:
-    result = import_text(to_compose(profile))
+    result = import_text(to_compose(profile), trust_host=True)  # the user takes the file's engine
     assert result.profile == profile
     assert result.source_kind == "compose"
 
@@ -154,7 +159,7 @@ def test_compose_round_trip(profile: Profile) -> None:
 @SETTINGS
 @given(profiles(process=False))
 def test_docker_run_round_trip(profile: Profile) -> None:
-    result = import_text(to_docker_run(profile))
+    result = import_text(to_docker_run(profile), trust_host=True)
     assert result.profile == profile
     assert result.source_kind == "docker-run"
 

@@ -334,14 +334,14 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
     i = _skip_prefix(tokens, assignments)
     words = [w for w, _ in tokens]
     if i < len(words) and PurePosixPath(words[i]).name in ("docker", "podman"):
-        draft = Draft("docker-run", source, meta=dict(meta), warnings=warnings)
+        draft = Draft("docker-run", source, meta=dict(meta), warnings=warnings, file_meta=dict(meta))
         if assignments:
             warnings.append(
                 "variables set before 'docker' reach the docker client, not the container; ignored"
             )
         _docker_run(tokens, i + 1, draft)
     elif i < len(words) and (n := launcher_length(words, i)):
-        draft = Draft("vllm-serve", source, meta=dict(meta), warnings=warnings)
+        draft = Draft("vllm-serve", source, meta=dict(meta), warnings=warnings, file_meta=dict(meta))
         for word, line in assignments:
             _env_pair(word, Location(source, line, word.partition("=")[0]), draft)
             draft.where.setdefault("env", Location(source, line))

@@ -6,7 +6,8 @@ merge keys, relative bind paths against the project folder, ``<project>_`` prefi
 networks, the project's default network (sibling services resolve the vLLM service by name), list and
 mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``deploy.resources.reservations.devices`` or ``gpus:``, ``user``, ``working_dir``, ``labels``,
-``ulimits``, ``logging``. ``extends:`` is refused with a way out; other keys are named in warnings.
+``ulimits``, ``logging``, ``extends:`` (same file and another), ``!reset`` / ``!override``, ``profiles:``
+(a service in no active profile is not chosen unless named). Other keys are named in warnings.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
+from llm_dyno.core.profiles.compose_extends import ServiceSource, active, resolve_extends, strip_tags
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
@@ -38,19 +40,29 @@ def _runs_vllm(svc: Any) -> bool:
     command = svc.get("command")
     command_words = command if isinstance(command, list) else str(command or "").split()
     starts_with_serve = bool(command_words) and str(command_words[0]) == "serve"
-    # extends: what it runs is in another file, read only once the user flattens it (refused later)
     return (
         "vllm" in str(svc.get("image", "")).lower()
-        or "extends" in svc
         or starts_with_serve
         or any(k in words for k in ("vllm serve", "--model", "vllm.entrypoints"))
     )
 
 
-def _choose_service(services: dict[str, Any], wanted: str | None, where: Location) -> str:
-    names = ", ".join(map(str, services)) or "none"
+def _readable(name: str, here: ServiceSource, project: Path | None, where: Location) -> Any:
+    """A service as far as choosing goes: its extends applied when that can be done, tags read."""
+    try:
+        return strip_tags(resolve_extends(name, here, project, where))
+    except ImportFormatError:
+        return strip_tags(here.services[name])  # the error is said if this service is the one imported
+
+
+def _choose_service(
+    services: dict[str, Any], every: dict[str, Any], wanted: str | None, where: Location
+) -> str:
+    """The service to import: ``wanted`` (any service, as ``docker compose up NAME`` starts one whose
+    profile is inactive), else the one of the started ``services`` that runs vLLM."""
+    names = ", ".join(map(str, every)) or "none"
     if wanted is not None:
-        if wanted not in services:
+        if wanted not in every:
             raise ImportFormatError(
                 f"no service '{wanted}' in this compose file (services: {names})",
                 where=where,
@@ -60,6 +72,8 @@ def _choose_service(services: dict[str, Any], wanted: str | None, where: Locatio
     found = [str(n) for n, s in services.items() if _runs_vllm(s)]
     if len(found) == 1:
         return found[0]
+    if not found and len(services) == 1:
+        return next(iter(services))  # the only service there is (its image may be named by a variable)
     if not found:
         raise ImportFormatError(
             f"no service runs vLLM (services: {names})",
@@ -72,13 +86,20 @@ def _choose_service(services: dict[str, Any], wanted: str | None, where: Locatio
 
 
 def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
-    docker: dict[str, Any] = {"image": s.text(svc["image"], "image")}
+    docker: dict[str, Any] = {"image": s.value(svc["image"], "image")}
     for key in ("container_name", "shm_size", "ipc", "runtime", "restart", "user", "working_dir"):
         if svc.get(key) is not None:
             value = svc[key]
             # YAML reads an unquoted `restart: no` as false
             docker[key] = "no" if key == "restart" and value is False else s.text(value, key)
-    docker["ports"] = tuple(s.port(p, i) for p, i in s.items("ports"))
+    docker["ports"] = tuple(m for p, i in s.items("ports") for m in s.ports(p, i))
+    if str(docker.get("ipc", "")).startswith("service:"):
+        raise ImportFormatError(
+            f"ipc: {docker['ipc']} shares the IPC namespace of another service, which LLM Dyno does not "
+            "start (it runs one service)",
+            where=s.at("ipc"),
+            hint="use ipc: host or ipc: shareable, or container:NAME of a container that is running",
+        )
     docker["volumes"] = tuple(v for v in (s.volume(x, i) for x, i in s.items("volumes")) if v is not None)
     docker["labels"] = s.mapping("labels")
     docker["ulimits"] = s.ulimits()
@@ -114,29 +135,33 @@ def read_compose(
         )
     # a service called 1175872 is read by YAML as a number; compose names are strings
     services = {str(k): v for k, v in services.items()}
+    data = {**data, "services": services}
     meta = data.get(META_KEY)
     if service is None and isinstance(meta, dict) and meta.get("service") in services:
         service = str(meta["service"])  # our own export names its service
-    name = _choose_service(services, service, Location(source, line_for(lines, ("services",)), "services"))
+    warnings = [] if warnings is None else warnings
+    ctx = ComposeContext.load(base_dir, warnings)
+    here = ServiceSource(services, base_dir, source)
+    services_where = Location(source, line_for(lines, ("services",)), "services")
+    profiles = {p.strip() for p in ctx.variables.get("COMPOSE_PROFILES", "").split(",") if p.strip()}
+    started = {
+        n: _readable(n, here, base_dir, services_where) for n, s in services.items() if active(s, profiles)
+    }
+    name = _choose_service(started, services, service, services_where)
     draft = Draft("compose", source, service=name, name_hint=name)
-    if warnings is not None:
-        draft.warnings = warnings
-    ctx = ComposeContext.load(base_dir, draft.warnings)
+    draft.warnings = warnings
     draft.unset = ctx.unset
     if isinstance(meta, dict) and meta.get("service", name) == name:
-        draft.meta = meta
+        draft.meta, draft.file_meta = meta, dict(meta)
     ctx.project = choose_project(ctx, data.get("name"), Location(source, line_for(lines, ("name",)), "name"))
     if draft.meta.get("project"):
         ctx.project = str(draft.meta["project"])  # our own export: the project the profile came from
-    svc = services[name]
+    # extends (same file or another) applied, !reset / !override read: the service as Compose runs it
+    svc = strip_tags(
+        resolve_extends(name, here, base_dir, Location(source, line_for(lines, ("services", name))))
+    )
+    data = strip_tags(data)
     s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data)
-    if isinstance(svc, dict) and "extends" in svc:
-        raise ImportFormatError(
-            f"service '{name}' uses extends:, which LLM Dyno does not follow",
-            where=s.at("extends"),
-            hint="flatten the file first: docker compose config > flat.yml (or docker-compose config), "
-            "then import flat.yml",
-        )
     if not isinstance(svc, dict) or "image" not in svc:
         raise ImportFormatError(
             f"service '{name}' has no image",

@@ -22,11 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_dotenv import parse_env_text, read_bounded
 from llm_dyno.core.profiles.model import is_secret_name
+from llm_dyno.core.secrets import escape_literal
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?", re.DOTALL)
-_DOTENV_LINE_RE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*(=\s*(.*))?$", re.DOTALL)
+# An imported file's values may not grow past this when expanded (a 482-byte .env whose variables
+# repeat each other reached 10^9 characters), nor nest ${A:-${B:-…}} deeper than MAX_NESTING.
+MAX_VALUE_CHARS = 65536
+MAX_NESTING = 32
 _PROJECT_BAD_RE = re.compile(r"[^a-z0-9_-]")
 
 
@@ -52,13 +57,25 @@ class ComposeContext:
         """Read ``.env`` from ``base_dir`` (if there is one) under the process environment."""
         env = dict(os.environ if environ is None else environ)
         dotenv: dict[str, str] = {}
-        if base_dir is not None and (base_dir / ".env").is_file():
-            dotenv = read_env_file(base_dir / ".env", env, warnings)
+        if base_dir is not None and (base_dir / ".env").exists():
+            dotenv = read_env_file(base_dir / ".env", env, warnings, project=base_dir)
         return cls(base_dir, {**dotenv, **env}, dotenv, warnings)
 
     def interpolate(self, text: str, where: Location) -> str:
         """Compose's variable substitution of one value."""
         return _Interpolation(self, where).run(text)
+
+    def interpolate_value(self, text: str, where: Location) -> str:
+        """:meth:`interpolate` for a value the launch resolves (environment, command, image): a result
+        that only reads like a reference (``$${foo}`` → ``${foo}``) is stored escaped, so that launch
+        passes ``${foo}`` on instead of resolving it again."""
+        out, kept = self.interpolate_counted(text, where)
+        return out if kept else escape_literal(out)
+
+    def interpolate_counted(self, text: str, where: Location) -> tuple[str, int]:
+        """:meth:`interpolate`, and how many secret references it kept as written."""
+        run = _Interpolation(self, where)
+        return run.run(text), run.kept
 
     def resolve_path(self, path: str, where: Location) -> str:
         """A bind source as Compose reads it: relative paths against the project folder."""
@@ -96,11 +113,20 @@ class _Interpolation:
 
     def __init__(self, ctx: ComposeContext, where: Location) -> None:
         self.ctx, self.where = ctx, where
+        self.depth = 0
+        self.kept = 0  # secret references kept as written (the result then holds a real reference)
 
     def run(self, text: str) -> str:
+        if self.depth > MAX_NESTING:
+            raise ImportFormatError(
+                f"variables nested more than {MAX_NESTING} deep", where=self.where, hint="simplify the ${…}"
+            )
         out: list[str] = []
+        size = 0
         i = 0
         while i < len(text):
+            size += len(out[-1]) if out else 0  # each turn appends one piece: count the last one
+            self._bound(size)
             if text[i] != "$":
                 out.append(text[i])
                 i += 1
@@ -126,7 +152,24 @@ class _Interpolation:
                 # "$@", "$1" and friends belong to a shell script inside the file: left as written
                 out.append("$")
                 i += 1
+        self._bound(size + (len(out[-1]) if out else 0))
         return "".join(out)
+
+    def _bound(self, size: int) -> None:
+        if size > MAX_VALUE_CHARS:
+            raise ImportFormatError(
+                f"a value expands to more than {MAX_VALUE_CHARS} characters (variables that repeat each "
+                "other?); not read",
+                where=self.where,
+                hint="write the value out, or shorten the variables it refers to",
+            )
+
+    def _nested(self, text: str) -> str:
+        self.depth += 1
+        try:
+            return self.run(text)
+        finally:
+            self.depth -= 1
 
     def _value(self, name: str, written: str) -> str:
         if is_secret_name(name):
@@ -135,6 +178,7 @@ class _Interpolation:
                     f"{self.where}: {name} is set in .env; the profile keeps the reference {written} and "
                     "reads its value from your environment (or keyring) at launch, not from .env"
                 )
+            self.kept += 1
             return written  # a reference stays a reference: the secret is read at launch
         if name not in self.ctx.variables:
             self.ctx.unset.setdefault(name, self.where)
@@ -155,9 +199,9 @@ class _Interpolation:
         value = self.ctx.variables.get(name)
         empty = value is None or (value == "" and op.startswith(":"))
         if op in (":-", "-"):
-            return self.run(arg) if empty else str(value)
+            return self._nested(arg) if empty else str(value)
         if op in (":+", "+"):
-            return "" if empty else self.run(arg)
+            return "" if empty else self._nested(arg)
         if empty:
             raise ImportFormatError(
                 f"${{{body}}}: {arg or name + ' is required'}",
@@ -179,47 +223,21 @@ def _closing_brace(text: str, start: int) -> int:
     return -1
 
 
-def _dotenv_value(raw: str, lookup: ComposeContext, where: Location) -> str:
-    raw = raw.strip()
-    if raw[:1] == "'" and raw.rfind("'") > 0:
-        return raw[1 : raw.rfind("'")]  # single quotes: literal
-    if raw[:1] == '"' and raw.rfind('"') > 0:
-        inner = raw[1 : raw.rfind('"')]
-        inner = inner.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
-        return lookup.interpolate(inner, where)
-    raw = re.split(r"\s+#", raw, maxsplit=1)[0]  # an inline comment needs a blank before '#'
-    return lookup.interpolate(raw, where)
-
-
-def read_env_file(path: Path, environ: Mapping[str, str], warnings: list[str]) -> dict[str, str]:
-    """A ``.env`` / ``env_file`` file: ``KEY=VALUE`` lines, quotes, ``export``, comments.
-
-    Values may refer to the environment and to keys defined above them. A bare ``KEY`` takes the
-    environment's value (and is left out when that is unset), as in Compose.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportFormatError(f"cannot read {path}: {exc}", where=Location(str(path))) from None
-    out: dict[str, str] = {}
+def read_env_file(
+    path: Path,
+    environ: Mapping[str, str],
+    warnings: list[str],
+    *,
+    project: Path | None,
+    where: Location | None = None,
+    escaped: bool = False,
+    raw: bool = False,
+) -> dict[str, str]:
+    """A ``.env`` / ``env_file`` file read as Compose reads it, behind the bounds of
+    :mod:`~llm_dyno.core.profiles.compose_dotenv` (``project``: the folder it must lie in)."""
+    text = read_bounded(path, project, where or Location(str(path)))
     ctx = ComposeContext(path.parent, dict(environ), {}, warnings)
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        m = _DOTENV_LINE_RE.match(line)
-        where = Location(str(path), number)
-        if m is None:
-            raise ImportFormatError(
-                f"not a KEY=VALUE line: {line.strip()[:60]!r}", where=where, hint="write NAME=value"
-            )
-        key = m.group(1)
-        if m.group(2) is None:
-            if key in environ:
-                out[key] = environ[key]
-            continue
-        ctx.variables = {**out, **environ}
-        out[key] = _dotenv_value(m.group(3), ctx, where)
-    return out
+    return parse_env_text(text, str(path), ctx, environ, escaped=escaped, raw=raw)
 
 
 def normalize_project_name(name: str) -> str:

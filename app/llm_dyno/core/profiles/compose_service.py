@@ -6,6 +6,7 @@ The project-level semantics (interpolation, ``.env``, project name, relative pat
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_sourc
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
+from llm_dyno.core.secrets import escape_literal
 
 
 class ServiceReader:
@@ -53,21 +55,66 @@ class ServiceReader:
             raise ImportFormatError(f"'{key}' must be a list", where=self.at(key))
         return list(zip(value, range(len(value)), strict=True))
 
+    def value(self, value: Any, *path: str | int) -> str:
+        """:meth:`text` for a value the launch resolves (environment, command, image): a literal that
+        reads like a reference (``$${foo}``) is kept escaped (see ``ComposeContext.interpolate_value``)."""
+        self.text(value, *path)  # its checks
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        return self.ctx.interpolate_value(str(value), self.at(*path))
+
     def tokens(self, key: str) -> tuple[list[str], list[Location]]:
         value = self.svc.get(key)
         if value is None:
             return [], []
+        read = self.value if key == "command" else self.text
         if isinstance(value, list):
-            return [self.text(v, key, i) for i, v in enumerate(value)], [
+            return [read(v, key, i) for i, v in enumerate(value)], [
                 self.at(key, i) for i in range(len(value))
             ]
+        self.text(value, key)  # its checks
+        text, kept = self.ctx.interpolate_counted(str(value), self.at(key))
         try:
-            words = shlex.split(self.text(value, key))
+            words = shlex.split(text)
         except ValueError as exc:
             raise ImportFormatError(
                 f"cannot split {key}: {exc} (unbalanced quotes?)", where=self.at(key)
             ) from None
+        if key == "command" and not kept:
+            words = [escape_literal(w) for w in words]  # no secret reference kept: every ${…} is literal
         return words, [self.at(key)] * len(words)
+
+    def ports(self, item: Any, i: int) -> list[str]:
+        """One ``ports:`` entry as mappings, a range (``80-82:8080-8082``) as one mapping per port, as
+        Compose publishes it."""
+        text = self.port(item, i)
+        spec, slash, proto = text.partition("/")
+        head, _, ctr = spec.rpartition(":")
+        host_ip, _, host = head.rpartition(":") if head.count(":") >= 1 else ("", "", head)
+        if "-" not in ctr and "-" not in host:
+            return [text]
+        where = self.at("ports", i)
+        try:
+            c0, _, c1 = ctr.partition("-")
+            ctrs = list(range(int(c0), int(c1 or c0) + 1))
+            h0, _, h1 = host.partition("-")
+            hosts = list(range(int(h0), int(h1 or h0) + 1)) if host else []
+        except ValueError:
+            raise ImportFormatError(f"port range {text!r}: expected numbers", where=where) from None
+        if not ctrs or len(ctrs) > 1024 or (hosts and len(ctrs) > 1 and len(hosts) != len(ctrs)):
+            raise ImportFormatError(
+                f"port range {text!r}: the host and container ranges differ in size (or exceed 1024 ports)",
+                where=where,
+                hint="write two ranges of the same length, e.g. 8000-8001:8000-8001",
+            )
+        ip = f"{host_ip}:" if host_ip else ""
+        suffix = f"{slash}{proto}"
+        if len(ctrs) == 1 and len(hosts) > 1:
+            return [text]  # a host range for one container port: Docker picks a free port in it
+        return [
+            (f"{ip}{hosts[k]}:{c}" if hosts else (f"{ip}:{c}" if ip else str(c))) + suffix
+            for k, c in enumerate(ctrs)
+        ]
 
     def port(self, item: Any, i: int) -> str:
         if not isinstance(item, dict):
@@ -85,12 +132,24 @@ class ServiceReader:
         folder, or a named volume under its engine name (``<project>_<name>``)."""
         where = self.at("volumes", i)
         if isinstance(item, dict):
-            if item.get("type") == "tmpfs" or "target" not in item:
-                self.draft.warnings.append(f"{where}: this volume is not kept (tmpfs or no target)")
+            kind = item.get("type", "volume")
+            if kind in ("image", "npipe", "cluster") or "target" not in item:
+                raise ImportFormatError(
+                    f"a volume of type {kind!r}"
+                    + ("" if "target" in item else " without a target")
+                    + " cannot be mounted by LLM Dyno",
+                    where=where,
+                    hint="mount a folder or a named volume instead",
+                )
+            if kind == "tmpfs":
+                self.draft.warnings.append(
+                    f"{where}: the tmpfs mount at {item['target']} is not kept (LLM Dyno mounts folders and "
+                    "volumes only); the container writes there into its own layer"
+                )
                 return None
             source = self.interp(str(item["source"]), where) if item.get("source") else ""
             target = self.interp(str(item["target"]), where)
-            mode = "ro" if item.get("read_only") else ""
+            mode = ",".join(self._long_volume_options(item, kind))
         else:
             text = self.text(item, "volumes", i)
             parts = text.split(":")
@@ -100,16 +159,19 @@ class ServiceReader:
                     f"{where}: {parts[0]} is a Windows path, which a Linux Docker engine cannot mount; "
                     "replace it with a folder on the machine that runs the server"
                 )
+            if len(parts) > 1 and not parts[0]:
+                raise ImportFormatError(
+                    f"volume {text!r} has an empty source (an unset variable?)" + self.draft.unset_note(),
+                    where=where,
+                    hint="set the variable, or write the folder or volume to mount",
+                )
             if len(parts) == 1:
                 source, target, mode = "", parts[0], ""
             else:
                 source, target, mode = parts[0], parts[1], ":".join(parts[2:])
         if not source:
-            self.draft.warnings.append(
-                f"{where}: an anonymous volume for {target} is not kept (Docker would make a new one each "
-                "time); name it, e.g. cache:{target}"
-            )
-            return None
+            # an anonymous volume, as Compose makes it: Docker creates a new one for each container
+            return ":".join([target, *([mode] if mode else [])]) if mode else target
         if is_path_source(source):
             source = self.ctx.resolve_path(source, where)
         else:
@@ -119,8 +181,53 @@ class ServiceReader:
                     f"{where}: volume '{source}' is not declared under the top-level volumes: (Docker "
                     "Compose refuses such a file); read as a volume of this project"
                 )
-            source = self.ctx.scoped(source, declared.get(source), "volume", where)
+            folder = self._local_bind(source, declared.get(source))
+            source = folder or self.ctx.scoped(source, declared.get(source), "volume", where)
         return ":".join([source, target, *([mode] if mode else [])])
+
+    def _long_volume_options(self, item: dict[str, Any], kind: str) -> list[str]:
+        """The mode of a long-syntax mount as the short syntax writes it: ``ro``, the bind propagation
+        (``rslave``), the SELinux label (``z``), ``nocopy``."""
+        options = ["ro"] if item.get("read_only") else []
+        bind: dict[str, Any] = item["bind"] if isinstance(item.get("bind"), dict) else {}
+        if bind.get("propagation"):
+            options.append(str(bind["propagation"]))
+        if bind.get("selinux"):
+            options.append(str(bind["selinux"]))
+        volume: dict[str, Any] = item["volume"] if isinstance(item.get("volume"), dict) else {}
+        if volume.get("nocopy"):
+            options.append("nocopy")
+        if kind == "bind" and bind.get("create_host_path") is False:
+            self.draft.warnings.append(
+                f"{self.at('volumes')}: create_host_path: false is not kept (Docker creates a missing folder)"
+            )
+        return options
+
+    def _local_bind(self, name: str, declared: Any) -> str | None:
+        """A volume declared with the ``local`` driver bound to a folder (``driver_opts: {type: none,
+        o: bind, device: PATH}``) is that folder, as Docker mounts it; any other driver or option
+        cannot be made by LLM Dyno (it creates no volumes) and is refused, naming the declaration."""
+        if not isinstance(declared, dict):
+            return None
+        driver = declared.get("driver") or "local"
+        opts = declared.get("driver_opts") or {}
+        if driver == "local" and not opts:
+            return None
+        where = Location(self.draft.source, line_for(self.lines, ("volumes", name)), f"volumes.{name}")
+        if (
+            driver == "local"
+            and isinstance(opts, dict)
+            and str(opts.get("type")) == "none"
+            and "bind" in str(opts.get("o", "")).split(",")
+            and opts.get("device")
+        ):
+            return self.ctx.resolve_path(self.interp(str(opts["device"]), where), where)
+        raise ImportFormatError(
+            f"volume '{name}' uses driver {driver!r} with options {sorted(map(str, opts))}: LLM Dyno "
+            "creates no volumes, so it cannot make this one",
+            where=where,
+            hint="create the volume first (docker volume create …) and declare it external: true",
+        )
 
     def env_files(self) -> dict[str, str]:
         """The variables of ``env_file:`` (later files win), read against the project folder."""
@@ -131,20 +238,21 @@ class ServiceReader:
         out: dict[str, str] = {}
         for i, entry in enumerate(entries):
             where = self.at("env_file", i) if isinstance(raw, list) else self.at("env_file")
-            required = True
+            required, raw = True, False
             if isinstance(entry, dict):
                 required = entry.get("required", True) is not False
+                raw = entry.get("format") == "raw"  # values as written: quotes kept, nothing filled in
                 entry = entry.get("path", "")
             name = self.interp(str(entry), where)
             base = self.ctx.base_dir
-            if base is None and not Path(name).is_absolute():
+            if base is None:
                 self.draft.warnings.append(
-                    f"{where}: env_file {name} is not read: pasted text has no folder to find it in "
-                    "(import the compose file itself)"
+                    f"{where}: env_file {name} is not read: pasted text has no project folder, and an "
+                    "imported file may not make the app read files elsewhere (import the compose file itself)"
                 )
                 continue
-            path = Path(name) if Path(name).is_absolute() else (base or Path()) / name
-            if not path.is_file():
+            path = Path(name) if Path(name).is_absolute() else base / name
+            if not os.path.lexists(path):
                 if not required:
                     continue
                 raise ImportFormatError(
@@ -152,7 +260,17 @@ class ServiceReader:
                     where=where,
                     hint="create it, or mark it optional with required: false",
                 )
-            out.update(read_env_file(path, self.ctx.variables, self.draft.warnings))
+            out.update(
+                read_env_file(
+                    path,
+                    self.ctx.variables,
+                    self.draft.warnings,
+                    project=base,
+                    where=where,
+                    escaped=True,
+                    raw=raw,
+                )
+            )
         return out
 
     def environment(self) -> dict[str, str]:
@@ -180,7 +298,7 @@ class ServiceReader:
             if isinstance(value, bool):
                 value = "true" if value else "false"
             # a secret's value is kept as written: the reference text, never what it points to
-            env[key] = str(value) if is_secret_name(key) else self.interp(str(value), where)
+            env[key] = str(value) if is_secret_name(key) else self.ctx.interpolate_value(str(value), where)
         return env
 
     def mapping(self, key: str) -> dict[str, str]:
@@ -313,8 +431,18 @@ class ServiceReader:
                 for group in request.get("capabilities") or []
                 for c in (group if isinstance(group, list) else [group])
             ]
+            if not caps and where[0] != "gpus":  # gpus: implies the gpu capability
+                raise ImportFormatError(
+                    "a device request needs capabilities (Docker Compose refuses it too)",
+                    where=self.at(*where),
+                    hint="add capabilities: [gpu]",
+                )
             if "gpu" not in caps and request.get("driver") != "nvidia":
-                continue
+                raise ImportFormatError(
+                    f"a device request for {caps}: LLM Dyno passes GPU requests only",
+                    where=self.at(*where),
+                    hint="request GPUs (capabilities: [gpu]) or remove the request",
+                )
             if request.get("device_ids") is not None:
                 try:
                     return tuple(int(str(x)) for x in request["device_ids"])

@@ -17,6 +17,7 @@ from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopbac
 from llm_dyno.core.profiles.launchers import split_launch
 from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime, is_secret_name
 from llm_dyno.core.profiles.yamlio import dump
+from llm_dyno.core.secrets import is_reference, resolve_reference
 
 __all__ = ["to_compose", "to_docker_run", "to_vllm_serve"]
 
@@ -83,6 +84,15 @@ def _escape(value: str) -> str:
     return value.replace("$", "$$")
 
 
+def _escape_resolved(value: str) -> str:
+    """A value the launch resolves (image, environment, command) as Compose gets the same: a reference
+    (``${A}``) stays one; a literal, including an escaped one (``$${foo}``, the text ``${foo}``), has
+    its ``$`` doubled."""
+    if is_reference(value):
+        return value
+    return _escape(resolve_reference(value) or "")
+
+
 def _named_volumes(docker: DockerSettings) -> dict[str, Any]:
     """Top-level declarations of the named volumes, under their engine names (no prefix added)."""
     out: dict[str, Any] = {}
@@ -112,7 +122,7 @@ def to_compose(profile: Profile) -> str:
     their engine names, so Docker Compose runs the same container wherever the file is put.
     """
     docker = _docker(profile, "a compose file")
-    service: dict[str, Any] = {"image": _escape(docker.image)}
+    service: dict[str, Any] = {"image": _escape_resolved(docker.image)}
     if docker.container_name:
         service["container_name"] = _escape(docker.container_name)
     if docker.restart:
@@ -126,7 +136,7 @@ def to_compose(profile: Profile) -> str:
     if profile.env:
         # secret references are kept as written on import, so they are written unescaped
         service["environment"] = [
-            f"{k}={v if is_secret_name(k) else _escape(v)}" for k, v in profile.env.items()
+            f"{k}={v if is_secret_name(k) else _escape_resolved(v)}" for k, v in profile.env.items()
         ]
     if docker.shm_size:
         service["shm_size"] = _escape(docker.shm_size)
@@ -156,7 +166,7 @@ def to_compose(profile: Profile) -> str:
         service["deploy"] = {"resources": {"reservations": {"devices": [device]}}}
     if docker.entrypoint is not None:
         service["entrypoint"] = [_escape(t) for t in docker.entrypoint]
-    service["command"] = [t if _holds_secret_ref(t) else _escape(t) for t in profile.vllm_argv()]
+    service["command"] = [t if _holds_secret_ref(t) else _escape_resolved(t) for t in profile.vllm_argv()]
     key = safe_name(profile.name).replace(" ", "-").replace("+", "-")
     if docker.network_aliases and _SERVICE_KEY_RE.match(docker.network_aliases[0]):
         key = docker.network_aliases[0]  # the service's name on its network, as in the original file
@@ -276,5 +286,7 @@ def to_vllm_serve(profile: Profile) -> str:
     argv = [_quote_arg(t) for t in profile.vllm_argv()]
     head_n = 2 if profile.model_flag else 1
     command = [shlex.quote(executable), "serve", *argv[:head_n]]
+    if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in profile.env):
+        env = ["env", *env]  # a name a shell cannot assign (VAR.WITH.DOTS): env(1) sets it
     lines = _lines(env[:1] or command, [[e] for e in env[1:]] + ([command] if env else []), argv[head_n:])
     return f"{META_COMMENT} {json.dumps(meta)}\n" + lines + "\n"

@@ -17,7 +17,14 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
-from llm_dyno.core.secrets import SECRET_FLAG_ENV, secret_flag, secret_value_problem
+from llm_dyno.core.secrets import (
+    SECRET_FLAG_ENV,
+    is_reference,
+    secret_flag,
+    secret_in_text,
+    secret_value_problem,
+    strip_credentials,
+)
 
 SourceKind = Literal["compose", "docker-run", "vllm-serve", "profile"]
 
@@ -84,6 +91,7 @@ class Draft:
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     unset: dict[str, Location] = field(default_factory=dict)  # variables read while unset → where
+    file_meta: dict[str, Any] = field(default_factory=dict)  # the source's own x-llm-dyno block, as written
 
     def unset_note(self) -> str:
         """`` (…is not set…)`` naming the unset variables, for an error that they may have caused."""
@@ -163,13 +171,81 @@ def _scrub_secret_flags(args: list[str], warnings: list[str]) -> None:
 
 
 def _scrub_secret_env(env: dict[str, str], warnings: list[str]) -> None:
+    """Literal secrets become ``${KEY}`` references: by the variable's name (``HF_TOKEN``), or by the
+    value's shape under any name (an ``hf_…`` token, ``user:password@`` in a proxy URL)."""
     for key, value in env.items():
-        if value and is_secret_name(key) and secret_value_problem(value) is not None:
-            env[key] = f"${{{key}}}"
-            warnings.append(
-                f"{key} held a literal secret; replaced it with ${{{key}}} (set it in your environment "
-                "or the keyring, never in a profile)"
+        if not value or is_reference(value):
+            continue
+        kind = secret_in_text(value)
+        if kind is None and not (is_secret_name(key) and secret_value_problem(value) is not None):
+            continue
+        env[key] = f"${{{key}}}"
+        warnings.append(
+            f"{key} held {kind or 'a literal secret'}; replaced it with ${{{key}}} (set it in your "
+            "environment or the keyring, never in a profile)"
+        )
+
+
+def _scrub_secret_labels(draft: Draft) -> None:
+    """Labels reach Docker as written (anyone who can list containers reads them): a secret-looking
+    label is left out, named in a warning without its value."""
+    docker = draft.docker
+    labels = dict(docker.get("labels") or {}) if docker else {}
+    for key, value in list(labels.items()):
+        kind = secret_in_text(str(value))
+        if kind is not None:
+            del labels[key]
+            draft.warnings.append(
+                f"{draft.loc('docker.labels')}: label {key} held {kind}; left out (labels are readable by "
+                "anyone who can list containers)"
             )
+    if docker is not None and docker.get("labels"):
+        draft.docker = {**docker, "labels": labels}
+
+
+def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Location]) -> None:
+    """A secret written into a script or an argument cannot become a reference there: refused, with
+    where it is and what to do, never what it is."""
+    scripts: list[tuple[str, Location]] = [
+        (draft.meta.get("pre_start") or "", draft.loc("command")),
+        (" ".join(map(str, (draft.docker or {}).get("entrypoint") or ())), draft.loc("docker.entrypoint")),
+        *zip(args, args_where, strict=False),
+    ]
+    for text, where in scripts:
+        kind = secret_in_text(str(text))
+        if kind is not None:
+            raise ImportFormatError(
+                f"{kind} is written into the command or its script; not imported (a profile holds "
+                "references, never secrets)",
+                where=where,
+                hint="put the secret in your environment (e.g. export HF_TOKEN=…) and write $HF_TOKEN "
+                "in its place",
+            )
+
+
+# x-llm-dyno keys an imported file may not set silently: where the server runs and what runs first
+_UNTRUSTED_META = ("pre_start", "runtime", "cwd")
+
+
+def _untrusted_meta(draft: Draft, *, trust_host: bool) -> dict[str, Any]:
+    """The file's ``x-llm-dyno`` block without ``host`` (which Docker engine gets the secrets at launch:
+    only the user decides, with ``trust_host``), and a warning naming each setting that runs something."""
+    meta, warnings = draft.meta, draft.warnings
+    if meta.get("host") and not trust_host:
+        warnings.append(
+            f"{META_KEY}.host ({strip_credentials(str(meta['host']))}) is not taken from an imported file: "
+            "it picks the Docker engine that receives your secrets at launch; the profile uses your "
+            "local engine (import --docker-host-from-file to take it, or set docker.host yourself)"
+        )
+        meta = {k: v for k, v in meta.items() if k != "host"}
+    named = [k for k in _UNTRUSTED_META if draft.file_meta.get(k)]
+    if named:
+        warnings.append(
+            f"{META_KEY} of the imported file sets {', '.join(named)}: "
+            + "; ".join(f"{k} = {str(draft.file_meta[k])[:200]!r}" for k in named)
+            + " (check them before launching: they decide what runs and where)"
+        )
+    return meta
 
 
 class ImportFailed(ImportFormatError):
@@ -230,14 +306,19 @@ def build_result(
     runtime: str | Runtime | None,
     executable: str | None,
     bind: str | None = None,
+    trust_host: bool = False,
 ) -> ImportResult:
     """Validate a draft into an :class:`ImportResult`; errors point at the source's file, line and field.
 
     ``bind``: ``loopback`` (default) or ``file``, how ports without an address are published.
+    ``trust_host``: take the file's ``x-llm-dyno.host`` (else dropped with a warning).
     """
     model, model_flag, args, args_where = _take_model(draft)
     _scrub_secret_flags(args, draft.warnings)
     _scrub_secret_env(draft.env, draft.warnings)
+    _scrub_secret_labels(draft)
+    draft.meta = _untrusted_meta(draft, trust_host=trust_host)
+    _refuse_secret_in_script(draft, args, args_where)
     try:
         engine_config(args)
     except ProfileError as exc:
@@ -315,7 +396,7 @@ def build_result(
         key = ".".join(str(p) for p in err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
-        raise ImportFormatError(f"{key}: {msg}", where=where) from None
+        raise ImportFormatError(f"{key}: {msg}{draft.unset_note()}", where=where) from None
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)

@@ -22,6 +22,7 @@ from llm_dyno.core.profiles.import_common import (
 )
 from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import load_with_lines
+from llm_dyno.core.secrets import strip_credentials
 
 __all__ = ["ImportFailed", "ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
 
@@ -51,6 +52,7 @@ def import_text(
     executable: str | None = None,
     base_dir: Path | None = None,
     bind: str | None = None,
+    trust_host: bool = False,
 ) -> ImportResult:
     """Read a profile from compose YAML, a ``docker run`` line or a ``vllm serve`` line.
 
@@ -58,8 +60,9 @@ def import_text(
     compose service; ``runtime`` forces ``docker`` or ``process``; ``executable`` sets the ``vllm``
     executable of a process profile; ``base_dir`` is the folder of the imported file (a compose
     project's folder: its ``.env``, relative paths, project name); ``bind`` is ``loopback`` (default)
-    or ``file``: how ports written without an address are published. A failed import raises
-    :class:`ImportFailed`, which keeps the warnings gathered before the failure.
+    or ``file``: how ports written without an address are published; ``trust_host`` takes the Docker
+    engine the file names (``x-llm-dyno.host``, ``docker -H``; else dropped with a warning). A failed
+    import raises :class:`ImportFailed`, which keeps the warnings gathered before the failure.
     """
     if not text.strip():
         raise ImportFormatError(
@@ -74,26 +77,41 @@ def import_text(
     if bind is not None and bind not in ("loopback", "file"):
         raise ImportFormatError(f"bind {bind!r}: expected 'loopback' or 'file'", where=Location(source))
     if detect_kind(text) == "compose" and _is_profile_document(text):
-        return _import_profile(text, source=source, name=name)
+        return _import_profile(text, source=source, name=name, trust_host=trust_host)
     warnings: list[str] = []
     try:
         if detect_kind(text) == "compose":
             draft = read_compose(text, source=source, service=service, base_dir=base_dir, warnings=warnings)
         else:
             draft = read_cmdline(text, source=source, warnings=warnings)
-        return build_result(draft, name=name, runtime=runtime, executable=executable, bind=bind)
+        return build_result(
+            draft, name=name, runtime=runtime, executable=executable, bind=bind, trust_host=trust_host
+        )
     except ImportFailed:
         raise
     except ImportFormatError as exc:
         raise ImportFailed(exc, warnings) from None
 
 
-def _import_profile(text: str, *, source: str | None, name: str | None) -> ImportResult:
-    """An LLM Dyno profile file (one exported or shared by someone): validated as it is."""
+def _import_profile(text: str, *, source: str | None, name: str | None, trust_host: bool) -> ImportResult:
+    """An LLM Dyno profile file (one exported or shared by someone): validated as it is, but for the
+    Docker engine it names (dropped unless ``trust_host``) and what it runs first (named)."""
     profile = profile_from_yaml(text, source)
     if name is not None and name != profile.name:
         profile = profile.with_changes(name=name)
-    return ImportResult(profile=profile, warnings=(), source_kind="profile", service=None)
+    warnings: list[str] = []
+    if profile.docker is not None and profile.docker.host and not trust_host:
+        warnings.append(
+            f"docker.host ({strip_credentials(profile.docker.host)}) is not taken from an imported file: it "
+            "picks the Docker engine that receives your secrets at launch; the profile uses your local "
+            "engine (import --docker-host-from-file to take it)"
+        )
+        profile = profile.with_changes(docker=profile.docker.model_copy(update={"host": None}))
+    if profile.pre_start:
+        warnings.append(
+            f"the imported profile runs a script before vLLM (pre_start): {profile.pre_start[:200]!r}"
+        )
+    return ImportResult(profile=profile, warnings=tuple(warnings), source_kind="profile", service=None)
 
 
 def _is_profile_document(text: str) -> bool:

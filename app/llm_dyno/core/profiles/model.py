@@ -212,7 +212,8 @@ class Profile(_Frozen):
     def _env(cls, v: dict[str, Any]) -> dict[str, str]:
         out: dict[str, str] = {}
         for key, value in v.items():
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(key)):
+            # the names Compose takes (compose-go's dotenv: letters, digits, _ . - [ ]): Docker passes them
+            if not re.match(r"^[A-Za-z0-9_.\-\[\]]+$", str(key)):
                 raise ValueError(f"{key!r} is not an environment variable name")
             text = "" if value is None else str(value)
             problem = secret_value_problem(text) if text and is_secret_name(str(key)) else None

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from llm_dyno.core.errors import Location, ProfileError
+from llm_dyno.core.profiles.compose_extends import register_tags
 
 Path_ = tuple[str | int, ...]
 
@@ -48,6 +49,9 @@ class _BoundedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+register_tags(_BoundedLoader)  # Compose's !reset and !override
 
 
 class _Refused(Exception):

@@ -49,7 +49,6 @@ from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
-from llm_dyno.core.secrets import resolve_command, resolve_env
 
 if TYPE_CHECKING:
     from llm_dyno.core.runtime.logformats import PhaseTracker
@@ -132,13 +131,9 @@ class DockerServerHandle(ServerHandle):
             planned = self.plan.spec
             if not isinstance(planned, ContainerSpec):
                 raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
-            env = dict(planned.environment)
-            spec = planned.resolved(
-                resolve_env(env) if "environment" in planned.create else None,
-                resolve_command(list(planned.command)),
-            )
+            spec = planned.for_engine(reveal=True)  # what plan showed, with the secrets filled in
             self._api_key = client_api_key(self.plan.profile)
-            self._ensure_image(planned.image)
+            self._ensure_image(str(spec["image"]))
             if self._stopping.is_set():
                 return
             self._status_to(ServerState.CREATING, f"creating container {planned.name}")

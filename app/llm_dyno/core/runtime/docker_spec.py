@@ -24,7 +24,7 @@ from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import find_context
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
-from llm_dyno.core.secrets import require_secrets, split_secret_flags
+from llm_dyno.core.secrets import reference_name, require_secrets, resolve_reference, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -54,7 +54,9 @@ class DockerLaunchPlan(LaunchPlan):
         spec = self.spec
         if not isinstance(spec, ContainerSpec):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
-        return " ".join(shell_word(w) for w in docker_run_argv(spec.create, self.docker_host))
+        return " ".join(
+            shell_word(w) for w in docker_run_argv(spec.for_engine(reveal=False), self.docker_host)
+        )
 
 
 def is_url_host(host: str) -> bool:
@@ -87,7 +89,7 @@ def _ports(settings: DockerSettings, warnings: list[PlanWarning]) -> dict[str, A
     bare: list[str] = []
     for mapping in settings.ports:
         ip, host_port, ctr_port, proto = _parse_port(mapping)
-        if "-" in ctr_port or "-" in host_port:
+        if "-" in ctr_port:
             warnings.append(
                 PlanWarning(WarningKind.IGNORED, f"port range {mapping!r} is not supported; it is left out")
             )
@@ -97,7 +99,9 @@ def _ports(settings: DockerSettings, warnings: list[PlanWarning]) -> dict[str, A
             ip = "127.0.0.1"
             bare.append(mapping)
         # every interface (no address, or bind: file) is written as Docker Compose writes it: HostIp ""
-        binding: Any = (ip or "", int(host_port)) if host_port else (ip or "",)
+        # a host range (6005-6015) for one container port stays a string: Docker picks a port in it
+        port: int | str = int(host_port) if host_port.isdigit() else host_port
+        binding: Any = (ip or "", port) if host_port else (ip or "",)
         key = f"{ctr_port}/{proto}"
         if key in out:
             prev = out[key]
@@ -122,7 +126,8 @@ def _host_ip(binding: Any) -> str:
 
 
 def _host_port(binding: Any) -> int | None:
-    return int(binding[1]) if binding is not None and len(binding) > 1 else None
+    """The fixed host port of a binding (None: Docker picks one, also within a range)."""
+    return binding[1] if binding is not None and len(binding) > 1 and isinstance(binding[1], int) else None
 
 
 def _volumes(settings: DockerSettings, warnings: list[PlanWarning]) -> list[str]:
@@ -130,11 +135,15 @@ def _volumes(settings: DockerSettings, warnings: list[PlanWarning]) -> list[str]
     out: list[str] = []
     for i, entry in enumerate(settings.volumes):
         parts = entry.split(":")
-        if len(parts) < 2:
-            raise DynoError(
-                f"volume {entry!r} needs a source and a target (src:dst[:ro])",
-                where=at(None, field=f"docker.volumes[{i}]"),
-            )
+        if len(parts) < 2 or (parts[0].startswith("/") and not parts[1].startswith("/")):
+            if not parts[0].startswith("/"):
+                raise DynoError(
+                    f"volume {entry!r} needs a source and a target (src:dst[:ro]), or an absolute "
+                    "container path alone (an anonymous volume)",
+                    where=at(None, field=f"docker.volumes[{i}]"),
+                )
+            out.append(entry)  # an anonymous volume: Docker makes a new one for the container
+            continue
         src, dst = os.path.expanduser(parts[0]), parts[1]
         mode = ":".join(parts[2:]) or "rw"
         if src.startswith("."):
@@ -243,6 +252,22 @@ def _restart_policy(restart: str | None) -> dict[str, Any] | None:
     return policy
 
 
+def _image(image: str) -> str:
+    """The image as Docker is asked for it: ``${VAR}`` resolved from the environment (as Compose
+    resolves ``image: ${VAR}``), an escaped ``$${…}`` unescaped. An image name is no secret: every
+    ``docker ps`` shows it, so plan shows it resolved."""
+    if reference_name(image) is None and not image.startswith("$$"):
+        return image
+    value = resolve_reference(image, key="docker.image")
+    if not value:
+        raise DynoError(
+            f"docker.image is {image}, which is not set",
+            where=at(None, field="docker.image"),
+            hint=f"export {reference_name(image)}=IMAGE before launching, or write the image in the profile",
+        )
+    return value
+
+
 def plan_container(profile: Profile) -> DockerLaunchPlan:
     """Build the container for a profile without side effects. Raises a DynoError on bad input."""
     settings = profile.docker
@@ -257,7 +282,9 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     engine_port = engine.port or DEFAULT_ENGINE_PORT
     ports = _ports(settings, warnings)
     binding = ports.get(f"{engine_port}/tcp")
-    first = binding[0] if isinstance(binding, list) else binding
+    # of several bindings of the server's port, the first with a fixed host port is the one to call
+    bindings = binding if isinstance(binding, list) else [binding]
+    first = next((b for b in bindings if _host_port(b) is not None), bindings[0])
     if settings.network == "host":
         first = ("127.0.0.1", engine_port)  # the server listens on the host itself
     found_port = _host_port(first)
@@ -286,7 +313,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     environment = {**profile.env, **secret_env}
     warnings += warnings_of(WarningKind.SECRET, require_secrets(environment, list(secret_env)))
     spec: dict[str, Any] = {
-        "image": settings.image,
+        "image": _image(settings.image),
         "command": command,
         "name": container_name(profile),
         "labels": {
@@ -397,7 +424,7 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
         for b in bindings if isinstance(bindings, list) else [bindings]:
             port, proto = ctr.split("/")
             suffix = "" if proto == "tcp" else f"/{proto}"
-            ip, host_port = _host_ip(b), _host_port(b)
+            ip, host_port = _host_ip(b), (b[1] if len(b) > 1 else None)  # a fixed port or a range
             published = f"{ip}:{host_port or ''}:" if ip else (f"{host_port}:" if host_port else "")
             argv += ["-p", f"{published}{port}{suffix}"]
     for bind in spec.get("volumes", []):

@@ -12,10 +12,19 @@ show each kind its own way and code never matches warning text.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from llm_dyno.core.secrets import (
+    KEYRING_PREFIX,
+    is_secret_name,
+    reference_name,
+    resolve_command,
+    resolve_reference,
+)
 
 
 class WarningKind(StrEnum):
@@ -144,13 +153,39 @@ class ContainerSpec:
                     out.append(port)
         return tuple(out)
 
-    def resolved(self, environment: Mapping[str, str] | None, command: list[str]) -> dict[str, Any]:
-        """The create arguments with the environment and command resolved (held only for the call)."""
+    def for_engine(self, environ: Mapping[str, str] | None = None, *, reveal: bool) -> dict[str, Any]:
+        """The ``containers.create`` arguments the launch hands to Docker: the one function that both
+        ``launch`` (``reveal=True``) and ``plan`` (``reveal=False``) read, so that the two never differ.
+
+        References in the environment and the command are resolved from ``environ`` (an unset one is
+        passed empty, as Compose does); an escaped literal (``$${foo}``) becomes ``${foo}`` and is not
+        resolved again. With ``reveal=False`` a value that is a secret (its variable's name, or the name
+        it refers to, says so; keyring references) stays its reference: what plan prints and stores.
+        The revealed result holds secrets: hand it to the engine only.
+        """
+        source = os.environ if environ is None else environ
         out = dict(self.create)
-        if environment is not None:
-            out["environment"] = dict(environment)
-        out["command"] = command
+        if "environment" in self.create:
+            out["environment"] = {k: _value(k, str(v), source, reveal) for k, v in self.environment.items()}
+        out["command"] = [
+            a if not reveal and _hidden("", a.partition("=")[2] or a) else resolve_command([a], source)[0]
+            for a in self.command
+        ]
         return out
+
+
+def _hidden(key: str, value: str) -> bool:
+    """Whether plan shows ``value`` as its reference (a secret) rather than resolved."""
+    if value.strip().startswith(KEYRING_PREFIX):
+        return True
+    name = reference_name(value)
+    return name is not None and (is_secret_name(key) or is_secret_name(name))
+
+
+def _value(key: str, value: str, environ: Mapping[str, str], reveal: bool) -> str:
+    if not reveal and (_hidden(key, value) or (is_secret_name(key) and value.strip().startswith("$"))):
+        return value
+    return resolve_reference(value, environ, key=key) or ""
 
 
 LaunchSpec = ProcessSpec | ContainerSpec

@@ -1,0 +1,81 @@
+"""Docker Compose's own fixtures (compose-spec/compose-go, docker/compose; tests/fixtures/compose/upstream,
+SOURCES.json names each one's repository, path and commit) read by the app and compared by meaning with
+``docker-compose config`` (tests/support/compose_corpus.py); ``benchmarks/compose_corpus.py`` writes the
+figures. Every judged service matches, or is refused for a reason Compose v2 shares (listed here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.compose_corpus import UPSTREAM, judge_all
+
+# service → why the app refuses it though Compose v1.29 prints a config for it
+REFUSED_FOR_A_SHARED_REASON = {
+    "compose/pkg/e2e/fixtures/logs-test/cat.yaml#test": "${FILE} unset leaves ':/text_file.txt': v1.29 "
+    "mounts '.', Compose v2 (compose-go ParseVolume) refuses the empty section between colons",
+    "compose/pkg/e2e/testdata/TestIPC/compose.yaml#service": "ipc: service:X needs the other service "
+    "running; the app starts one service (refused naming the key and line)",
+    "compose/pkg/e2e/testdata/TestImagesAfterImageRemoved/compose.yaml#app": "image: ${REMOVED_IMAGE} is "
+    "unset, so the image is empty: Compose v2 cannot create that container either",
+}
+
+
+def test_every_judged_service_matches_or_is_refused_for_a_shared_reason() -> None:
+    outcomes = judge_all()
+    counts = Counter(o.result for o in outcomes)
+    assert counts["crash"] == 0, [o for o in outcomes if o.result == "crash"]
+    differ = {o.key(): o.detail for o in outcomes if o.result == "differ"}
+    assert differ == {}
+    refused = {o.key(): o.detail for o in outcomes if o.result == "refused"}
+    assert set(refused) == set(REFUSED_FOR_A_SHARED_REASON), refused
+    assert all("Traceback" not in d for d in refused.values())
+    # the corpus is what SOURCES.json says (a lost fixture folder must not pass as "nothing differs")
+    sources = json.loads((UPSTREAM / "SOURCES.json").read_text())
+    assert len(sources) >= 100 and counts["match"] >= 190, counts
+
+
+DOTENV = UPSTREAM / "compose-go" / "dotenv" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "name", sorted(k for k in json.loads((DOTENV / "expected.json").read_text()) if k[0] != "_")
+)
+def test_compose_go_dotenv_fixture_through_env_file(tmp_path: Path, name: str) -> None:
+    """compose-go's dotenv fixtures, named by ``env_file:`` of a compose file and imported with the CLI:
+    the container's environment holds what compose-go's own tests assert."""
+    expected = json.loads((DOTENV / "expected.json").read_text())[name]
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "x.env").write_bytes((DOTENV / f"{name}.env").read_bytes())
+    (folder / "docker-compose.yml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n"
+        "    ports: ['8000:8000']\n    env_file: x.env\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPTION_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llm_dyno",
+            "profile",
+            "import",
+            str(folder / "docker-compose.yml"),
+            "--dry-run",
+        ],
+        env={**env, "LLM_DYNO_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    got = yaml.safe_load(done.stdout)["env"]
+    assert {k: got.get(k) for k in expected} == expected

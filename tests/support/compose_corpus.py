@@ -1,0 +1,209 @@
+"""Docker Compose's own test fixtures as a corpus: what the app reads from each, compared by meaning with
+what Compose reads (``docker-compose config``, v1.29, recorded beside each fixture).
+
+The fixtures live in tests/fixtures/compose/upstream (``SOURCES.json`` names the repository, path and
+commit of each); ``benchmarks/compose_corpus.py --collect`` copies them from the mirrors and records
+Compose's reading, ``benchmarks/compose_corpus.py`` writes the figures, and
+tests/core/profiles/test_upstream_corpus.py holds the app to them.
+
+For every service that has an image and a command (a vLLM service always names its model), the app
+imports it with ``--bind file`` (ports as written) and the facts that decide how the container runs
+are compared: image, entrypoint, command, environment, ports, volumes, ipc, user, working_dir, restart.
+Outcomes: ``match``; ``refused`` (the app refuses what Compose v1.29 accepts); ``differ`` (the fields
+named); ``crash`` (anything but a clear import error); ``unjudged`` (Compose v1.29 cannot read the
+file, mostly for a v2-only key, and no v2 judge is recorded here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from llm_dyno.core.errors import ImportFormatError
+from llm_dyno.core.profiles.compose_project import normalize_project_name
+from llm_dyno.core.profiles.importers import import_text
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.docker_spec import _entrypoint, _parse_port
+from llm_dyno.core.secrets import is_secret_name, reference_name, resolve_reference
+
+UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "compose" / "upstream"
+FIELDS = ("image", "entrypoint", "command", "environment", "ports", "volumes", "ipc", "user", "working_dir")
+# the environment both readers see (nothing of the machine's, so that the figures do not depend on it)
+CLEAN_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One service of one fixture: how the app's reading compares with Compose's."""
+
+    fixture: str
+    service: str
+    result: str  # match | refused | differ | crash | unjudged
+    detail: str = ""
+
+    def key(self) -> str:
+        """``fixture#service``, how the test's table names it."""
+        return f"{self.fixture}#{self.service}"
+
+
+def fixtures() -> Iterator[tuple[str, Path, dict[str, Any]]]:
+    """(name, compose file, source record) for each fixture in SOURCES.json."""
+    sources = json.loads((UPSTREAM / "SOURCES.json").read_text())
+    for name, record in sorted(sources.items()):
+        yield name, UPSTREAM / name, record
+
+
+def _words(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
+
+
+def _port_rows(published: list[Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for p in published:
+        if isinstance(p, dict):
+            rows.append(
+                (
+                    str(p.get("host_ip") or ""),
+                    str(p.get("published") or ""),
+                    str(p["target"]),
+                    str(p.get("protocol") or "tcp"),
+                )
+            )
+        else:
+            ip, host, ctr, proto = _parse_port(str(p))
+            rows.append((ip or "", host, ctr, proto))
+    return sorted(rows)
+
+
+def _volume_rows(volumes: list[Any], project: str | None) -> list[tuple[str, str, str]]:
+    rows = []
+    for v in volumes:
+        if isinstance(v, dict):
+            mode = "ro" if v.get("read_only") else "rw"
+            rows.append((str(v.get("source") or ""), str(v["target"]), mode))
+            continue
+        parts = str(v).split(":")
+        if len(parts) == 1 or (parts[0].startswith("/") and not parts[1].startswith("/")):
+            parts = ["", *parts]  # an anonymous volume: the container path (and its mode) alone
+        src, dst, mode = [*parts, "", ""][:3]
+        if project and src.startswith(f"{project}_"):
+            src = src[len(project) + 1 :]  # the engine name of a named volume: Compose prints its key
+        rows.append((src, dst, mode or "rw"))
+    return sorted(rows)
+
+
+def compose_facts(service: dict[str, Any], project: str | None) -> dict[str, Any]:
+    """The compared facts of one service as ``docker-compose config`` printed it."""
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(str(e).partition("=")[::2] for e in env)
+    return {
+        "image": str(service.get("image")),
+        "entrypoint": _words(service.get("entrypoint")),
+        "command": _words(service.get("command")),
+        "environment": {str(k): str(v) for k, v in env.items() if v is not None},
+        "ports": _port_rows(service.get("ports") or []),
+        "volumes": _volume_rows(service.get("volumes") or [], project),
+        "ipc": service.get("ipc"),
+        "user": None if service.get("user") is None else str(service["user"]),
+        "working_dir": service.get("working_dir"),
+    }
+
+
+def app_facts(profile: Profile) -> dict[str, Any]:
+    """The compared facts of an imported profile: what its launch hands to Docker."""
+    docker = profile.docker
+    assert docker is not None
+    env = {}
+    for key, value in profile.env.items():
+        ref = reference_name(value)
+        if ref is not None and (is_secret_name(key) or is_secret_name(ref)):
+            env[key] = "<secret reference>"  # deliberate: a secret stays a reference, warned at import
+        else:
+            env[key] = resolve_reference(value, CLEAN_ENV) or ""
+    return {
+        "image": resolve_reference(docker.image, CLEAN_ENV),
+        "entrypoint": _entrypoint(profile, docker),
+        "command": [resolve_reference(a, CLEAN_ENV) or "" for a in profile.vllm_argv()],
+        "environment": env,
+        "ports": _port_rows(list(docker.ports)),
+        "volumes": _volume_rows(list(docker.volumes), docker.project),
+        "ipc": docker.ipc,
+        "user": docker.user,
+        "working_dir": docker.working_dir,
+    }
+
+
+def _same(field: str, compose: Any, app: Any) -> bool:
+    if field == "environment":
+        return set(compose) == set(app) and all(
+            app[k] == "<secret reference>" or app[k] == compose[k] for k in compose
+        )
+    return bool(compose == app)
+
+
+def judge(name: str, compose_file: Path) -> list[Outcome]:
+    """Every service of one fixture that has an image and a command, judged."""
+    text = compose_file.read_text()
+    data = yaml.safe_load(_no_tags(text)) or {}
+    config_file = compose_file.with_name(compose_file.name + ".config.yaml")
+    error_file = compose_file.with_name(compose_file.name + ".config-error.txt")
+    resolved = yaml.safe_load(config_file.read_text()) if config_file.exists() else None
+    project = normalize_project_name(data.get("name") or compose_file.parent.name) or None
+    out = []
+    for service, svc in (data.get("services") or {}).items():
+        if not isinstance(svc, dict) or "command" not in svc or "build" in svc:
+            continue
+        old = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(CLEAN_ENV)
+        try:
+            result = import_text(
+                text,
+                source=str(compose_file),
+                service=str(service),
+                base_dir=compose_file.parent,
+                bind="file",
+            )
+            app: dict[str, Any] | None = app_facts(result.profile)
+            refusal = ""
+        except ImportFormatError as exc:
+            app, refusal = None, exc.message
+        except Exception as exc:  # a crash is a finding, never an abort of the whole corpus
+            out.append(Outcome(name, str(service), "crash", f"{type(exc).__name__}: {exc}"))
+            continue
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        if resolved is None:  # v1.29 cannot read it (mostly v2-only keys): no judge recorded here
+            why = error_file.read_text().strip().splitlines()[-1][:200] if error_file.exists() else ""
+            said = f"app refused: {refusal}" if app is None else "app imported it"
+            out.append(Outcome(name, str(service), "unjudged", f"{said}; v1.29: {why}"))
+            continue
+        if app is None:
+            out.append(Outcome(name, str(service), "refused", refusal))
+            continue
+        compose = compose_facts(resolved["services"][str(service)], project)
+        diff = [f for f in FIELDS if not _same(f, compose[f], app[f])]
+        detail = "; ".join(f"{f}: compose {compose[f]!r} app {app[f]!r}" for f in diff)
+        out.append(Outcome(name, str(service), "differ" if diff else "match", detail))
+    return out
+
+
+def _no_tags(text: str) -> str:
+    """YAML tags Compose v2 knows (``!reset``, ``!override``) read by a plain loader as plain values."""
+    return text.replace("!reset", "").replace("!override", "")
+
+
+def judge_all() -> list[Outcome]:
+    """The whole corpus."""
+    return [o for name, path, _ in fixtures() for o in judge(name, path)]
