@@ -46,6 +46,7 @@ from llm_dyno.core.runtime.docker_spec import (
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
+from llm_dyno.core.runtime.ownership import NOT_OURS, installation_key, launched_here, with_proof
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
@@ -138,6 +139,7 @@ class DockerServerHandle(ServerHandle):
                 resolve_command(list(planned.command)),
             )
             self._api_key = client_api_key(self.plan.profile)
+            spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]))
             self._ensure_image(planned.image)
             if self._stopping.is_set():
                 return
@@ -154,6 +156,9 @@ class DockerServerHandle(ServerHandle):
                 raise errs.start_error(exc, spec) from exc
         except DockerError as exc:
             self._fail(exc.reason())
+            return
+        except DynoError as exc:  # e.g. an installation key that is refused
+            self._fail(FailureReason(FailureKind.UNKNOWN, exc.message, hint=exc.hint or ""))
             return
         except docker.errors.DockerException as exc:
             self._fail(FailureReason(FailureKind.UNKNOWN, f"Docker: {errs.api_message(exc)}"))
@@ -378,6 +383,11 @@ class DockerRuntime(Runtime):
         self.warnings = []
         handles: list[DockerServerHandle] = []
         now = time.monotonic()
+        try:
+            key = installation_key(create=False)
+        except DynoError as exc:
+            self.warnings.append(f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+            key = None
         for host in self.hosts if hosts is None else tuple(hosts):
             if hosts is None and self._retry_at.get(host, 0.0) > now:
                 continue
@@ -395,6 +405,11 @@ class DockerRuntime(Runtime):
             self._retry_at.pop(host, None)
             for container in containers:
                 if container.id in known:
+                    continue
+                if not launched_here(container.labels or {}, container.name or "", key):
+                    # labels anyone can write (an image's are copied to its containers): no request
+                    # goes to it, least of all with a key
+                    self.warnings.append(f"container {container.name}: cannot be followed: {NOT_OURS}")
                     continue
                 try:
                     handles.append(self._adopt_one(container, host))
