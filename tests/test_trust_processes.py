@@ -107,3 +107,80 @@ def test_status_never_signals_a_group_it_did_not_start(
         assert "ghost" not in done.stdout  # not adopted: its server is gone
         assert not record.exists()  # the stale record is dropped
         record = _record(tmp_path, pgid, ticks, marker, argv)
+
+
+# ---- the app's folders: never written through a symlink ------------------------------------------
+
+
+def _fake_server_profile(home: Path, name: str) -> Profile:
+    fake = home / "fake-vllm"
+    fake.write_text("#!/bin/sh\nexec sleep 120\n")
+    fake.chmod(0o755)
+    profile = Profile(
+        name=name, runtime=Runtime.PROCESS, model="m", process=ProcessSettings(executable=str(fake))
+    )
+    folder = home / "config" / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.yaml").write_text(profile.to_yaml())
+    return profile
+
+
+def test_launch_refuses_a_symlinked_server_record_and_leaves_its_target_alone(tmp_path: Path) -> None:
+    from llm_dyno.core.runtime.registry_files import server_key
+
+    _fake_server_profile(tmp_path, "linked")
+    servers = tmp_path / "data" / "servers"
+    servers.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    record = servers / f"{server_key('linked')}.json"
+    record.symlink_to(victim)
+    done = cli(tmp_path, "launch", "linked")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        f"{record} is a symbolic link: LLM Dyno does not write through links in its data folder"
+        in done.stderr
+    )
+    assert "remove the link and try again" in done.stderr and "Traceback" not in done.stderr
+    assert victim.read_text() == "precious\n" and record.is_symlink()
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _runs(p, tmp_path / "fake-vllm")]
+    # a dangling link is refused the same way, and nothing is created where it points
+    record.unlink()
+    record.symlink_to(tmp_path / "made-through-the-link")
+    done = cli(tmp_path, "launch", "linked")
+    assert done.returncode == 1 and "is a symbolic link" in done.stderr
+    assert not (tmp_path / "made-through-the-link").exists()
+
+
+def test_the_launch_lock_is_not_taken_through_a_link(tmp_path: Path) -> None:
+    from llm_dyno.core.runtime.registry_files import server_key
+
+    _fake_server_profile(tmp_path, "locked")
+    servers = tmp_path / "data" / "servers"
+    servers.mkdir(parents=True)
+    lock = servers / f"{server_key('locked')}.lock"
+    lock.symlink_to(tmp_path / "lock-target")
+    done = cli(tmp_path, "launch", "locked")
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert f"{lock} is a symbolic link" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "lock-target").exists()
+
+
+def _runs(proc: Path, exe: Path) -> bool:
+    try:
+        return str(exe) in (proc / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+def test_history_refuses_a_symlinked_database(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    victim = tmp_path / "victim.db"
+    victim.write_bytes(b"not a database of ours")
+    (data / "history.db").symlink_to(victim)
+    done = cli(tmp_path, "history", "list")
+    assert done.returncode != 0
+    assert f"{data / 'history.db'} is a symbolic link" in done.stderr and "Traceback" not in done.stderr
+    assert victim.read_bytes() == b"not a database of ours"
+    assert not (tmp_path / "victim.db-wal").exists()

@@ -135,7 +135,7 @@ class ProfileStore:
                 path = self.folder / f"{file_stem(profile.name)}-{n}{SUFFIX}"
                 n += 1
         try:
-            atomic_write_text(path, profile.to_yaml(), backup=True)
+            atomic_write_text(path, profile.to_yaml(), backup=True, follow_link=True)
         except OSError as exc:
             raise StoreError(f"cannot write profile: {exc}", where=Location(str(path))) from None
         return path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -21,6 +22,7 @@ import docker.errors
 import docker.utils
 from docker.models.containers import Container
 
+from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import docker_errors as errs
@@ -295,7 +297,8 @@ class DockerServerHandle(ServerHandle):
         with contextlib.suppress(docker.errors.DockerException, OSError):
             path = log_path(self.profile_name, str(container.id)[:12])
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(container.logs(stdout=True, stderr=True))
+            with os.fdopen(open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
+                out.write(container.logs(stdout=True, stderr=True))
             self.log_file = path
         try:
             container.remove(force=True)

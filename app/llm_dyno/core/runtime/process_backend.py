@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from llm_dyno.core.atomic import atomic_write_text, clear_os_error
+from llm_dyno.core.atomic import atomic_write_text, clear_os_error, open_no_follow, refuse_link
 from llm_dyno.core.demo.cpu_demo import DEMO_PROFILE
 from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.profiles.model import Profile, profile_from_data
@@ -340,8 +340,9 @@ class ProcessRuntime(Runtime):
         marker = secrets.token_hex(16)  # what tells this server's processes from any other later
         env[MARKER_ENV] = marker
         try:
+            refuse_link(state_path(plan.profile.name))  # before anything runs: it could not be recorded
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(log_path, "ab") as log:
+            with os.fdopen(open_no_follow(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
                 popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
                     argv,
                     stdin=subprocess.DEVNULL,

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.store import file_stem
@@ -120,7 +121,10 @@ def launch_lock(profile_name: str) -> Iterator[None]:
     folder = servers_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{server_key(profile_name)}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise DynoError(f"cannot take the launch lock: {exc.strerror or exc}", hint=f"see {path}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -144,7 +148,9 @@ def mark_stopped(instance: str) -> None:
     folder = _marks()
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / instance).write_text(f"{os.getpid()} {time.time():.0f}\n", encoding="utf-8")
+        fd = open_no_follow(folder / instance, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as mark:
+            mark.write(f"{os.getpid()} {time.time():.0f}\n")
 
 
 def was_stopped(instance: str) -> bool:
