@@ -146,7 +146,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             where=Location(str(st.path_for(result.profile.name)), None, "name"),
             hint="pass --name NEW to import under another name, or --replace to overwrite it",
         )
-    path = st.save(result.profile)
+    path = st.save(result.profile, replace=args.replace)  # under the store's lock: one of a race wins
     print(f"imported {result.source_kind} as profile {result.profile.name!r} → {path}")
     return 0
 
