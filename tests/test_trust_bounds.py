@@ -5,6 +5,7 @@ a clear message and bounded memory."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
@@ -41,3 +42,46 @@ def test_launch_reads_a_128_mib_line_and_1_mib_lines_in_bounded_memory_and_time(
     assert ran.peak_mb < PEAK_RSS_LIMIT_MB, f"peak RSS {ran.peak_mb:.0f} MB"
     assert ran.seconds < 60, f"{ran.seconds:.1f} s"
     assert max(len(line) for line in ran.err.splitlines()) < 1100  # the excerpt's lines are cut
+
+
+def test_import_refuses_a_50_mb_docker_run_line_at_once(tmp_path: Path) -> None:
+    line = tmp_path / "run.sh"
+    with open(line, "w") as fh:
+        fh.write("docker run --gpus all vllm/vllm-openai:latest --model m")
+        for _ in range(50 * 1024):
+            fh.write(" --x " + "a" * 1019)
+    ran = llm_dyno(["profile", "import", str(line)], tmp_path)
+    assert ran.code != 0
+    assert (
+        f"{line}: the file to import is too big: {line.stat().st_size:,} bytes, more than 1,048,576"
+        in ran.err
+    )
+    assert "Traceback" not in ran.err
+    assert ran.peak_mb < PEAK_RSS_LIMIT_MB and ran.seconds < 20, f"{ran.peak_mb:.0f} MB, {ran.seconds:.1f} s"
+    assert not (tmp_path / "config" / "profiles").exists()
+
+
+def test_import_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "compose.yaml"
+    os.mkfifo(fifo)
+    ran = llm_dyno(["profile", "import", str(fifo)], tmp_path, timeout_s=30)
+    assert ran.code != 0 and ran.seconds < 20
+    assert f"{fifo}: cannot read the file to import: it is a FIFO, not a regular file" in ran.err
+
+
+def test_diagnose_reads_the_head_and_tail_of_a_500_mb_log(tmp_path: Path) -> None:
+    log = tmp_path / "huge.log"
+    with open(log, "wb") as fh:
+        fh.write(b"INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.32.0\n")
+        fh.truncate(500 * MIB)  # a sparse middle: 500 MB of NUL bytes to read
+        fh.seek(500 * MIB)
+        fh.write(b"\nINFO 01-01 00:10:00 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s\n")
+    profiles = tmp_path / "config" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "p.yaml").write_text(Profile(name="p", model="m", runtime=Runtime.PROCESS).to_yaml())
+    ran = llm_dyno(["diagnose", "p", "--log", str(log)], tmp_path, timeout_s=120)
+    assert ran.code == 0, ran.err[-2000:]
+    assert "bytes in the middle not read" in ran.out + ran.err
+    assert "Traceback" not in ran.err
+    assert ran.peak_mb < PEAK_RSS_LIMIT_MB, f"peak RSS {ran.peak_mb:.0f} MB"
+    assert ran.seconds < 60
