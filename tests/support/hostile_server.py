@@ -53,6 +53,7 @@ GET_SHAPES = (
     "models_list",  # /v1/models answers a bare JSON list
     "models_string",  # /v1/models answers {"data": "tiny"}
     "header_drip_get",  # /metrics and /v1/models: headers one byte per second, never ending
+    "many_series",  # /metrics with 147,000 series of a counter the app reads, under the size cap
 )
 SHAPES = STREAM_SHAPES + GET_SHAPES
 
@@ -188,6 +189,15 @@ class HostileServer:
                 except OSError:
                     pass
                 h.close_connection = True
+        elif path == "/metrics" and self.shape == "many_series":
+            lines = [
+                b"# HELP vllm:generation_tokens_total Generation tokens.",
+                b"# TYPE vllm:generation_tokens_total counter",
+            ]
+            lines += [
+                b'vllm:generation_tokens_total{engine="%d",model_name="tiny"} 1.0' % i for i in range(147_000)
+            ]
+            self._fixed(h, 200, b"\n".join(lines) + b"\n")
         elif path == "/v1/models" and self.shape == "models_list":
             self._fixed(h, 200, b'[{"id": "tiny"}]')
         elif path == "/v1/models" and self.shape == "models_string":
