@@ -22,7 +22,7 @@ _KINDS = (
 )
 
 
-def _open_regular(path: Path, what: str) -> int:
+def open_regular(path: Path, what: str) -> int:
     """A read-only descriptor of ``path``; DynoError when it cannot be opened or is no regular file
     (opened non-blocking, so a FIFO never waits for a writer)."""
     try:
@@ -49,7 +49,7 @@ def _open_regular(path: Path, what: str) -> int:
 
 def read_bytes_capped(path: Path, limit: int, what: str) -> bytes:
     """The whole of a regular file of at most ``limit`` bytes; a clear DynoError otherwise."""
-    fd = _open_regular(path, what)
+    fd = open_regular(path, what)
     with os.fdopen(fd, "rb") as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
@@ -74,7 +74,7 @@ def read_text_capped(path: Path, limit: int, what: str) -> str:
 def read_log_bounded(path: Path, head: int = 2 << 20, tail: int = 8 << 20) -> tuple[str, int]:
     """A log's text, at most its first ``head`` and last ``tail`` bytes (the version and settings are
     at the top, the cause of a failure near the end); and how many bytes between them were skipped."""
-    fd = _open_regular(path, "the log")
+    fd = open_regular(path, "the log")
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size <= head + tail:
