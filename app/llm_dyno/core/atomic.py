@@ -23,14 +23,43 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_text(path: Path, text: str, *, backup: bool = False) -> None:
+def link_refused(path: Path) -> OSError:
+    """The error for a symbolic link where the app keeps its own files (server records, logs,
+    history, keys): it is never written through, and the file it points to is left untouched."""
+    return OSError(
+        errno.ELOOP,
+        f"{path} is a symbolic link: LLM Dyno does not write through links in its data folder "
+        "(the file it points to is left untouched); remove the link and try again",
+    )
+
+
+def refuse_link(path: Path) -> None:
+    """Raise :func:`link_refused` when ``path`` is a symbolic link (dangling or not)."""
+    if path.is_symlink():
+        raise link_refused(path)
+
+
+def open_no_follow(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` that never follows a link in the last component (:func:`link_refused` instead)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise link_refused(path) from None
+        raise
+
+
+def atomic_write_text(path: Path, text: str, *, backup: bool = False, follow_link: bool = False) -> None:
     """Replace ``path`` with ``text`` so that a kill at any moment leaves the old or the new file, whole.
 
     With ``backup`` the previous content is kept as ``<name>.bak`` (itself written atomically).
-    A symlink stays a symlink: the file it points to is replaced (the user linked it on purpose,
-    e.g. into a dotfiles repository).
+    A symlink is refused (:func:`link_refused`), unless ``follow_link``: then it stays a symlink and
+    the file it points to is replaced (profiles and settings the user linked on purpose, e.g. into a
+    dotfiles repository).
     """
     if path.is_symlink():
+        if not follow_link:
+            raise link_refused(path)
         path = path.resolve()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

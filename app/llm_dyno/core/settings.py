@@ -138,7 +138,7 @@ def save(settings: Settings, path: Path | None = None) -> Path:
                 load(path)
             except SettingsError:
                 atomic_write_text(path.with_name(path.name + ".broken"), path.read_text("utf-8", "replace"))
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, follow_link=True)
     except OSError as exc:
         raise SettingsError(f"cannot write settings: {exc}", where=Location(str(path))) from None
     return path

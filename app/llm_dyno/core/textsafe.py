@@ -39,3 +39,19 @@ def sanitize_bytes(data: bytes) -> bytes:
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return _BYTES.sub(b"", data)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: str) -> str:
+    """Text from outside made inert for a CSV cell: no escape sequences or control characters, line
+    breaks as spaces, and a cell a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``+``, ``-``,
+    ``@``) prefixed with ``'``. A number written as text (``-5``, ``1e3``) stays as it is."""
+    clean = sanitize(text).replace("\n", " ").replace("\t", " ")
+    if clean.startswith(_FORMULA_START):
+        try:
+            float(clean)
+        except ValueError:
+            return "'" + clean
+    return clean

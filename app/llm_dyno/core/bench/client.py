@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     import httpx  # imported where a client is made: results and ceilings load without it
 
 
+# No request asks for near this many tokens: a count above it (or below 0) is a malformed answer
+MAX_COUNTED_TOKENS = 10_000_000
+
+
 class StreamError(DynoError):
     """A streamed request failed: HTTP error status, connection lost, error event, missing usage."""
 
@@ -349,7 +353,7 @@ class _Reader:
                 self.content += len(content)
                 self.reasoning += len(reasoning)
             if choice.get("finish_reason"):
-                self.finish = str(choice["finish_reason"])
+                self.finish = str(choice["finish_reason"])[:64]  # "stop", "length": a word, not a page
         if had_text:
             self._text_at(now)
 
@@ -425,14 +429,17 @@ def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events
             hint="the request asks for stream_options.include_usage; is this an OpenAI-compatible server?",
         )
     tokens = reader.usage.get("completion_tokens")
-    if not isinstance(tokens, int):
-        raise StreamError(f"usage has no completion_tokens: {reader.usage}", kind="protocol")
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or not 0 <= tokens <= MAX_COUNTED_TOKENS:
+        what = f"is {str(tokens)[:40]}" if "completion_tokens" in reader.usage else "is missing"
+        raise StreamError(f"malformed answer: usage.completion_tokens {what}, not a count", kind="protocol")
     prompt_tokens = reader.usage.get("prompt_tokens")
+    if not isinstance(prompt_tokens, int) or not 0 <= prompt_tokens <= MAX_COUNTED_TOKENS:
+        prompt_tokens = None  # none, or a figure nobody could have sent: not shown
     return StreamOutcome(
         ttft_s=None if reader.first is None else reader.first - t0,
         wall_s=end - t0,
         completion_tokens=tokens,
-        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        prompt_tokens=prompt_tokens,
         finish_reason=reader.finish,
         chunks=reader.chunks,
         latency=LatencySummary.of(reader.gaps),

@@ -8,6 +8,7 @@ from typing import Any
 
 from llm_dyno.core.bench.request_acceptance import combine
 from llm_dyno.core.bench.result import BenchResult, PromptResult, sum_acceptance
+from llm_dyno.core.textsafe import csv_cell
 
 CSV_COLUMNS = (
     "prompt",
@@ -84,7 +85,8 @@ def to_csv(result: BenchResult) -> str:
             peer.e2e_s if peer else None,
             " | ".join(r.warnings),
         ]
-        writer.writerow(["" if v is None else v for v in row])
+        # prompt names, finish reasons and warnings come from the suite and the server: made inert
+        writer.writerow(["" if v is None else csv_cell(v) if isinstance(v, str) else v for v in row])
     return out.getvalue()
 
 

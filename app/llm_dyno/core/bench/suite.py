@@ -28,6 +28,8 @@ _TOP_KEYS = {
     "timeout_s",
 }
 DEFAULT_TIMEOUT_S = 900
+# Bounds on the counts a suite (or --runs / --warmups) may ask for: a week of runs is not a benchmark.
+MAX_COUNTS = {"runs": 10_000, "warmups": 1_000, "timeout_s": 86_400, "max_tokens": 10_000_000}
 _PROMPT_KEYS = {"name", "max_tokens", "messages", "prompt"}
 
 
@@ -71,6 +73,9 @@ class Suite:
 
     def with_counts(self, *, runs: int | None = None, warmups: int | None = None) -> Suite:
         """A copy with other run / warm-up counts (the CLI's ``--runs`` / ``--warmups``)."""
+        for key, value, least in (("runs", runs, 1), ("warmups", warmups, 0)):
+            if value is not None and not least <= value <= MAX_COUNTS[key]:
+                raise SuiteError(f"--{key} must be between {least} and {MAX_COUNTS[key]:,}, got {value}")
         return replace(
             self,
             runs=self.runs if runs is None else runs,
@@ -131,8 +136,10 @@ def _int(
     path: Path_,
 ) -> int:
     value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _fail(f"'{key}' must be an integer ≥ {minimum}, got {value!r}", src, lines, (*path, key))
+    top = MAX_COUNTS.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (top and value > top):
+        bound = f"an integer ≥ {minimum}" + (f" and ≤ {top:,}" if top else "")
+        raise _fail(f"'{key}' must be {bound}, got {str(value)[:40]}", src, lines, (*path, key))
     return value
 
 

@@ -17,6 +17,7 @@ from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.bench.ab import PAIR_PREFIX, SIDE_TAGS
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Comparison, compare_samples
+from llm_dyno.core.bounded_read import read_log_bounded
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.references import Reference, load_references
@@ -222,10 +223,12 @@ def gather(
     path = log_path or (latest_log(profile.name) if profile is not None else None)
     if path is not None:
         try:
-            log = LaunchLog.from_text(path.read_text(encoding="utf-8", errors="replace"), str(path))
-            sources.append(f"log {path.name} ({len(log.lines)} lines)")
-        except OSError as exc:
-            notes.append(f"cannot read the log {path}: {exc.strerror}")
+            text, skipped = read_log_bounded(path)  # a log of any size: its head and tail
+            log = LaunchLog.from_text(text, str(path))
+            more = f"; {skipped:,} bytes in the middle not read" if skipped else ""
+            sources.append(f"log {path.name} ({len(log.lines)} lines{more})")
+        except DynoError as exc:
+            notes.append(exc.message)
     else:
         notes.append("no launch log yet: launch the profile once for the log findings")
     reference_log = None

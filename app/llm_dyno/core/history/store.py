@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.core.atomic import link_refused
 from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import HistoryError, migrate
@@ -100,6 +101,8 @@ class HistoryStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_path()
         self._copied: Path | None = None
+        if path is None and self.path.is_symlink():  # the app's own file: never written through a link
+            raise HistoryError(str(link_refused(self.path).strerror))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import time
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_dyno.core import paths
-from llm_dyno.core.atomic import atomic_write_text, remove_stale_temps
+from llm_dyno.core.atomic import atomic_write_text, open_no_follow, remove_stale_temps
 from llm_dyno.core.errors import DynoError, Location, ProfileError, StoreError
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 
@@ -119,32 +120,64 @@ class ProfileStore:
         """Whether a profile of this name is stored."""
         return name in self.load_all().names()
 
-    def save(self, profile: Profile, *, replace: bool = True) -> Path:
+    def save(self, profile: Profile, *, replace: bool = True, renaming: str | None = None) -> Path:
         """Write a profile atomically (the previous version is kept as ``.bak``).
 
-        With ``replace=False`` a profile of the same name must not exist yet.
+        With ``replace=False`` no profile of the same name, nor of another spelling of it that maps to
+        the same file name ("My Model", "my-model"), may exist yet (except ``renaming``, the profile
+        being renamed). Saves from several processes at once are serialised by a lock on the folder:
+        of two that race for one name without ``replace``, exactly one wins, the other is refused.
         """
-        report = self.load_all()
-        existing = next((sp for sp in report.profiles if sp.profile.name == profile.name), None)
-        if existing is not None and not replace:
-            raise StoreError(
-                f"a profile named {profile.name!r} already exists",
-                where=Location(str(existing.path), None, "name"),
-                hint="choose another name (--name) or delete the existing profile first",
-            )
-        if existing is not None:
-            path = existing.path
-        else:
-            path = self.folder / (file_stem(profile.name) + SUFFIX)
-            n = 2
-            while path.exists():  # a broken file or another name that maps to the same stem
-                path = self.folder / f"{file_stem(profile.name)}-{n}{SUFFIX}"
-                n += 1
+        with self._folder_lock():
+            report = self.load_all()
+            existing = next((sp for sp in report.profiles if sp.profile.name == profile.name), None)
+            if not replace:
+                stem = file_stem(profile.name)
+                existing = existing or next(
+                    (
+                        sp
+                        for sp in report.profiles
+                        if file_stem(sp.profile.name) == stem and sp.profile.name != renaming
+                    ),
+                    None,
+                )
+            if existing is not None and not replace:
+                other = existing.profile.name
+                same = "" if other == profile.name else f" (as {other!r}: the same file name)"
+                raise StoreError(
+                    f"a profile named {profile.name!r} already exists{same}",
+                    where=Location(str(existing.path), None, "name"),
+                    hint="choose another name (--name) or delete the existing profile first",
+                )
+            if existing is not None:
+                path = existing.path
+            else:
+                path = self.folder / (file_stem(profile.name) + SUFFIX)
+                n = 2
+                while os.path.lexists(path):  # a broken file or another name that maps to the same stem
+                    path = self.folder / f"{file_stem(profile.name)}-{n}{SUFFIX}"
+                    n += 1
+            try:
+                atomic_write_text(path, profile.to_yaml(), backup=True, follow_link=True)
+            except OSError as exc:
+                raise StoreError(f"cannot write profile: {exc}", where=Location(str(path))) from None
+            return path
+
+    @contextlib.contextmanager
+    def _folder_lock(self) -> Iterator[None]:
+        """Hold the store's write lock (``.lock`` in the folder; flock, released when closed)."""
         try:
-            atomic_write_text(path, profile.to_yaml(), backup=True)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = open_no_follow(self.folder / ".lock", os.O_RDWR | os.O_CREAT)
         except OSError as exc:
-            raise StoreError(f"cannot write profile: {exc}", where=Location(str(path))) from None
-        return path
+            raise StoreError(
+                f"cannot lock the profile folder: {exc.strerror or exc}", where=Location(str(self.folder))
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def rename(self, old: str, new: str) -> Path:
         """Rename a profile (its file follows the new name)."""
@@ -155,7 +188,7 @@ class ProfileStore:
             raise StoreError(f"a profile named {new!r} already exists", hint="choose another name")
         old_path = self.path_for(old)
         renamed = profile.with_changes(name=new)
-        path = self.save(renamed, replace=False)
+        path = self.save(renamed, replace=False, renaming=old)
         self._to_trash(old_path)
         return path
 

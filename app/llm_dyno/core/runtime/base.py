@@ -167,10 +167,15 @@ class LaunchPlan:
 
 
 class LogBuffer:
-    """A bounded, thread-safe buffer of log lines with subscribers (keeps at least 250 lines)."""
+    """A bounded, thread-safe buffer of log lines with subscribers: at most ``maxlen`` lines and,
+    beyond the last 250 (always kept), at most ``max_chars`` characters."""
 
-    def __init__(self, maxlen: int = 5000) -> None:
-        self._lines: deque[tuple[float, str]] = deque(maxlen=max(maxlen, 250))
+    MIN_LINES = 250
+
+    def __init__(self, maxlen: int = 5000, max_chars: int = 16 << 20) -> None:
+        self._lines: deque[tuple[float, str]] = deque(maxlen=max(maxlen, self.MIN_LINES))
+        self._max_chars = max_chars
+        self._chars = 0
         self._lock = threading.Lock()
         self._subscribers: list[Callable[[float, str], None]] = []
         self.total = 0
@@ -179,7 +184,12 @@ class LogBuffer:
         """Add a line and notify subscribers."""
         stamp = time.time() if ts is None else ts
         with self._lock:
+            if len(self._lines) == self._lines.maxlen:
+                self._chars -= len(self._lines[0][1])
             self._lines.append((stamp, line))
+            self._chars += len(line)
+            while self._chars > self._max_chars and len(self._lines) > self.MIN_LINES:
+                self._chars -= len(self._lines.popleft()[1])
             self.total += 1
             subs = list(self._subscribers)
         for cb in subs:

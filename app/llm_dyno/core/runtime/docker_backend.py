@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -21,6 +22,7 @@ import docker.errors
 import docker.utils
 from docker.models.containers import Container
 
+from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import docker_errors as errs
@@ -46,6 +48,7 @@ from llm_dyno.core.runtime.docker_spec import (
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
+from llm_dyno.core.runtime.ownership import NOT_OURS, installation_key, launched_here, with_proof
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
@@ -133,6 +136,7 @@ class DockerServerHandle(ServerHandle):
                 raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
             spec = planned.for_engine(reveal=True)  # what plan showed, with the secrets filled in
             self._api_key = client_api_key(self.plan.profile)
+            spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]))
             self._ensure_image(str(spec["image"]))
             if self._stopping.is_set():
                 return
@@ -149,6 +153,9 @@ class DockerServerHandle(ServerHandle):
                 raise errs.start_error(exc, spec) from exc
         except DockerError as exc:
             self._fail(exc.reason())
+            return
+        except DynoError as exc:  # e.g. an installation key that is refused
+            self._fail(FailureReason(FailureKind.UNKNOWN, exc.message, hint=exc.hint or ""))
             return
         except docker.errors.DockerException as exc:
             self._fail(FailureReason(FailureKind.UNKNOWN, f"Docker: {errs.api_message(exc)}"))
@@ -285,7 +292,8 @@ class DockerServerHandle(ServerHandle):
         with contextlib.suppress(docker.errors.DockerException, OSError):
             path = log_path(self.profile_name, str(container.id)[:12])
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(container.logs(stdout=True, stderr=True))
+            with os.fdopen(open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
+                out.write(container.logs(stdout=True, stderr=True))
             self.log_file = path
         try:
             container.remove(force=True)
@@ -373,6 +381,11 @@ class DockerRuntime(Runtime):
         self.warnings = []
         handles: list[DockerServerHandle] = []
         now = time.monotonic()
+        try:
+            key = installation_key(create=False)
+        except DynoError as exc:
+            self.warnings.append(f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+            key = None
         for host in self.hosts if hosts is None else tuple(hosts):
             if hosts is None and self._retry_at.get(host, 0.0) > now:
                 continue
@@ -390,6 +403,11 @@ class DockerRuntime(Runtime):
             self._retry_at.pop(host, None)
             for container in containers:
                 if container.id in known:
+                    continue
+                if not launched_here(container.labels or {}, container.name or "", key):
+                    # labels anyone can write (an image's are copied to its containers): no request
+                    # goes to it, least of all with a key
+                    self.warnings.append(f"container {container.name}: cannot be followed: {NOT_OURS}")
                     continue
                 try:
                     handles.append(self._adopt_one(container, host))

@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 import codecs
+import re
+
+# A log line longer than this is cut (the rest up to its end is dropped, and the cut is said): a
+# server that writes megabytes without a newline costs bounded memory and linear time.
+MAX_LINE_CHARS = 64 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def cut_note(length: int) -> str:
+    """What ends a line that was cut."""
+    return f" … [line cut: {length:,} characters, more than {MAX_LINE_CHARS:,}]"
 
 
 class LineSplitter:
@@ -11,12 +22,15 @@ class LineSplitter:
     tqdm redraws its progress bar with a bare ``\r``; each redraw becomes its own line so that
     progress can be followed live. A ``\r\n`` split across two chunks still counts as one line end,
     and a UTF-8 sequence split across chunks is decoded whole (invalid bytes become U+FFFD).
-    Empty lines are dropped. Not thread-safe: feed it from one thread.
+    Empty lines are dropped; a line over :data:`MAX_LINE_CHARS` is cut (:func:`cut_note`), and the
+    time spent is linear in the input. Not thread-safe: feed it from one thread.
     """
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
+        self._parts: list[str] = []  # the pending (unterminated) line, at most MAX_LINE_CHARS kept
+        self._kept = 0
+        self._length = 0  # the pending line's full length, cut or not
         self._after_cr = False  # the last character seen was a '\r': a leading '\n' is its partner
 
     def feed(self, chunk: bytes) -> list[str]:
@@ -26,36 +40,38 @@ class LineSplitter:
     def flush(self) -> list[str]:
         """End of stream: return the last, unterminated line (if any)."""
         lines = self._split(self._decoder.decode(b"", final=True))
-        if self._pending:
-            lines.append(self._pending)
-        self._pending = ""
+        last = self._take()
+        if last:
+            lines.append(last)
         self._after_cr = False
         return lines
 
+    def _add(self, piece: str) -> None:
+        self._length += len(piece)
+        room = MAX_LINE_CHARS - self._kept
+        if room > 0 and piece:
+            kept = piece[:room]
+            self._parts.append(kept)
+            self._kept += len(kept)
+
+    def _take(self) -> str:
+        line = "".join(self._parts)
+        if self._length > MAX_LINE_CHARS:
+            line += cut_note(self._length)
+        self._parts, self._kept, self._length = [], 0, 0
+        return line
+
     def _split(self, text: str) -> list[str]:
         lines: list[str] = []
-        start = 0
-        if self._after_cr and text.startswith("\n"):
-            start = 1
-        if text:
-            self._after_cr = False
-        buf = self._pending
-        i = start
-        n = len(text)
-        while i < n:
-            ch = text[i]
-            if ch == "\n" or ch == "\r":
-                buf += text[start:i]
-                if buf:
-                    lines.append(buf)
-                buf = ""
-                if ch == "\r":
-                    if i + 1 < n:
-                        if text[i + 1] == "\n":
-                            i += 1
-                    else:
-                        self._after_cr = True
-                start = i + 1
-            i += 1
-        self._pending = buf + text[start:]
+        if not text:
+            return lines
+        start = 1 if self._after_cr and text.startswith("\n") else 0
+        self._after_cr = text.endswith("\r")
+        for end in _LINE_END.finditer(text, start):
+            self._add(text[start : end.start()])
+            line = self._take()
+            if line:
+                lines.append(line)
+            start = end.end()
+        self._add(text[start:])
         return lines

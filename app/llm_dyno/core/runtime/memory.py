@@ -171,12 +171,12 @@ def _mtp_layers(engine: EngineConfig, folder: Path) -> int:
         return 0
     import json
 
-    try:
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    try:  # read_shape has read this config whole already: it is a regular file of bounded size
+        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"), parse_constant=float)
         cfg = raw.get("text_config", raw) if isinstance(raw, dict) else {}
         n = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 1
-        return int(n)
-    except (OSError, ValueError, AttributeError, TypeError):
+        return n if isinstance(n, int) and 0 < n <= 64 else 1
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return 1
 
 

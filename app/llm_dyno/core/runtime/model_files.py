@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.core.bounded_read import open_regular, read_bytes_capped
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, Runtime
 
 # Bytes per element of the dtypes config.json and safetensors headers name.
@@ -33,6 +35,12 @@ DTYPE_BYTES: dict[str, float] = {
 
 _MAX_HEADER = 100 * 1024 * 1024  # the safetensors format's own limit on a header
 _MAX_CONFIG = 8 * 1024 * 1024
+# Bounds no real model comes near; a config beyond them is damaged or hostile, not a model.
+_MAX_LAYERS = 10_000
+_MAX_WIDTH = 1 << 20  # heads, hidden size, head dim
+_MAX_VOCAB = 100_000_000
+_MAX_POS = 1 << 31
+_MAX_WEIGHTS = 1 << 50  # a petabyte
 
 
 @dataclass(frozen=True)
@@ -102,50 +110,93 @@ def _attention_layers(cfg: Mapping[str, Any], layers: int) -> int:
     return layers
 
 
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is no number a model config can hold")
+
+
+def _load_json(data: bytes, what: str) -> Any:
+    """JSON without NaN / Infinity, its nesting bounded (a deep one is refused, never a crash)."""
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deep to be a model config") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} is not UTF-8 (byte {exc.start})") from None
+    except ValueError as exc:  # json.JSONDecodeError, and _refuse_constant's
+        raise ValueError(f"{what} is not JSON: {exc}") from None
+
+
+def _whole(path: Path, field: str, value: Any, maximum: int, *, minimum: int = 1) -> int:
+    """``value`` as a whole number in [minimum, maximum]; ValueError naming the file and field."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"{path}: field '{field}' should be a whole number, got {type(value).__name__} {value!r:.40}"
+        )
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{path}: field '{field}' is {value:,}, outside {minimum:,}..{maximum:,}")
+    return value
+
+
+def _optional(path: Path, cfg: Mapping[str, Any], keys: tuple[str, ...], maximum: int) -> int | None:
+    value = _first(cfg, *keys)
+    return (
+        None
+        if value is None
+        else _whole(path, next(k for k in keys if cfg.get(k) is not None), value, maximum)
+    )
+
+
 def read_shape(folder: Path) -> ModelShape:
-    """The :class:`ModelShape` of ``folder/config.json``; ValueError says what is missing or unreadable."""
+    """The :class:`ModelShape` of ``folder/config.json``; ValueError says what is missing, unreadable
+    or impossible (NaN, Infinity, negative or absurd sizes, strings, deep nesting, a FIFO)."""
     path = folder / "config.json"
     try:
-        if path.stat().st_size > _MAX_CONFIG:
-            raise ValueError(f"{path} is larger than {_MAX_CONFIG // 2**20} MiB: not a model config")
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from None
+        raw = _load_json(read_bytes_capped(path, _MAX_CONFIG, "the model config"), str(path))
+    except DynoError as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ValueError(f"{path} is not a JSON object")
     cfg = _text_config(raw)
     layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers")
     heads = _first(cfg, "num_attention_heads", "n_head")
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model")
-    if not all(isinstance(x, int) and x > 0 for x in (layers, heads, hidden)):
+    if any(x is None for x in (layers, heads, hidden)):
         raise ValueError(f"{path} has no num_hidden_layers / num_attention_heads / hidden_size")
-    kv_heads = _first(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv") or heads
-    head_dim = _first(cfg, "head_dim") or hidden // heads
+    layers = _whole(path, "num_hidden_layers", layers, _MAX_LAYERS)
+    heads = _whole(path, "num_attention_heads", heads, _MAX_WIDTH)
+    hidden = _whole(path, "hidden_size", hidden, _MAX_WIDTH)
+    kv_heads = _optional(path, cfg, ("num_key_value_heads", "num_kv_heads", "n_head_kv"), _MAX_WIDTH) or heads
+    head_dim = _optional(path, cfg, ("head_dim",), _MAX_WIDTH) or max(1, hidden // heads)
+    inter = _optional(path, cfg, ("intermediate_size", "moe_intermediate_size"), _MAX_WIDTH * 64)
+    vocab = _optional(path, cfg, ("vocab_size",), _MAX_VOCAB)
+    positions = _optional(
+        path, cfg, ("max_position_embeddings", "n_positions", "max_sequence_length"), _MAX_POS
+    )
+    mla_rank = _optional(path, cfg, ("kv_lora_rank",), _MAX_WIDTH)
+    rope_dim = _optional(path, cfg, ("qk_rope_head_dim",), _MAX_WIDTH) if mla_rank else None
+    if isinstance(cfg.get("layer_types"), list) and len(cfg["layer_types"]) > _MAX_LAYERS:
+        raise ValueError(f"{path}: field 'layer_types' lists more than {_MAX_LAYERS:,} layers")
     quant = raw.get("quantization_config") or cfg.get("quantization_config")
     method = bits = None
     if isinstance(quant, dict):
         method = str(quant.get("quant_method") or quant.get("quant_algo") or "") or None
         b = _first(quant, "bits", "w_bit", "weight_bits")
-        bits = int(b) if isinstance(b, int) else None
+        bits = b if isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 64 else None
         if bits is None and method and "fp8" in method.lower():
             bits = 8
-    mla = None
-    if cfg.get("kv_lora_rank"):
-        mla = int(cfg["kv_lora_rank"]) + int(cfg.get("qk_rope_head_dim") or 0)
+    mla = mla_rank + (rope_dim or 0) if mla_rank else None
     dtype = _first(cfg, "torch_dtype", "dtype")
     archs = raw.get("architectures")
     return ModelShape(
         architecture=str(archs[0]) if isinstance(archs, list) and archs else str(raw.get("model_type", "?")),
-        layers=int(layers),
-        attention_layers=_attention_layers(cfg, int(layers)),
-        kv_heads=int(kv_heads),
-        head_dim=int(head_dim),
-        hidden_size=int(hidden),
-        intermediate_size=int(_first(cfg, "intermediate_size", "moe_intermediate_size") or 4 * hidden),
-        vocab_size=int(_first(cfg, "vocab_size") or 0),
-        max_positions=_first(cfg, "max_position_embeddings", "n_positions", "max_sequence_length"),
+        layers=layers,
+        attention_layers=_attention_layers(cfg, layers),
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        hidden_size=hidden,
+        intermediate_size=inter or 4 * hidden,
+        vocab_size=vocab or 0,
+        max_positions=positions,
         dtype=str(dtype) if isinstance(dtype, str) else None,
         quant_method=method,
         quant_bits=bits,
@@ -154,7 +205,13 @@ def read_shape(folder: Path) -> ModelShape:
 
 
 def _header(path: Path) -> dict[str, Any]:
-    with path.open("rb") as fh:
+    """A safetensors file's header (regular files only: a FIFO named ``*.safetensors`` is refused at
+    once, never waited on)."""
+    try:
+        fd = open_regular(path, "the weights")
+    except DynoError as exc:
+        raise ValueError(exc.message) from None
+    with os.fdopen(fd, "rb") as fh:
         head = fh.read(8)
         if len(head) != 8:
             raise ValueError(f"{path.name} is too short to be a safetensors file")
@@ -164,10 +221,27 @@ def _header(path: Path) -> dict[str, Any]:
         raw = fh.read(length)
         if len(raw) != length:
             raise ValueError(f"{path.name}: the header is cut short ({len(raw):,} of {length:,} bytes)")
-        data = json.loads(raw)
+    data = _load_json(raw, f"{path.name}: the header")
     if not isinstance(data, dict):
         raise ValueError(f"{path.name}: the header is not a JSON object")
     return data
+
+
+def _tensor_bytes(path: Path, name: str, entry: Mapping[str, Any]) -> int:
+    """A tensor's byte count from its ``data_offsets``: two whole numbers 0 <= begin <= end (at most a
+    petabyte), or ValueError. (The data part itself is not checked: sparse test checkpoints lack it.)"""
+    offsets = entry.get("data_offsets")
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+        or not 0 <= offsets[0] <= offsets[1] <= _MAX_WEIGHTS
+    ):
+        raise ValueError(
+            f"{path.name}: tensor {name[:80]!r} has data_offsets {str(offsets)[:60]}, "
+            "not two whole numbers 0 <= begin <= end"
+        )
+    return int(offsets[1] - offsets[0])
 
 
 def read_weights(folder: Path) -> WeightsInfo:
@@ -178,16 +252,14 @@ def read_weights(folder: Path) -> WeightsInfo:
     for path in files:
         try:
             header = _header(path)
+            for name, entry in header.items():
+                if name == "__metadata__" or not isinstance(entry, dict):
+                    continue
+                dtype = str(entry.get("dtype", "?")).lower()[:32]
+                by_dtype[dtype] = by_dtype.get(dtype, 0) + _tensor_bytes(path, name, entry)
         except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-            problem = f"{path.name}: {exc}"
+            problem = str(exc) if str(exc).startswith(path.name) else f"{path.name}: {exc}"
             break
-        for name, entry in header.items():
-            if name == "__metadata__" or not isinstance(entry, dict):
-                continue
-            start, end = entry.get("data_offsets", (0, 0))
-            by_dtype[str(entry.get("dtype", "?")).lower()] = (
-                by_dtype.get(str(entry.get("dtype", "?")).lower(), 0) + int(end) - int(start)
-            )
     if files and problem is None:
         return WeightsInfo(
             sum(by_dtype.values()),
@@ -197,10 +269,11 @@ def read_weights(folder: Path) -> WeightsInfo:
         )
     index = folder / "model.safetensors.index.json"
     try:
-        total = json.loads(index.read_text(encoding="utf-8")).get("metadata", {}).get("total_size")
-    except (OSError, ValueError, AttributeError):
+        total = _load_json(read_bytes_capped(index, _MAX_CONFIG, "the index"), str(index))
+        total = total.get("metadata", {}).get("total_size")
+    except (DynoError, ValueError, AttributeError):
         total = None
-    if isinstance(total, (int, float)) and total > 0:
+    if isinstance(total, int) and not isinstance(total, bool) and 0 < total <= _MAX_WEIGHTS:
         return WeightsInfo(int(total), "model.safetensors.index.json metadata.total_size")
     raise ValueError(problem or f"no *.safetensors files (nor an index with total_size) in {folder}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from llm_dyno.core.atomic import atomic_write_text, clear_os_error
+from llm_dyno.core.atomic import atomic_write_text, clear_os_error, open_no_follow, refuse_link
 from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import Profile, profile_from_data
@@ -39,7 +40,7 @@ from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningK
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logformats import PhaseTracker, classify_failure
 from llm_dyno.core.runtime.process_groups import (
-    cmdline,
+    MARKER_ENV,
     end_orphaned_group,
     proc_start_ticks,
     signal_group,
@@ -48,6 +49,7 @@ from llm_dyno.core.runtime.process_groups import (
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import (
     ProcessRecord,
+    is_recorded_server,
     mark_stopped,
     servers_dir,
     state_path,
@@ -331,9 +333,12 @@ class ProcessRuntime(Runtime):
         argv[0] = exe
         log_path = logfiles.log_path(plan.profile.name, time.strftime("%Y%m%d-%H%M%S"))
         started = time.time()
+        marker = secrets.token_hex(16)  # what tells this server's processes from any other later
+        env[MARKER_ENV] = marker
         try:
+            refuse_link(state_path(plan.profile.name))  # before anything runs: it could not be recorded
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(log_path, "ab") as log:
+            with os.fdopen(open_no_follow(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
                 popen = subprocess.Popen(  # noqa: S603 - an argument list, no shell
                     argv,
                     stdin=subprocess.DEVNULL,
@@ -368,6 +373,7 @@ class ProcessRuntime(Runtime):
             profile_name=plan.profile.name,
             profile_hash=plan.profile.content_hash(),
             profile=plan.profile.to_dict(),
+            marker=marker,
         )
         try:
             atomic_write_text(handle.state_path, record.to_json())
@@ -408,20 +414,15 @@ class ProcessRuntime(Runtime):
             profile = profile_from_data(record.profile, source=str(path))
         except DynoError:
             return None
-        pid, argv = record.pid, record.argv
-        ticks = proc_start_ticks(pid)
-        cmd = cmdline(pid)
-        # A script's cmdline starts with its interpreter: compare the tail, and the start time.
-        same = ticks is not None and cmd[-(len(argv) - 1) :] == list(argv[1:])
-        if record.start_ticks is not None and ticks != record.start_ticks:
-            same = False
-        if not same:
+        if not is_recorded_server(record):
             # The API process is gone (or its pid now belongs to another program). Its engine
-            # processes may still hold gigabytes in the same process group: end them too.
-            end_orphaned_group(record.pid, record.pgid, record.start_ticks)
+            # processes may still hold gigabytes in the same process group: end them, but only
+            # those that prove they are its own (start time, the record's marker).
+            end_orphaned_group(record.pid, record.pgid, record.start_ticks, record.marker)
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
+        pid, argv, ticks = record.pid, record.argv, record.start_ticks
         try:
             plan = self.plan(profile)
         except DynoError:  # it runs, whatever its profile says now (e.g. its model folder is gone)

@@ -71,19 +71,43 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def end_orphaned_group(pid: int, pgid: int, start_ticks: int | None) -> None:
-    """SIGKILL what is left of a recorded server's process group once its API process ``pid`` has died.
+MARKER_ENV = "LLM_DYNO_SERVER_ID"  # in every server's environment, inherited by its engine processes
+_ENVIRON_READ_BYTES = 4 << 20
 
-    Linux does not reuse a number while a process group of that id exists: with the leader gone (and
-    its pid free), a live group of that id is the server's own. A pid that now belongs to another
-    program means the group ended long ago; that program's group is left alone. A member that started
-    before the recorded server (``start_ticks``) is not the server's either."""
+
+def carries_marker(pid: int, marker: str) -> bool:
+    """Whether process ``pid``'s environment holds ``LLM_DYNO_SERVER_ID=marker``: what this app put
+    in the environment of the server it launched (its engine processes inherit it). False when it
+    cannot be read."""
+    if not marker:
+        return False
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read(_ENVIRON_READ_BYTES)
+    except OSError:
+        return False
+    return f"{MARKER_ENV}={marker}".encode() in raw.split(b"\0")
+
+
+def end_orphaned_group(pid: int, pgid: int, start_ticks: int | None, marker: str = "") -> bool:
+    """SIGKILL what is left of a recorded server's process group once its API process ``pid`` has died;
+    whether it did.
+
+    Nothing is signalled unless every remaining member proves it is that server's: the server led its
+    own group (``pgid == pid``), its pid is free (another program reusing it means the group ended long
+    ago), each member started no earlier than the server (``start_ticks``, which must be known) and
+    carries the server's ``marker`` in its environment. A record without them (an older one, or one
+    written by hand) signals nothing."""
+    if pgid != pid or start_ticks is None or not marker:
+        return False
     if proc_start_ticks(pid) is not None:
-        return  # the pid is in use again: not our group any more
+        return False  # the pid is in use again: not our group any more
     members = group_members(pgid)
     if not members:
-        return
-    if start_ticks is not None and any((proc_start_ticks(m) or start_ticks) < start_ticks for m in members):
-        return
+        return False
+    for member in members:
+        if (proc_start_ticks(member) or -1) < start_ticks or not carries_marker(member, marker):
+            return False
     signal_group(pgid, signal.SIGKILL)
     wait_group_gone(pgid, 5.0)
+    return True

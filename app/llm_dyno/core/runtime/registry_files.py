@@ -25,9 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.core.runtime.process_groups import carries_marker, cmdline, proc_start_ticks
 
 STOP_MARK_MAX_AGE_S = 24 * 3600
 
@@ -49,6 +51,7 @@ class ProcessRecord:
     profile_hash: str
     profile: dict[str, Any] = field(default_factory=dict)  # the snapshot launched (Profile.to_dict)
     runtime: str = "process"
+    marker: str = ""  # LLM_DYNO_SERVER_ID in the server's environment: proves a process is this server's
 
     def to_json(self) -> str:
         """The file's text."""
@@ -78,6 +81,7 @@ class ProcessRecord:
                 profile_name=str(data.get("profile_name") or ""),
                 profile_hash=str(data.get("profile_hash") or ""),
                 profile=dict(profile) if isinstance(profile, dict) else {},
+                marker=str(data.get("marker") or ""),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"a process record without a valid {exc}") from exc
@@ -117,7 +121,10 @@ def launch_lock(profile_name: str) -> Iterator[None]:
     folder = servers_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{server_key(profile_name)}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise DynoError(f"cannot take the launch lock: {exc.strerror or exc}", hint=f"see {path}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -141,7 +148,9 @@ def mark_stopped(instance: str) -> None:
     folder = _marks()
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / instance).write_text(f"{os.getpid()} {time.time():.0f}\n", encoding="utf-8")
+        fd = open_no_follow(folder / instance, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as mark:
+            mark.write(f"{os.getpid()} {time.time():.0f}\n")
 
 
 def was_stopped(instance: str) -> bool:
@@ -159,3 +168,15 @@ def sweep_stop_marks(max_age_s: float = STOP_MARK_MAX_AGE_S) -> None:
         with contextlib.suppress(OSError):
             if mark.stat().st_mtime < cutoff:
                 mark.unlink()
+
+
+def is_recorded_server(record: ProcessRecord) -> bool:
+    """Whether the record's pid is still the server it names: the same start time (which must have
+    been recorded), the same command line (a script's starts with its interpreter: the tail is
+    compared) and, for records that have one, the marker in its environment."""
+    ticks = proc_start_ticks(record.pid)
+    if ticks is None or record.start_ticks is None or ticks != record.start_ticks:
+        return False
+    if len(record.argv) < 2 or cmdline(record.pid)[-(len(record.argv) - 1) :] != list(record.argv[1:]):
+        return False
+    return not record.marker or carries_marker(record.pid, record.marker)

@@ -12,6 +12,14 @@ from __future__ import annotations
 
 Sample = tuple[str, dict[str, str], float]  # name, labels, value
 
+# A vLLM server exposes a few hundred samples of the wanted names (per engine, model and draft
+# position); a scrape with far more is refused before any is parsed, so that its cost stays bounded.
+MAX_WANTED_SAMPLES = 10_000
+
+
+class TooManySamples(ValueError):
+    """A scrape holds more samples of the wanted names than :data:`MAX_WANTED_SAMPLES`."""
+
 
 def _series_key(line: str) -> tuple[str, str]:
     """Split a sample line into its series (name and label set) and the rest (value, timestamp)."""
@@ -99,7 +107,13 @@ class SampleReader:
     def read(self, text: str) -> list[Sample]:
         """Every wanted sample of ``text``. Raises ValueError where the parser refuses a line."""
         out: list[Sample] = []
-        for raw in self.wanted_lines(text):
+        lines = self.wanted_lines(text)
+        if len(lines) > MAX_WANTED_SAMPLES:
+            raise TooManySamples(
+                f"{len(lines):,} samples of the series LLM Dyno reads, more than {MAX_WANTED_SAMPLES:,} "
+                "(a vLLM server has a few hundred); refused"
+            )
+        for raw in lines:
             line = raw.rstrip("\r")
             key, rest = _series_key(line)
             series = self.series.get(key)

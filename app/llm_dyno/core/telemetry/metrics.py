@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body, send_bounded
 from llm_dyno.core.httpclient import auth_headers
-from llm_dyno.core.telemetry.exposition import SampleReader
+from llm_dyno.core.telemetry.exposition import SampleReader, TooManySamples
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
@@ -151,6 +151,8 @@ def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
     models: set[str] = set()
     try:
         samples = _READER.read(text)
+    except TooManySamples as exc:
+        raise MetricsError(f"the /metrics answer has {exc}") from None
     except ValueError as exc:
         raise MetricsError(f"cannot parse /metrics text: {exc}") from exc
     for name, labels, value in samples:

@@ -11,6 +11,7 @@ import csv
 import io
 from typing import Any
 
+from llm_dyno.core.textsafe import csv_cell
 from llm_dyno.core.tune.analysis import TuneAnalysis
 from llm_dyno.core.tune.record import TuneRecord
 
@@ -116,9 +117,10 @@ def to_csv(record: TuneRecord, analysis: TuneAnalysis) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     knobs = [v.knob.label for v in record.varies]
-    writer.writerow([*knobs, *CSV_COLUMNS])
+    writer.writerow([csv_cell(c) for c in (*knobs, *CSV_COLUMNS)])
     for s, row in zip(analysis.summaries, _rows(record, analysis), strict=True):
-        writer.writerow([*(s.trial.value(k) for k in knobs), *("" if c is None else c for c in row)])
+        cells = [*(s.trial.value(k) for k in knobs), *("" if c is None else c for c in row)]
+        writer.writerow([csv_cell(c) if isinstance(c, str) else c for c in cells])
     return out.getvalue()
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from llm_dyno.core.textsafe import csv_cell
+
 
 def write_csv(path: Path, columns: Mapping[str, tuple[np.ndarray, np.ndarray]], t0: float, t1: float) -> int:
     """Write the samples of ``columns`` (name → (t, v)) within ``t0``–``t1``; returns the row count.
@@ -26,7 +28,7 @@ def write_csv(path: Path, columns: Mapping[str, tuple[np.ndarray, np.ndarray]], 
             table.setdefault(ts, {})[name] = val
     with path.open("w", newline="", encoding="utf-8") as fh:
         out = csv.writer(fh)
-        out.writerow(["time_utc", "unix_s", *names])
+        out.writerow(["time_utc", "unix_s", *(csv_cell(n) for n in names)])
         for ts in sorted(table):
             row = table[ts]
             cells = ["" if (x := row.get(n)) is None or math.isnan(x) else f"{x:.6g}" for n in names]

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.bounded_read import MAX_IMPORT_BYTES, read_text_capped
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.importers import ImportResult, detect_kind, import_text
 from llm_dyno.core.profiles.model import Profile
@@ -164,9 +165,9 @@ class ImportDialog(QDialog):
         )
         if path:
             try:
-                self.set_source(Path(path).read_text(encoding="utf-8"), path)
-            except (OSError, UnicodeDecodeError) as exc:
-                self.error.setText(f"cannot read {path}: {exc}")
+                self.set_source(read_text_capped(Path(path), MAX_IMPORT_BYTES, "the file to import"), path)
+            except DynoError as exc:
+                self.error.setText(str(exc))
 
     def _paste(self) -> None:
         self.set_source(QGuiApplication.clipboard().text(), "clipboard")

@@ -1,0 +1,130 @@
+"""Which containers this installation launched: a per-installation key that the labels must prove.
+
+Docker copies an image's labels to its containers, so a label that says "llm-dyno server" proves
+nothing: anyone can write one. Before launching, the app signs the container's ``llm-dyno.*`` labels
+and its name with a random key kept in the data folder (created once, mode 0600, never written to a
+label or a log) and adds the signature as ``llm-dyno.proof``. Adoption follows only containers whose
+proof checks out with that key: a forged or copied label set (another name, another port, another key
+variable in the snapshot) is not adopted, and no request, let alone a key, goes to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.paths import data_dir
+
+LABEL_PROOF = "llm-dyno.proof"
+NOT_OURS = (
+    "it says it is an LLM Dyno server, but this installation did not launch it (its labels carry no "
+    "valid proof); it is left alone"
+)
+KEY_FILE = "installation.key"
+_PREFIX = "llm-dyno."
+_KEY_BYTES = 32
+_MAX_KEY_FILE = 4096
+
+
+def key_path() -> Path:
+    """Where this installation's adoption key lives."""
+    return data_dir() / KEY_FILE
+
+
+def _read_key(path: Path) -> bytes:
+    """The key in ``path``; refuses a link, a non-regular file, another owner's or a readable one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise DynoError(
+            f"{path}: cannot read the installation key ({exc.strerror or exc})",
+            hint="remove the file; a new key is made at the next launch (running servers are then "
+            "no longer adopted: stop them with `docker stop`)",
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        problem = None
+        if not stat.S_ISREG(info.st_mode):
+            problem = "it is not a regular file"
+        elif info.st_uid != os.geteuid():
+            problem = "it belongs to another user"
+        elif info.st_mode & 0o077:
+            problem = f"others may read it (mode {stat.S_IMODE(info.st_mode):o}, expected 600)"
+        if problem:
+            raise DynoError(
+                f"{path}: the installation key is refused: {problem}",
+                hint=f"remove it (`rm {path}`); a new one is made at the next launch",
+            )
+        text = os.read(fd, _MAX_KEY_FILE).strip()
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        key = b""
+    if len(key) != _KEY_BYTES:
+        raise DynoError(
+            f"{path}: the installation key is damaged (expected {_KEY_BYTES * 2} hex digits)",
+            hint=f"remove it (`rm {path}`); a new one is made at the next launch",
+        )
+    return key
+
+
+def installation_key(*, create: bool) -> bytes | None:
+    """This installation's key; made (atomically, mode 0600) when ``create`` and there is none yet.
+    None when there is none and ``create`` is false: then no container can prove it is ours."""
+    path = key_path()
+    if not create and not os.path.lexists(path):
+        return None
+    if create and not os.path.lexists(path):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, secrets.token_hex(_KEY_BYTES).encode("ascii") + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # never replaces: two first launches at once keep one key
+        except FileExistsError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return _read_key(path)
+
+
+def _message(labels: Mapping[str, str], name: str) -> bytes:
+    ours = {k: v for k, v in labels.items() if k.startswith(_PREFIX) and k != LABEL_PROOF}
+    return json.dumps({"name": name.lstrip("/"), "labels": ours}, sort_keys=True).encode("utf-8")
+
+
+def sign_labels(labels: Mapping[str, str], name: str, key: bytes) -> str:
+    """The proof for a container's ``llm-dyno.*`` labels and name."""
+    return hmac.new(key, _message(labels, name), hashlib.sha256).hexdigest()
+
+
+def launched_here(labels: Mapping[str, str], name: str, key: bytes | None) -> bool:
+    """Whether the labels carry a proof made with this installation's key for exactly these
+    ``llm-dyno.*`` labels and this container name."""
+    proof = labels.get(LABEL_PROOF, "")
+    if key is None or not proof:
+        return False
+    return hmac.compare_digest(proof, sign_labels(labels, name, key))
+
+
+def with_proof(labels: Mapping[str, str], name: str) -> dict[str, str]:
+    """``labels`` plus the proof for them and the container ``name`` (the key is made if need be)."""
+    key = installation_key(create=True)
+    if key is None:  # pragma: no cover - create=True always gives a key or raises
+        raise DynoError("no installation key")
+    return {**labels, LABEL_PROOF: sign_labels(labels, name, key)}
