@@ -14,6 +14,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.ui.messages import window_message
 
 Emit = Callable[[object], None]
 Work = Callable[[Emit, threading.Event], object]
@@ -55,7 +56,7 @@ class JobRunner(QObject):
             try:
                 outcome = work(self.progressed.emit, cancel)
             except DynoError as exc:
-                self.failed.emit(str(exc))
+                self.failed.emit(window_message(exc))
                 return
             except Exception as exc:
                 self.failed.emit(f"{name} failed: {type(exc).__name__}: {exc}")

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
+from llm_dyno.ui.messages import window_message
 
 if TYPE_CHECKING:  # the runtimes and the registry load when the window first reads it (after start-up)
     from llm_dyno.core.runtime.manager import ServerManager
@@ -140,7 +141,7 @@ class ServerBridge(QObject):
             try:
                 self.manager.launch(profile)  # the handle reaches _follow as soon as it exists
             except DynoError as exc:
-                self.launchFailed.emit(name, str(exc))
+                self.launchFailed.emit(name, window_message(exc))
 
         self._run(name, job, "launch")
 
@@ -151,7 +152,7 @@ class ServerBridge(QObject):
             try:
                 self.manager.stop(name, timeout)
             except DynoError as exc:
-                self.stopFailed.emit(name, str(exc))
+                self.stopFailed.emit(name, window_message(exc))
                 return
             self.stopFinished.emit(name)
 
@@ -164,7 +165,7 @@ class ServerBridge(QObject):
             try:
                 text = self.manager.plan(profile).report()
             except DynoError as exc:
-                self.planFailed.emit(profile.name, str(exc))
+                self.planFailed.emit(profile.name, window_message(exc))
                 return
             self.planReady.emit(profile.name, text)
 

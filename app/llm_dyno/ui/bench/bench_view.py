@@ -45,6 +45,7 @@ from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
 from llm_dyno.ui.icons import icon
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 PREFERRED_SUITES = ("community", "quick")
@@ -243,7 +244,7 @@ class BenchmarkView(QWidget):
         try:
             return load_suite(name or self.suite_combo.currentText())
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
 
     def start(self, suite: Suite | str | None = None) -> bool:
@@ -340,7 +341,7 @@ class BenchmarkView(QWidget):
             with HistoryStore(self.history_path) as store:
                 stored = store.get(result_id)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         e = stored.entry
         title = f"#{e.id} · {e.suite} · {e.profile or e.model or '—'} · {e.started.replace('T', ' ')[:19]}"
@@ -358,7 +359,7 @@ class BenchmarkView(QWidget):
             with HistoryStore(self.history_path) as store:
                 items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         self.compare.set_comparisons(compare_many(items))
         self.tabs.setCurrentWidget(self.compare)
@@ -420,6 +421,6 @@ class BenchmarkView(QWidget):
         try:
             self.session.save(updated)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         self.statusMessage.emit(f"Saved a {watts:.0f} W power limit into “{updated.name}”")

@@ -22,6 +22,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.power_job import set_limits
 from llm_dyno.core.telemetry.nvml import NvmlUnavailable
 from llm_dyno.core.telemetry.power import PowerLimit, read_power_limit
+from llm_dyno.ui.messages import window_message
 
 TARGET_TIP = (
     "Which GPUs Apply sets. All: the same limit on each GPU of the server, checked against every "
@@ -43,7 +44,7 @@ class _Worker(QObject):
             except NvmlUnavailable as exc:
                 self.failed.emit(exc.reason, True)
             except DynoError as exc:
-                self.failed.emit(str(exc), False)
+                self.failed.emit(window_message(exc), False)
             except Exception as exc:  # e.g. an NVML error the core did not wrap
                 self.failed.emit(f"{type(exc).__name__}: {exc}", False)
             else:

@@ -35,6 +35,7 @@ from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
+from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 
@@ -294,7 +295,7 @@ class DiagnosticsView(QWidget):
             copy = apply_finding(self.profile, finding, name=name)
             self.session.add(copy)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
         self.statusMessage.emit(
             f"Created “{copy.name}” with: {'; '.join(c.describe() for c in finding.changes)}"

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.demo.cpu_demo import SetupEvent, demo_state, setup_cpu_demo
 from llm_dyno.core.errors import DynoError
+from llm_dyno.ui.messages import window_message
 
 MAX_LOG_LINES = 400  # pip prints thousands of lines; the last ones say what went wrong
 
@@ -89,7 +90,7 @@ class DemoSetupDialog(QDialog):
             try:
                 profile = setup_cpu_demo(signals.progress.emit, cancel)
             except DynoError as exc:
-                signals.failed.emit(str(exc))
+                signals.failed.emit(window_message(exc))
             except Exception as exc:  # shown, not lost: the dialog is the only one watching
                 signals.failed.emit(f"{type(exc).__name__}: {exc}")
             else:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.tune import export
@@ -45,6 +45,7 @@ from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, 
 from llm_dyno.core.tune.run import run_tune
 from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
 
@@ -62,6 +63,7 @@ class TuneView(QWidget):
     statusMessage = Signal(str)
     errorMessage = Signal(str)
     copyCreated = Signal(str)
+    stopRequested = Signal(str)  # the profile whose server must stop before this tune can run
 
     def __init__(
         self,
@@ -142,9 +144,16 @@ class TuneView(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         layout.addWidget(self.progress)
+        status_row = QHBoxLayout()
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        layout.addWidget(self.status)
+        status_row.addWidget(self.status, 1)
+        self.fix_button = QPushButton()  # the button that fixes the refusal shown, when there is one
+        self.fix_button.setVisible(False)
+        self.fix_button.clicked.connect(self._fix_clicked)
+        status_row.addWidget(self.fix_button)
+        layout.addLayout(status_row)
+        self._fix_subject: str | None = None
         split = QSplitter()
         self.knob_chart = KnobChart()
         self.pareto_chart = ParetoChart()
@@ -227,9 +236,9 @@ class TuneView(QWidget):
                 thermal_wait=DEFAULT_THERMAL_WAIT if self.thermal_check.isChecked() else None,
             )  # fmt: skip
         except DynoError as exc:
-            self.status.setText(str(exc))
-            self.errorMessage.emit(str(exc))
+            self._refused(exc)  # said once, here, beside the button that fixes it
             return False
+        self._set_fix(None)
         self.spec, self.record, self.analysis = spec, None, None
         self._total = len(spec.trials) * spec.repeats
         self.progress.setRange(0, self._total)
@@ -244,6 +253,33 @@ class TuneView(QWidget):
         self.worker.start("tune", work)
         self._update()
         return True
+
+    def _refused(self, exc: DynoError) -> None:
+        self.status.setText(window_message(exc))
+        if exc.fix is Fix.CHOOSE_KNOBS:
+            self.knob_combos[0].setFocus()
+        self._set_fix(exc.subject if exc.fix is Fix.STOP_SERVER else None, fix_button(exc))
+
+    def _set_fix(self, subject: str | None, label: str | None = None) -> None:
+        self._fix_subject = subject
+        self.fix_button.setVisible(subject is not None and label is not None)
+        self.fix_button.setEnabled(True)
+        if label:
+            self.fix_button.setText(label)
+            self.fix_button.setMinimumWidth(self.fix_button.sizeHint().width())  # never squeezed by the text
+
+    def _fix_clicked(self) -> None:
+        if self._fix_subject is None:
+            return
+        self.fix_button.setEnabled(False)
+        self.status.setText(f"Stopping “{self._fix_subject}”…")
+        self.stopRequested.emit(self._fix_subject)
+
+    def server_stopped(self, name: str) -> None:
+        """A server stopped: when this view asked for it, say the tune can run now."""
+        if name == self._fix_subject:
+            self._set_fix(None)
+            self.status.setText(f"“{name}” stopped: Run tune launches each variant itself")
 
     def cancel(self) -> None:
         """Stop after the current request; the server is stopped and the GPU restored."""
@@ -274,11 +310,12 @@ class TuneView(QWidget):
         self.tune_finished.emit(summary)
 
     def _failed(self, message: str) -> None:
-        self.status.setText(message)
+        self.status.setText(message)  # said here; the window's notice only says that it failed
         self.progress.setTextVisible(False)
         self.worker.wait(2.0)
         self._update()
-        self.errorMessage.emit(message)
+        name = self.spec.name if self.spec is not None else "the profile"
+        self.tune_finished.emit(f"Tune of {name} failed (see the Tune view)")
 
     def show_record(self, record: TuneRecord) -> None:
         """Analyse and show a tune's record."""
@@ -316,7 +353,7 @@ class TuneView(QWidget):
                 self.session.store, self.spec.profile, self.analysis.recommendation.settings
             )
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
         self.session.reload()
         self.status.setText(f"Saved as profile “{copy.name}”" + "".join(f"; {n}" for n in notes))
@@ -352,4 +389,4 @@ class TuneView(QWidget):
             try:
                 self.export(kind, Path(name))
             except (DynoError, OSError) as exc:
-                self.errorMessage.emit(str(exc))
+                self.errorMessage.emit(window_message(exc))
