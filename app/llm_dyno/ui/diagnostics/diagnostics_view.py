@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -86,11 +87,12 @@ class DiagnosticsView(QWidget):
         top.addWidget(self.refresh_button)
         layout.addLayout(top)
 
-        src = QHBoxLayout()
-        self.sources = QLabel()
+        self.sources = QLabel()  # a row of its own: the TPS boxes beside it squeezed it into a column
         self.sources.setObjectName("sectionSubtitle")
         self.sources.setWordWrap(True)
-        src.addWidget(self.sources, 1)
+        layout.addWidget(self.sources)
+        src = QHBoxLayout()
+        src.addStretch(1)
         src.addWidget(QLabel("Your TPS: narrative"))
         self.narr_box = TpsBox()
         src.addWidget(self.narr_box)
@@ -120,7 +122,13 @@ class DiagnosticsView(QWidget):
         t2.setObjectName("sectionTitle")
         rl.addWidget(t2)
         self.diff = DiffTable()
-        rl.addWidget(self.diff, 1)
+        self.no_reference = QLabel()  # instead of an empty table: why there is none, and how to pick one
+        self.no_reference.setWordWrap(True)
+        self.no_reference.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.diff_stack = QStackedWidget()
+        self.diff_stack.addWidget(self.diff)
+        self.diff_stack.addWidget(self.no_reference)
+        rl.addWidget(self.diff_stack, 1)
         split.addWidget(left)
         split.addWidget(right)
         split.setStretchFactor(0, 3)
@@ -267,8 +275,30 @@ class DiagnosticsView(QWidget):
         reason = "Not computable: needs “Model loading took … GiB” in the log and a known GPU."
         self.gauge.set_roofline(d.roofline, "" if d.roofline else reason)
         self.diff.set_lines(result.diff)
+        self._show_diff_or_why(bool(result.diff))
         self._show_sources()
         self.diagnosed.emit()
+
+    def _show_diff_or_why(self, has_lines: bool) -> None:
+        if has_lines:
+            self.diff_stack.setCurrentWidget(self.diff)
+            return
+        name = f"“{self.profile.name}”" if self.profile is not None else "this profile"
+        if self.reference() is not None:
+            text = f"{name} and the reference agree on every setting compared."
+        elif self._references:
+            text = (
+                f"No reference chosen for {name}, so there is nothing to compare its config with. Pick one "
+                f"of the {len(self._references)} in “Compare with” above (the closest model and GPU to "
+                "yours), or add a reference: section with your numbers to the profile."
+            )
+        else:
+            text = (
+                f"No reference for {name}: none is shipped or saved for its model. Add a reference: "
+                "section with the numbers you compare against to the profile, then Diagnose."
+            )
+        self.no_reference.setText(text)
+        self.diff_stack.setCurrentWidget(self.no_reference)
 
     def _show_sources(self) -> None:
         if self.profile is None:
@@ -280,7 +310,7 @@ class DiagnosticsView(QWidget):
             parts += list(g.sources) or ["no inputs beyond the profile"]
             parts += list(g.notes)
             n = len(g.diagnosis.findings)
-            parts.append(f"{n} finding{'s' if n != 1 else ''}")
+            parts.append(f"{n}\u00a0finding{'s' if n != 1 else ''}")  # never "1 /" and "finding" apart
             parts += [f"rule {rid} failed: {err}" for rid, err in g.diagnosis.rule_errors]
         self.sources.setText(" · ".join(parts))
 
