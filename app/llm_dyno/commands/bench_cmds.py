@@ -258,7 +258,7 @@ def _show(rid: int, result: BenchResult) -> None:
         f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}"
     )
     print(
-        f"  vLLM {ctx.vllm_version or '?'}  GPU {ctx.gpu or '?'}"
+        f"  vLLM {ctx.vllm_version or '?'}  {ctx.device}"
         f"  profile {ctx.profile_name}"
     )
     for p in result.prompts:
