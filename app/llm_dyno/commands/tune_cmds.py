@@ -22,7 +22,7 @@ from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord, load_record
 from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import prepare_tune
+from llm_dyno.core.tune.spec import DEFAULT_REPEATS, prepare_tune
 
 
 def register(sub: Any) -> None:
@@ -41,7 +41,11 @@ def register(sub: Any) -> None:
     t.add_argument("--suite", default="community", help="suite name or file (default: community)")
     t.add_argument("--runs", type=int, help="measured runs per prompt and trial (default: the suite's)")
     t.add_argument("--warmups", type=int, help="warm-up runs per prompt and trial (default: the suite's)")
-    t.add_argument("--repeats", type=int, default=1, help="times each trial runs, interleaved (A B C A B C)")
+    t.add_argument(
+        "--repeats", type=int, default=DEFAULT_REPEATS,
+        help=f"times each trial runs, interleaved (A B C A B C; default {DEFAULT_REPEATS}: fewer cannot "
+        "tell a difference from noise)",
+    )  # fmt: skip
     t.add_argument("--url", help="a running server's URL (GPU knobs only)")
     t.add_argument("--model", help="with --url: the model name to request")
     t.add_argument("--api-key-env", help="with --url: the environment variable holding its API key")
@@ -95,7 +99,7 @@ def print_analysis(record: TuneRecord, analysis: TuneAnalysis) -> None:
     print("\n".join(export.markdown_table(analysis)))
     rec = analysis.recommendation
     if rec is None:
-        print("no recommendation: no trial produced a throughput")
+        print(f"no recommendation: {analysis.noise or 'no trial produced a throughput'}")
         return
     print(f"knee: trial {rec.trial.index} ({rec.trial.label}) — rule: {analysis.rule}")
     if analysis.pareto:

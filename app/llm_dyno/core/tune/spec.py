@@ -27,6 +27,7 @@ from llm_dyno.core.tune.record import tunes_dir
 from llm_dyno.core.tune.trials import MAX_TRIALS, Trial, build_trials
 
 MAX_REPEATS = 10
+DEFAULT_REPEATS = 3  # fewer repeats cannot tell a knob's effect from the machine's run-to-run noise
 
 
 class LaunchMode(StrEnum):
@@ -121,7 +122,7 @@ def prepare_tune(
     *,
     recipe: str | None = None,
     registry: ServerManager | None = None,
-    repeats: int = 1,
+    repeats: int = DEFAULT_REPEATS,
     store: bool = True,
     gpu: int | None = None,
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,

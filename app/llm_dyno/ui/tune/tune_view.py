@@ -36,6 +36,7 @@ from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
 from llm_dyno.core.tune.apply import save_tuned_copy
@@ -43,7 +44,7 @@ from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
 from llm_dyno.core.tune.run import run_tune
-from llm_dyno.core.tune.spec import TuneSpec, prepare_tune
+from llm_dyno.core.tune.spec import DEFAULT_REPEATS, MAX_REPEATS, TuneSpec, prepare_tune
 from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
@@ -54,6 +55,8 @@ KNOB_SUGGESTIONS = (
     "mem_clock", "image", "env:",
 )  # fmt: skip
 NO_RECIPE = "(knobs below)"
+GPU_KNOBS = ("power", "sm_clock", "mem_clock")
+
 
 
 class TuneView(QWidget):
@@ -106,8 +109,12 @@ class TuneView(QWidget):
         grid.addWidget(self.suite_edit, 0, 3)
         grid.addWidget(QLabel("Repeats"), 0, 4)
         self.repeats_spin = QSpinBox()
-        self.repeats_spin.setRange(1, 10)
-        self.repeats_spin.setToolTip("Each trial runs this often, interleaved (A B C A B C …)")
+        self.repeats_spin.setRange(1, MAX_REPEATS)
+        self.repeats_spin.setValue(DEFAULT_REPEATS)
+        self.repeats_spin.setToolTip(
+            "Each trial runs this often, interleaved (A B C A B C …); fewer than 3 cannot tell a "
+            "difference from the machine's noise"
+        )
         grid.addWidget(self.repeats_spin, 0, 5)
         self.knob_combos: list[QComboBox] = []
         self.value_edits: list[QLineEdit] = []
@@ -198,8 +205,29 @@ class TuneView(QWidget):
 
     # ---- target --------------------------------------------------------------------------------
     def set_target(self, profile: Profile | None, url: str | None = None) -> None:
-        """The selected profile (the tune launches its variants itself; ``url`` is ignored)."""
+        """The selected profile (the tune launches its variants itself; ``url`` is ignored). A profile
+        without a GPU is offered no GPU knobs and no wait for a GPU temperature, each saying why."""
         self.profile = profile
+        gpu_less = profile is not None and serves_without_gpu(profile)
+        why = "no GPU on this profile (vLLM on the CPU)"
+        self.thermal_check.setEnabled(not gpu_less)
+        self.thermal_check.setChecked(not gpu_less)
+        self.thermal_check.setToolTip(
+            f"{why}: no GPU temperature to wait for" if gpu_less else
+            "Before each trial, wait until the GPU's temperature is steady (heat changes clocks and speed)"
+        )  # fmt: skip
+        for combo in self.knob_combos:
+            text = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(["", *(k for k in KNOB_SUGGESTIONS if not (gpu_less and k in GPU_KNOBS))])
+            combo.setEditText(text)
+            combo.blockSignals(False)
+            combo.setToolTip(
+                "num_speculative_tokens, any vLLM flag, env:NAME, image"
+                + (f"; power, sm_clock and mem_clock are not offered: {why}" if gpu_less else
+                   ", power, sm_clock, mem_clock")
+            )  # fmt: skip
         self._update()
 
     def _update(self) -> None:
@@ -245,6 +273,7 @@ class TuneView(QWidget):
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.status.setText(f"Starting {len(spec.trials)} trials × {spec.repeats} repeats…")
+        self.table.setPlainText("")
         registry = self.registry
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> TuneRecord:
@@ -288,13 +317,38 @@ class TuneView(QWidget):
 
     def _progress(self, event: object) -> None:
         if isinstance(event, TrialStarted):
-            self.status.setText(f"Trial {event.position} of {event.total}: {event.trial.label}")
+            spec = self.spec
+            trials, repeats = (len(spec.trials), spec.repeats) if spec is not None else (event.total, 1)
+            self.status.setText(
+                f"Trial {event.trial.index} of {trials} ({event.trial.label}), repeat {event.repeat} of "
+                f"{repeats}: benchmark {event.position} of {event.total}"
+            )
         elif isinstance(event, TrialFinished):
             self.progress.setValue(event.position)
+            self.table.appendPlainText(self._finished_line(event))  # each trial's figures as they arrive
         else:
             message = event.message if isinstance(event, TuneMessage | ProgressEvent) else None
             if message and (not isinstance(event, ProgressEvent) or event.kind == EventKind.MESSAGE):
                 self.status.setText(message)
+
+    def _finished_line(self, event: TrialFinished) -> str:
+        run = event.run
+        spec = self.spec
+        trial = next((t for t in spec.trials if t.index == run.trial), None) if spec is not None else None
+        head = f"trial {run.trial} ({trial.label if trial else '?'}), repeat {run.repeat}"
+        if run.error or run.result is None:
+            return f"{head}: failed: {run.error or 'no result'}"
+        walls = [s.mean for p in run.result.prompts if (s := p.summary("wall_tps")) is not None]
+        watts = [
+            r.energy.mean_power_w
+            for p in run.result.prompts
+            for r in p.measured
+            if r.energy is not None and r.energy.mean_power_w is not None
+        ]
+        figures = f"{sum(walls) / len(walls):.1f} wall TPS" if walls else "no wall TPS"
+        if watts:
+            figures += f", {sum(watts) / len(watts):.0f} W"
+        return f"{head}: {figures}"
 
     def _finished(self, outcome: object) -> None:
         if not isinstance(outcome, TuneRecord):
@@ -326,7 +380,8 @@ class TuneView(QWidget):
         self.pareto_chart.set_tune(record, analysis)
         rec = analysis.recommendation
         if rec is None:
-            self.recommendation.setText("No recommendation: no trial produced a throughput.")
+            why = analysis.noise or "no trial produced a throughput"
+            self.recommendation.setText(f"<b>No recommendation</b>: {html.escape(why)}.")
         else:
             lines = "".join(f"<br>· {html.escape(line)}" for line in rec.evidence)
             self.recommendation.setText(
