@@ -266,6 +266,7 @@ class BenchmarkView(QWidget):
 
     def _begin(self, suite: Suite, title: str) -> None:
         self._done = 0
+        self._warmups = suite.warmups
         self._total = len(suite.prompts) * (suite.warmups + suite.runs)
         self.progress.setRange(0, max(self._total, 1))
         self.progress.setValue(0)
@@ -289,8 +290,13 @@ class BenchmarkView(QWidget):
         if not isinstance(event, ProgressEvent):
             return
         if event.kind == EventKind.RUN_STARTED:
-            label = "warm-up" if event.warmup else "run"
-            self.status.setText(f"{event.prompt}: {label} {event.index} of {event.total}")
+            # the runner numbers warm-ups and runs together (1…warm-ups+runs); people count them apart
+            warmups = getattr(self, "_warmups", 0)
+            if event.warmup:
+                label = f"warm-up {event.index} of {warmups}"
+            else:
+                label = f"run {event.index - warmups} of {event.total - warmups}"
+            self.status.setText(f"{event.prompt}: {label}")
         elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
             self._done += 1
             self.progress.setValue(min(self._done, self._total))
