@@ -84,9 +84,11 @@ _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_
 
 
 def serves_without_gpu(profile: Profile) -> bool:
-    """A profile that serves without a GPU (no power, clocks or GPU temperature to read or set): vLLM on
-    the CPU, or a process given no GPU (the CPU demo)."""
-    return is_cpu_profile(profile) or (profile.runtime is Runtime.PROCESS and not profile.gpus)
+    """A profile that serves without a GPU (no power, clocks or GPU temperature to read or set): one
+    that names no GPU and is vLLM on the CPU or a process (the CPU demo). Named GPUs win."""
+    if profile.gpus:
+        return False
+    return is_cpu_profile(profile) or profile.runtime is Runtime.PROCESS
 
 
 def is_cpu_profile(profile: Profile) -> bool:
