@@ -153,7 +153,10 @@ def test_a_cpu_profile_is_offered_no_gpu_options_and_its_pareto_says_no_power(  
         assert pareto.empty_text == "no power readings: nothing to plot against watts (no GPU read)"
         item = pareto.getPlotItem()
         assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
-        assert view.knob_chart.empty_text is None and all(view.knob_chart.series["TPS"])
+        knob = view.knob_chart
+        assert knob.empty_text is None and all(knob.series["TPS"])
+        left = knob.getPlotItem().getAxis("left")  # shown again with room for its tick values
+        assert left.isVisible() and left.width() > 30, left.width()
         _shot(w, "tune-view-cpu.png")
     finally:
         w.bridge.manager.stop_all()

@@ -227,8 +227,12 @@ def test_a_run_is_counted_plainly_every_row_shows_whole_and_bursts_are_said_once
     v.worker.progressed.connect(on_progress)
     v.url_edit.setText(server)
     v.model_edit.setText("tiny")
+    v.activateWindow()
+    v.run_button.setFocus()
     with qtbot.waitSignal(v.benchmark_finished, timeout=240000):
         assert v.start(PLAIN_SUITE)
+        assert v.focusWidget() is v.cancel_button  # not the URL field after Run
+    assert v.focusWidget() is v.run_button
     # warm-ups and measured runs counted apart, as the CLI does
     counted = ["warm-up 1 of 1", "run 1 of 3", "run 2 of 3", "run 3 of 3"]
     assert said == [f"{p}: {c}" for p in ("narrative", "code") for c in counted], said

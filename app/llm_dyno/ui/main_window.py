@@ -124,14 +124,20 @@ class MainWindow(ProfileCommands, QMainWindow):
         rcol.addWidget(self.stack, 1)
         self.view_tabs.currentChanged.connect(lambda i: self.stack.setCurrentIndex(i))
 
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = self.split = QSplitter(Qt.Orientation.Horizontal)
         split.setHandleWidth(1)
         split.addWidget(self.profile_list)
         split.addWidget(right)
+        split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setSizes([300, 980])
         split.setChildrenCollapsible(False)
         self.setCentralWidget(split)
+        # the sidebar keeps its width (300, or where the user drags it) whichever view is shown: a view's
+        # layout settling after its first show must not take it
+        self._sidebar_w = 300
+        split.splitterMoved.connect(lambda _pos, _i: setattr(self, "_sidebar_w", split.sizes()[0]))
+        self.view_tabs.currentChanged.connect(lambda _i: QTimer.singleShot(0, self._keep_sidebar))
 
         self._build_status_bar()
         self._connect()
@@ -318,6 +324,11 @@ class MainWindow(ProfileCommands, QMainWindow):
             tray.showMessage("Benchmark finished", summary, QSystemTrayIcon.MessageIcon.Information, 8000)
         else:
             self.statusBar().showMessage(summary, 15000)
+
+    def _keep_sidebar(self) -> None:
+        sizes = self.split.sizes()
+        if len(sizes) == 2 and sizes[0] != self._sidebar_w:
+            self.split.setSizes([self._sidebar_w, sum(sizes) - self._sidebar_w])
 
     def _update_title(self) -> None:
         name = self.editor.profile_name

@@ -36,6 +36,7 @@ from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import PowerSettings, Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
 from llm_dyno.ui.bench.compare_panel import ComparePanel
@@ -89,6 +90,7 @@ class BenchmarkView(QWidget):
             "With a GPU, each prompt waits until the temperature holds steady (±1 °C over 10 s, at most "
             "2 min) and every run records its thermal state: a cold and a heat-soaked GPU differ by 4–5 %."
         )
+        self._thermal_tip = self.thermal_check.toolTip()
         top.addWidget(self.thermal_check)
         self.run_button = QPushButton(icon("play", "#ffffff"), "Run benchmark")
         self.run_button.setObjectName("primaryButton")
@@ -101,6 +103,8 @@ class BenchmarkView(QWidget):
         top.addSpacing(12)
         self.target_label = QLabel()
         self.target_label.setObjectName("sectionSubtitle")
+        self.target_label.setWordWrap(True)  # a long URL wraps: it never widens the view past the window
+        self.target_label.setMinimumWidth(120)
         top.addWidget(self.target_label, 1)
         layout.addLayout(top)
 
@@ -140,6 +144,7 @@ class BenchmarkView(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("editorTabs")
+        self.tabs.setUsesScrollButtons(True)  # the tab row never widens the view past the window
         self.result_panel = ResultPanel()
         self.history = HistoryPanel(history_path)
         self.compare = ComparePanel()
@@ -195,6 +200,13 @@ class BenchmarkView(QWidget):
         """The selected profile, and its server's URL when the server is ready (None otherwise)."""
         self.profile = profile
         self.server_url = url
+        gpu_less = profile is not None and serves_without_gpu(profile)
+        self.thermal_check.setEnabled(not gpu_less)
+        self.thermal_check.setChecked(not gpu_less)
+        self.thermal_check.setToolTip(
+            "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
+            else self._thermal_tip
+        )  # fmt: skip
         self._update_target()
 
     def target(self) -> Profile | Endpoint | None:
@@ -232,7 +244,13 @@ class BenchmarkView(QWidget):
             self.target_label.setText(f"“{self.profile.name}” is not running: launch it, or attach to a URL.")
         else:
             self.target_label.setText("Select a running profile, or attach to a server URL.")
-        self.run_button.setEnabled(target is not None and not busy)
+        # the button about to be disabled hands its focus to the other one, not to the next field (the URL)
+        run_on = target is not None and not busy
+        following = self.cancel_button if busy else (self.run_button if run_on else None)
+        if following is not None and (self.run_button.hasFocus() or self.cancel_button.hasFocus()):
+            following.setEnabled(True)
+            following.setFocus()
+        self.run_button.setEnabled(run_on)
         self.cancel_button.setEnabled(busy)
         self.suite_combo.setEnabled(not busy)
         self.sweep.set_busy(busy or not isinstance(target, Profile))

@@ -139,6 +139,9 @@ class LevelsPanel(QWidget):
         self.rate_edit.setToolTip("Open loop: Poisson arrivals at R requests/s per level (seeded)")
         self.rate_edit.setMaximumWidth(120)
         row.addWidget(self.rate_edit)
+        row.addStretch(1)
+        layout.addLayout(row)
+        row = QHBoxLayout()  # a second row: the first no longer widens the view past a laptop's window
         row.addWidget(QLabel("SLO"))
         self.slo_edit = QLineEdit()
         self.slo_edit.setPlaceholderText("ttft=2s,tpot=50ms")

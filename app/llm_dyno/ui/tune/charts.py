@@ -29,6 +29,9 @@ def _set_empty(plot: pg.PlotWidget, text: str | None, sides: tuple[str, ...] = (
     if text is None:
         for side in sides:
             item.showAxis(side)
+            axis = item.getAxis(side)
+            # a hidden axis measured itself 0 wide: measure again, or its tick values stay clipped away
+            axis._updateHeight() if side in ("top", "bottom") else axis._updateWidth()
         item.enableAutoRange()
         return
     for side in sides:
