@@ -254,6 +254,10 @@ def test_a_run_is_counted_plainly_every_row_shows_whole_and_bursts_are_said_once
     for row in range(table.rowCount()):
         rect = table.visualRect(table.model().index(row, 0))
         assert rect.top() >= 0 and rect.bottom() < table.viewport().height(), (row, rect)
+    # the figures under the table are shown, not cut off at the bottom of the view
+    box = v.result_panel.peer
+    assert box.isVisible() and box.height() >= 2 * box.fontMetrics().lineSpacing()
+    assert box.mapTo(v, box.rect().bottomLeft()).y() <= v.height()
     folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
     if folder:
-        v.grab().save(str(Path(folder) / "benchmark-plain.png"))
+        v.grab().save(str(Path(folder) / "benchmark.png"))

@@ -8,11 +8,14 @@ from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -75,6 +78,40 @@ class RunsTable(QTableWidget):
         self.setRowCount(0)
 
 
+class NoteBox(QPlainTextEdit):
+    """Read-only wrapped lines under the table: as tall as its text up to six lines, then it scrolls (a
+    word-wrapped label at the bottom of a full view is cut instead)."""
+
+    MAX_LINES = 6
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().documentLayout().documentSizeChanged.connect(lambda _s: self._fit())
+        self._fit()
+
+    def text(self) -> str:
+        """The lines shown."""
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # QLabel's name: the panel sets it as it set the label
+        """Show these lines."""
+        self.setPlainText(text)
+
+    def _fit(self) -> None:
+        lines = max(1, min(self.MAX_LINES, int(self.document().size().height()))) if self.toPlainText() else 0
+        line = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(lines * line + 2 * int(self.document().documentMargin()) + 2 if lines else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
 class ResultPanel(QWidget):
     """Table, chart and Markdown line of one result (running or loaded from the history)."""
 
@@ -130,10 +167,7 @@ class ResultPanel(QWidget):
             "× mean acceptance length"
         )
         layout.addWidget(self.roofline)
-        self.peer = QLabel("")
-        self.peer.setObjectName("sectionSubtitle")
-        self.peer.setWordWrap(True)
-        self.peer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.peer = NoteBox()
         self.peer.setToolTip(
             "What vllm bench serve reports for these runs: TTFT, TPOT = (E2E − TTFT) / (tokens − 1), "
             "ITL = every gap between streamed chunks, E2E latency; mean / median / p99 in ms, and "
