@@ -138,8 +138,10 @@ def test_a_cpu_profile_is_offered_no_gpu_options_and_its_pareto_says_no_power(  
         assert "no GPU on this profile" in view.thermal_check.toolTip()
         for combo in view.knob_combos:
             offered = [combo.itemText(i) for i in range(combo.count())]
-            assert "max-num-seqs" in offered and not {"power", "sm_clock", "mem_clock"} & set(offered)
-            assert "power, sm_clock and mem_clock are not offered: no GPU on this profile" in combo.toolTip()
+            assert "max-num-seqs" in offered and not {"power", "sm-clock", "mem-clock"} & set(offered)
+            assert "power, sm-clock and mem-clock are not offered: no GPU on this profile" in combo.toolTip()
+            assert all("_" not in k for k in offered)  # knob names in one style: vLLM's flags'
+        assert view.knob_combos[0].findText("num-speculative-tokens") >= 0
         pareto = view.pareto_chart
         assert pareto.empty_text == "Run a tune: each trial's wall TPS against its mean GPU power"
         assert not pareto.getPlotItem().getAxis("left").isVisible()  # no placeholder axes

@@ -51,11 +51,11 @@ from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
 
 KNOB_SUGGESTIONS = (
-    "num_speculative_tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm_clock",
-    "mem_clock", "image", "env:",
-)  # fmt: skip
+    "num-speculative-tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm-clock",
+    "mem-clock", "image", "env:",
+)  # fmt: skip  # one style, vLLM's flag style (the underscore spellings are taken too)
 NO_RECIPE = "(knobs below)"
-GPU_KNOBS = ("power", "sm_clock", "mem_clock")
+GPU_KNOBS = ("power", "sm-clock", "mem-clock")
 
 
 
@@ -124,7 +124,7 @@ class TuneView(QWidget):
             combo.setEditable(True)
             combo.addItems(["", *KNOB_SUGGESTIONS])
             combo.setToolTip(
-                "num_speculative_tokens, any vLLM flag, env:NAME, image, power, sm_clock, mem_clock"
+                "num-speculative-tokens, any vLLM flag, env:NAME, image, power, sm-clock, mem-clock"
             )
             grid.addWidget(combo, n, 1)
             grid.addWidget(QLabel("Values"), n, 2)
@@ -224,9 +224,9 @@ class TuneView(QWidget):
             combo.setEditText(text)
             combo.blockSignals(False)
             combo.setToolTip(
-                "num_speculative_tokens, any vLLM flag, env:NAME, image"
-                + (f"; power, sm_clock and mem_clock are not offered: {why}" if gpu_less else
-                   ", power, sm_clock, mem_clock")
+                "num-speculative-tokens, any vLLM flag, env:NAME, image"
+                + (f"; power, sm-clock and mem-clock are not offered: {why}" if gpu_less else
+                   ", power, sm-clock, mem-clock")
             )  # fmt: skip
         self._update()
 
