@@ -94,6 +94,9 @@ def test_a_tune_of_a_running_server_offers_the_stop_button_that_stops_it(window,
     w.actions_.launch.trigger()
     qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) in ("ready", "failed"), timeout=240_000)
     assert w.profile_list.lamp(NAME) == "ready", w.logs_view.text.toPlainText()[-3000:]
+    events = w.server_view.dashboards[f"profile:{NAME}"].events  # one "launch" marker for one launch
+    launches = [text for _t, kind, text in events if kind == "launch"]
+    assert len(launches) == 1 and launches[0].startswith(f"launch of {NAME}, ready after "), events
     w.show_view("tune")
     view = w.tune_view
     view.knob_combos[0].setEditText("max-num-seqs")
