@@ -158,7 +158,8 @@ def test_a_cpu_profile_is_offered_no_gpu_options_and_its_pareto_says_no_power(  
         knob = view.knob_chart
         assert knob.empty_text is None and all(knob.series["TPS"])
         left = knob.getPlotItem().getAxis("left")  # shown again with room for its tick values
-        assert left.isVisible() and left.width() > 30, left.width()
+        assert left.isVisible()
+        qtbot.waitUntil(lambda: left.width() > 30, timeout=5_000)  # once laid out again
         _shot(w, "tune-view-cpu.png")
     finally:
         w.bridge.manager.stop_all()

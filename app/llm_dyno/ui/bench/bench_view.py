@@ -247,7 +247,7 @@ class BenchmarkView(QWidget):
         # the button about to be disabled hands its focus to the other one, not to the next field (the URL)
         run_on = target is not None and not busy
         following = self.cancel_button if busy else (self.run_button if run_on else None)
-        if following is not None and (self.run_button.hasFocus() or self.cancel_button.hasFocus()):
+        if following is not None and self.focusWidget() in (self.run_button, self.cancel_button):
             following.setEnabled(True)
             following.setFocus()
         self.run_button.setEnabled(run_on)
