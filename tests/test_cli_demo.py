@@ -132,5 +132,7 @@ def test_demo_setup_then_demo_serves_and_benchmarks(tmp_path: Path, vllm_exe: Pa
     listed = cli(home, "history", "list", "--json", venv=venv)
     entries = json.loads(listed.stdout)
     assert [(e["profile"], e["suite"]) for e in entries] == [("cpu-demo", "community")]
+    shown = cli(home, "history", "show", "1", venv=venv).stdout
+    assert "  vLLM 0.32.0  CPU  profile cpu-demo" in shown and "GPU ?" not in shown, shown  # ran on the CPU
     status = cli(home, "status", "--json", venv=venv)
     assert [r for r in json.loads(status.stdout) if r["runtime"] == "process"] == []

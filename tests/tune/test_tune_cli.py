@@ -62,7 +62,8 @@ def test_two_knob_tune_end_to_end(home: Path, tmp_path: Path) -> None:
     done = cli(
         home, "tune", NAME, "--vary", "num_speculative_tokens=1,3",
         "--vary", "max-num-batched-tokens=512,1024", "--suite", str(home / "tiny.yaml"), "--no-thermal-wait",
-        "--json", str(out_json), "--csv", str(out_csv), "--apply", "--timeout", "240", timeout=900,
+        "--json", str(out_json), "--csv", str(out_csv), "--apply", "--timeout", "240", "--repeats", "1",
+        timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.count("launching 'tune-draft'") == 4  # every variant changes the server
@@ -95,8 +96,6 @@ def test_two_knob_tune_end_to_end(home: Path, tmp_path: Path) -> None:
             assert r["generation_tokens_delta"] >= acc["drafts"] + acc["accepted_tokens"] - 1
             assert r["energy_j"] > 0 and r["mean_power_w"] > 0  # the recorded H200 (busy or idle)
     analysis = data["analysis"]
-    assert analysis["knee_trial"] in (1, 2, 3, 4) and "within 5 % of the best" in analysis["rule"]
-    assert analysis["pareto_trials"] and analysis["recommendation"]["evidence"]
     assert sum(t["completion_tokens"] for t in analysis["trials"]) == sum(
         r["completion_tokens"] for r in data["runs"]
     )
@@ -104,13 +103,20 @@ def test_two_knob_tune_end_to_end(home: Path, tmp_path: Path) -> None:
     assert [(r["num_speculative_tokens"], r["--max-num-batched-tokens"]) for r in rows] == [
         ("1", "512"), ("1", "1024"), ("3", "512"), ("3", "1024"),
     ]  # fmt: skip
-    assert "knee: trial" in done.stdout and "rule: the trial with the smallest knob values" in done.stdout
     assert (home / "data" / "tunes" / f"{data['id']}.json").exists()
-    # the recommendation went to a copy; the original profile is as it was
-    assert f"saved the recommendation as profile '{NAME}-tuned'" in done.stdout
     profiles = json.loads(cli(home, "profile", "list", "--json").stdout)
     names = {p["name"] for p in profiles}
-    assert {NAME, f"{NAME}-tuned"} <= names
     original = (home / "config" / "profiles" / f"{NAME}.yaml").read_text()
     assert "max-num-batched-tokens" not in original
-    assert done.stdout.count("| ") >= 4 and " · knee " in done.stdout  # the table and the post row
+    assert done.stdout.count("| ") >= 4  # the table
+    if analysis["noise"] is not None:  # on a busy CPU the variants may differ by noise only: then no pick
+        assert analysis["recommendation"] is None and f"no recommendation: {analysis['noise']}" in done.stdout
+        assert f"{NAME}-tuned" not in names and "saved the recommendation" not in done.stdout
+        return
+    assert analysis["knee_trial"] in (1, 2, 3, 4) and "within 5 % of the best" in analysis["rule"]
+    assert analysis["pareto_trials"] and analysis["recommendation"]["evidence"]
+    assert "knee: trial" in done.stdout and "rule: the trial with the smallest knob values" in done.stdout
+    # the recommendation went to a copy; the original profile is as it was
+    assert f"saved the recommendation as profile '{NAME}-tuned'" in done.stdout
+    assert {NAME, f"{NAME}-tuned"} <= names
+    assert " · knee " in done.stdout  # the post row

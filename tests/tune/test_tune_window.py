@@ -60,6 +60,7 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
         assert view.isVisible() and view.profile is not None and view.profile.name == NAME
         view.suite_edit.setText(str(home / "tiny.yaml"))
         view.thermal_check.setChecked(False)
+        view.repeats_spin.setValue(1)  # the machinery, not the verdict: test_tune_noise repeats 3 times
         # a bad value is refused at once, before anything launches
         set_knobs(view, ("num_speculative_tokens", "1, 3"), ("power", "100, 400"))
         assert not view.start() and "outside the allowed range" in view.status.text()
@@ -81,16 +82,24 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
         assert calls == ["0 300000", "0 400000", "0 300000", "0 400000", "0 700000"], calls
         assert view.knob_chart.series and all(view.knob_chart.series.values())
         assert view.pareto_chart.front
-        assert "Recommended:" in view.recommendation.text() and "Knee rule" in view.recommendation.text()
         for kind in ("json", "csv", "png", "post"):
             view.export(kind, tmp_path / f"tune.{kind}")
-        assert json.loads((tmp_path / "tune.json").read_text())["analysis"]["recommendation"]["evidence"]
         assert (tmp_path / "tune.csv").read_text().count("\n") == 5
         assert (tmp_path / "tune.png").stat().st_size > 10_000
+        analysis = view.analysis
+        assert analysis is not None
+        if analysis.noise is not None:  # on a busy CPU the variants may differ by noise only: no pick
+            assert view.recommendation.text() == f"<b>No recommendation</b>: {analysis.noise}."
+            assert json.loads((tmp_path / "tune.json").read_text())["analysis"]["noise"] == analysis.noise
+            assert "no difference within noise" in (tmp_path / "tune.post").read_text()
+            assert not view.apply_button.isEnabled()
+            return
+        assert "Recommended:" in view.recommendation.text() and "Knee rule" in view.recommendation.text()
+        assert json.loads((tmp_path / "tune.json").read_text())["analysis"]["recommendation"]["evidence"]
         assert " · knee " in (tmp_path / "tune.post").read_text()
         shots = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")  # docs/screenshots is refreshed through this
         if shots:
-            assert w.grab().save(str(Path(shots) / "tune-view.png"))
+            assert w.grab().save(str(Path(shots) / "tune-view-two-knobs.png"))
         original = (home / "config" / "profiles" / f"{NAME}.yaml").read_text()
         assert view.apply_button.isEnabled()
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)

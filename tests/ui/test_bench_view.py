@@ -197,3 +197,67 @@ def test_after_a_benchmark_that_fails_at_once_run_is_back_and_cancel_off(qtbot, 
             assert v.start(TINY_SUITE)
         assert "failed" in done.args[0]
         assert v.run_button.isEnabled() and not v.cancel_button.isEnabled()
+
+
+PLAIN_SUITE = suite_from_yaml(
+    "name: plain\nwarmups: 1\nruns: 3\nsampling: {temperature: 0}\nprompts:\n"
+    "  - {name: narrative, max_tokens: 32,\n"
+    "     messages: [{role: user, content: Write a detailed essay about attention.}]}\n"
+    "  - {name: code, max_tokens: 32,\n"
+    "     messages: [{role: user, content: Write quicksort in Python.}]}\n"
+)
+
+
+@pytest.mark.vllm
+def test_a_run_is_counted_plainly_every_row_shows_whole_and_bursts_are_said_once(  # type: ignore[no-untyped-def]
+    qtbot, ui_home: Path, server: str
+) -> None:
+    import os
+
+    v = BenchmarkView()
+    qtbot.addWidget(v)
+    v.resize(1100, 760)
+    v.show()
+    said: list[str] = []
+
+    def on_progress(event: object) -> None:
+        if isinstance(event, ProgressEvent) and event.kind == EventKind.RUN_STARTED:
+            said.append(v.status.text())
+
+    v.worker.progressed.connect(on_progress)
+    v.url_edit.setText(server)
+    v.model_edit.setText("tiny")
+    v.activateWindow()
+    v.run_button.setFocus()
+    with qtbot.waitSignal(v.benchmark_finished, timeout=240000):
+        assert v.start(PLAIN_SUITE)
+        assert v.focusWidget() is v.cancel_button  # not the URL field after Run
+    assert v.focusWidget() is v.run_button
+    # warm-ups and measured runs counted apart, as the CLI does
+    counted = ["warm-up 1 of 1", "run 1 of 3", "run 2 of 3", "run 3 of 3"]
+    assert said == [f"{p}: {c}" for p in ("narrative", "code") for c in counted], said
+    result = v.last_result
+    assert result is not None
+    runs = result.all_runs()
+    # a stream that came in one burst is no warning on its run: said once, under the table, in words
+    assert not any("burst" in w for r in runs for w in r.warnings)
+    peer = v.result_panel.peer.text()
+    bursts = sum(1 for p in result.prompts for r in p.counted if r.burst)
+    assert peer.count("arrived in a burst: the server sent their tokens all at once") == (1 if bursts else 0)
+    # the summary's figures are named, with their unit
+    assert "; median TTFT " in peer and " / TPOT " in peer and " / E2E " in peer and ", p99 TTFT " in peer
+    assert " ms" in peer
+    # every row shown whole: the table is given the height of its rows
+    table = v.result_panel.table
+    assert table.rowCount() == len(runs) == 8
+    qtbot.waitUntil(lambda: table.visualRect(table.model().index(7, 0)).bottom() < table.viewport().height())
+    for row in range(table.rowCount()):
+        rect = table.visualRect(table.model().index(row, 0))
+        assert rect.top() >= 0 and rect.bottom() < table.viewport().height(), (row, rect)
+    # the figures under the table are shown, not cut off at the bottom of the view
+    box = v.result_panel.peer
+    assert box.isVisible() and box.height() >= 2 * box.fontMetrics().lineSpacing()
+    assert box.mapTo(v, box.rect().bottomLeft()).y() <= v.height()
+    folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
+    if folder:
+        v.grab().save(str(Path(folder) / "benchmark.png"))

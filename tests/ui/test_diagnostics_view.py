@@ -172,3 +172,56 @@ def test_advice_wraps_instead_of_being_cut(qtbot, view: DiagnosticsView) -> None
     assert item is not None
     child = next(item.child(i) for i in range(item.childCount()) if item.child(i).text(0) == advice)
     qtbot.waitUntil(lambda: tree.visualItemRect(child).height() >= 3 * line, timeout=3000)
+
+
+def _diagnose(qtbot, session: ProfileSession, name: str) -> DiagnosticsView:  # type: ignore[no-untyped-def]
+    v = DiagnosticsView(session)
+    qtbot.addWidget(v)
+    v.resize(1100, 700)
+    v.show()
+    with qtbot.waitSignal(v.diagnosed, timeout=15000):
+        v.set_target(session.get(name), None)
+    return v
+
+
+def test_the_cpu_demo_gets_no_cuda_findings_and_says_why_there_is_no_reference_table(
+    qtbot, store: ProfileStore, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    session = ProfileSession(store)
+    session.reload()
+    demo = session.get("cpu-demo")
+    assert demo is not None and "--enforce-eager" in demo.args  # set on purpose: it starts fast
+    v = _diagnose(qtbot, session, "cpu-demo")
+    assert v.gathered is not None
+    assert "enforce-eager" not in v.gathered.diagnosis.ids()  # CUDA graphs do not exist on a CPU
+    # no reference chosen: the pane says so and how to pick one, instead of an empty table
+    assert v.diff_stack.currentWidget() is v.no_reference and v.no_reference.isVisible()
+    said = v.no_reference.text()
+    assert said.startswith("No reference chosen for “cpu-demo”") and "“Compare with” above" in said, said
+    # the header is a row of its own, its count never split across lines
+    n = len(v.gathered.diagnosis.findings)
+    assert f"{n}\u00a0finding" in v.sources.text()
+    assert v.sources.width() > 0.9 * (v.width() - 32), (v.sources.width(), v.width())
+    lines = v.sources.heightForWidth(v.sources.width()) // v.sources.fontMetrics().lineSpacing()
+    assert lines <= 1, v.sources.text()
+    folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
+    if folder:
+        v.grab().save(str(Path(folder) / "diagnostics-cpu-demo.png"))
+    # the same flag on a GPU build still costs half the speed, and is said
+    gpu = demo.with_changes(name="gpu-eager", env={})
+    store.save(gpu)
+    session.reload()
+    assert "enforce-eager" in _diagnose(qtbot, session, "gpu-eager").gathered.diagnosis.ids()
+    # and the CLI's diagnosis agrees
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for name, fires in (("cpu-demo", False), ("gpu-eager", True)):
+        done = subprocess.run(
+            [sys.executable, "-m", "llm_dyno", "diagnose", name], env=env,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert ("Eager mode" in done.stdout) is fires, done.stdout

@@ -120,6 +120,8 @@ def test_save_writes_file(window, qtbot, store: ProfileStore) -> None:  # type: 
 def test_switches_and_speculative_fields(window, store: ProfileStore) -> None:  # type: ignore[no-untyped-def]
     _pick(window, MTP)
     editor = window.editor
+    spec = editor.form.fields["spec_json"].editor  # a long JSON shows its start, not its middle
+    assert spec.text().startswith('{"method":"mtp"') and spec.cursorPosition() == 0
     editor.set_field("spec_tokens", "5")
     profile = editor.validation.profile
     assert profile.engine().num_speculative_tokens == 5

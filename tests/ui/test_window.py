@@ -169,3 +169,19 @@ def test_profiles_changed_on_disk_appear_without_a_restart(qtbot, window, tmp_pa
     assert window.profile_watcher.reloads == before + 1
     path.unlink()
     qtbot.waitUntil(lambda: "from-cli" not in window.profile_list.names(), timeout=5000)
+
+
+def test_the_sidebar_keeps_its_width_on_every_view(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.ui.main_window import VIEWS
+
+    window.resize(1100, 760)  # a laptop's window: the widest view must still fit beside the sidebar
+    window.select_profile("cpu-demo")
+    qtbot.waitUntil(lambda: window.profile_list.width() > 0)
+    width = window.profile_list.width()
+    for key, *_ in VIEWS:
+        window.show_view(key)
+        qtbot.wait(300)  # the view is built and laid out
+        assert window.profile_list.width() == width, (key, window.profile_list.width(), width)
+    window.show_view("profile")
+    qtbot.wait(100)
+    assert window.profile_list.width() == width

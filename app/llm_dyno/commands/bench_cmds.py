@@ -18,7 +18,7 @@ from llm_dyno.commands.load_cmds import (
     wants_load,
 )
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.report import markdown_line, prompt_lines, to_csv
+from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines, to_csv
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, load_suite
@@ -201,6 +201,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if result.all_runs():
         print(markdown_line(result))
         print("\n".join(prompt_lines(result)))
+        if (note := burst_note(result)) is not None:
+            print(note)
         print(roofline_summary(result))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
@@ -258,7 +260,7 @@ def cmd_history_show(args: argparse.Namespace) -> int:
 def _show(rid: int, result: BenchResult) -> None:
     ctx = result.context
     print(f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}")
-    print(f"  vLLM {ctx.vllm_version or '?'}  GPU {ctx.gpu or '?'}  profile {ctx.profile_name}")
+    print(f"  vLLM {ctx.vllm_version or '?'}  {ctx.device}  profile {ctx.profile_name}")
     for p in result.prompts:
         for metric in ("wall_tps", "decode_tps", "ttft_s"):
             s = p.summary(metric)

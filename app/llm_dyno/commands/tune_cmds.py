@@ -15,7 +15,7 @@ from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.jobs.tune_job import run_tune
-from llm_dyno.core.jobs.tune_spec import prepare_tune
+from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, prepare_tune
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
@@ -41,7 +41,11 @@ def register(sub: Any) -> None:
     t.add_argument("--suite", default="community", help="suite name or file (default: community)")
     t.add_argument("--runs", type=int, help="measured runs per prompt and trial (default: the suite's)")
     t.add_argument("--warmups", type=int, help="warm-up runs per prompt and trial (default: the suite's)")
-    t.add_argument("--repeats", type=int, default=1, help="times each trial runs, interleaved (A B C A B C)")
+    t.add_argument(
+        "--repeats", type=int, default=DEFAULT_REPEATS,
+        help=f"times each trial runs, interleaved (A B C A B C; default {DEFAULT_REPEATS}: fewer cannot "
+        "tell a difference from noise)",
+    )  # fmt: skip
     t.add_argument("--url", help="a running server's URL (GPU knobs only)")
     t.add_argument("--model", help="with --url: the model name to request")
     t.add_argument("--api-key-env", help="with --url: the environment variable holding its API key")
@@ -95,7 +99,7 @@ def print_analysis(record: TuneRecord, analysis: TuneAnalysis) -> None:
     print("\n".join(export.markdown_table(analysis)))
     rec = analysis.recommendation
     if rec is None:
-        print("no recommendation: no trial produced a throughput")
+        print(f"no recommendation: {analysis.noise or 'no trial produced a throughput'}")
         return
     print(f"knee: trial {rec.trial.index} ({rec.trial.label}) — rule: {analysis.rule}")
     if analysis.pareto:

@@ -100,10 +100,29 @@ class DoctorReport:
             "checks": [c.to_dict() for c in self.checks],
         }
 
+    def summary(self) -> str:
+        """How many checks came out how, and what that means for this machine (one line)."""
+        counts = {lv: sum(1 for c in self.checks if c.level is lv) for lv in Level}
+        tally = (
+            f"{counts[Level.OK]} ok · {_plural(counts[Level.WARNING], 'warning')} · "
+            f"{_plural(counts[Level.ERROR], 'problem')}"
+        )
+        if counts[Level.ERROR]:
+            meaning = "fix the problems first: nothing can launch until then"
+        elif self.recommend_cpu_demo and self.cpu_demo_ready:
+            meaning = f"ready to launch '{CPU_DEMO_PROFILE}'; the warnings matter only for GPU profiles"
+        elif self.recommend_cpu_demo:
+            meaning = "no GPU: set up the CPU demo to try every view; the rest matters only for GPU profiles"
+        elif counts[Level.WARNING]:
+            meaning = "GPU profiles can launch; the warnings say what may still fail"
+        else:
+            meaning = "ready for GPU profiles"
+        return f"{tally} — {meaning}"
+
     def render_text(self) -> str:
-        """The report for a terminal: one block per check, steps indented."""
+        """The report for a terminal: its summary, then one block per check, steps indented."""
         marks = {Level.OK: "[ ok ]", Level.WARNING: "[warn]", Level.ERROR: "[FAIL]"}
-        out: list[str] = []
+        out: list[str] = [self.summary(), ""]
         for c in self.checks:
             out.append(f"{marks[c.level]} {c.title}: {c.finding}")
             out.extend(f"         {i}. {step}" for i, step in enumerate(c.steps, start=1))
@@ -140,15 +159,36 @@ def _where(host: str | None) -> str:
     return host or os.environ.get("DOCKER_HOST") or "the local Docker engine"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _unreachable_cause(raw: str) -> str:
+    """docker-py's connection error in words: which part is missing."""
+    if "FileNotFoundError" in raw or "No such file" in raw:
+        return "no Docker socket there (Docker is not installed, or its engine is not running)"
+    if "Connection refused" in raw or "ConnectionRefused" in raw:
+        return "nothing answers there (the engine is not running)"
+    if "timed out" in raw.lower():
+        return "the engine did not answer in time"
+    return "the engine did not answer"
+
+
 def check_docker(
-    host: str | None, connect: Callable[[str | None], Any] | None = None
+    host: str | None, connect: Callable[[str | None], Any] | None = None, *, needed: bool = True
 ) -> tuple[CheckResult, Any]:
-    """Is the engine reachable, and may we use its socket? Returns the result and a client (or None)."""
+    """Is the engine reachable, and may we use its socket? Returns the result and a client (or None).
+    ``needed``: whether this machine needs Docker to serve at all (False without a GPU: the CPU demo runs
+    as a process), which makes a missing engine a warning, not a problem."""
     from llm_dyno.core.runtime.base import FailureKind
     from llm_dyno.core.runtime.docker_errors import DockerError
     from llm_dyno.core.runtime.docker_errors import connect as docker_connect
 
     title = "Docker engine"
+    level = Level.ERROR if needed else Level.WARNING
+    what_for = "Docker profiles (vLLM in a container on the GPU) cannot launch" + (
+        "" if needed else "; the CPU demo does not need Docker"
+    )
     try:
         client = (connect or docker_connect)(host)
         version = client.version().get("Version", "?")
@@ -157,28 +197,30 @@ def check_docker(
             return CheckResult(
                 "docker",
                 title,
-                Level.ERROR,
-                f"permission denied on the Docker socket of {_where(host)}",
+                level,
+                f"permission denied on the Docker socket of {_where(host)}: {what_for}",
                 (
                     "sudo usermod -aG docker $USER",
                     "log out and in again (or run `newgrp docker` in this shell)",
                     "check: docker info",
                 ),
             ), None
+        cause = _unreachable_cause(exc.message) if exc.kind is FailureKind.DOCKER_UNREACHABLE else exc.message
         return CheckResult(
             "docker",
             title,
-            Level.ERROR,
-            exc.message,
+            level,
+            f"cannot reach {_where(host)}: {cause}. {what_for[0].upper()}{what_for[1:]}",
             (
-                "start the engine: sudo systemctl start docker (no systemd: sudo dockerd &)",
                 "not installed? sudo apt-get install -y docker.io (or Docker's own packages)",
+                "start the engine: sudo systemctl start docker (no systemd: sudo dockerd &)",
                 "check DOCKER_HOST, `docker context ls` and the profile's docker.host",
                 "check: docker info",
             ),
         ), None
     except DynoError as exc:
-        return CheckResult("docker", title, Level.ERROR, exc.message, ("check: docker info",)), None
+        found = f"{exc.message}: {what_for}"
+        return CheckResult("docker", title, level, found, ("check: docker info",)), None
     return CheckResult("docker", title, Level.OK, f"{_where(host)} is reachable (Docker {version})"), client
 
 
@@ -332,10 +374,10 @@ def run_checks(
     demo: Callable[[], DemoState] | None = None,
 ) -> DoctorReport:
     """Run every check against ``host`` (None: DOCKER_HOST / the active context)."""
-    docker_result, client = check_docker(host, connect)
+    gpus = check_gpus(gpu_probe)
+    no_gpu = gpus.level is not Level.OK
+    docker_result, client = check_docker(host, connect, needed=not no_gpu)
     try:
-        gpus = check_gpus(gpu_probe)
-        no_gpu = gpus.level is not Level.OK
         state = (demo or demo_state)()
         checks = (
             docker_result,

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+
+
+class Fix(StrEnum):
+    """What fixes an error, front-end neutral: the CLI shows the error's ``hint`` (a command line), the
+    window names its own control for the fix and offers a button where it has one."""
+
+    STOP_SERVER = "stop-server"  # the profile's server runs and must be stopped first
+    CHOOSE_KNOBS = "choose-knobs"  # a tune was given nothing to vary
 
 
 @dataclass(frozen=True)
@@ -28,11 +37,21 @@ class Location:
 class DynoError(Exception):
     """Base of every error the app reports to the user instead of a traceback."""
 
-    def __init__(self, message: str, *, where: Location | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        where: Location | None = None,
+        hint: str | None = None,
+        fix: Fix | None = None,
+        subject: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.where = where
-        self.hint = hint
+        self.hint = hint  # for a terminal: may name a command or a flag
+        self.fix = fix  # what fixes it, for a front end that has its own controls for that
+        self.subject = subject  # what the fix acts on (a profile's name)
 
     def __str__(self) -> str:
         text = self.message

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.ui.messages import window_message
 
 
 def versions_report(vllm_version: str | None = None) -> str:
@@ -117,7 +118,7 @@ class ErrorFunnel(QObject):
         if issubclass(etype, KeyboardInterrupt):
             self._previous_hook(etype, value, tb)
             return
-        message = str(value) if isinstance(value, DynoError) else f"{etype.__name__}: {value}"
+        message = window_message(value) if isinstance(value, DynoError) else f"{etype.__name__}: {value}"
         details = (
             versions_report(self.vllm_version)
             + "\n\n"

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.ui.messages import window_message
 
 Emit = Callable[[object], None]
 Work = Callable[[Emit, threading.Event], object]
@@ -24,14 +25,15 @@ Failed = Callable[[str], None]
 
 
 def guarded(name: str, work: Callable[[], None], failed: Failed) -> Callable[[], None]:
-    """``work`` on the one error route: a :class:`DynoError` calls ``failed`` with its message; any other
-    exception calls ``failed`` with ``"NAME failed: Type: message"`` and is re-raised (to the funnel)."""
+    """``work`` on the one error route: a :class:`DynoError` calls ``failed`` with its message in the
+    window's words (:func:`~llm_dyno.ui.messages.window_message`); any other exception calls ``failed``
+    with ``"NAME failed: Type: message"`` and is re-raised (to the funnel)."""
 
     def run() -> None:
         try:
             work()
         except DynoError as exc:
-            failed(str(exc))
+            failed(window_message(exc))  # in the window's words (ui/messages), not the CLI's
         except Exception as exc:
             failed(f"{name} failed: {type(exc).__name__}: {exc}")
             raise  # to the error funnel, with the traceback

@@ -124,14 +124,20 @@ class MainWindow(ProfileCommands, QMainWindow):
         rcol.addWidget(self.stack, 1)
         self.view_tabs.currentChanged.connect(lambda i: self.stack.setCurrentIndex(i))
 
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = self.split = QSplitter(Qt.Orientation.Horizontal)
         split.setHandleWidth(1)
         split.addWidget(self.profile_list)
         split.addWidget(right)
+        split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
         split.setSizes([300, 980])
         split.setChildrenCollapsible(False)
         self.setCentralWidget(split)
+        # the sidebar keeps its width (300, or where the user drags it) whichever view is shown: a view's
+        # layout settling after its first show must not take it
+        self._sidebar_w = 300
+        split.splitterMoved.connect(lambda _pos, _i: setattr(self, "_sidebar_w", split.sizes()[0]))
+        self.view_tabs.currentChanged.connect(lambda _i: QTimer.singleShot(0, self._keep_sidebar))
 
         self._build_status_bar()
         self._connect()
@@ -218,7 +224,8 @@ class MainWindow(ProfileCommands, QMainWindow):
             self.diff_view.set_profiles([sp.profile for sp in s.profiles])
         self.banner.set_errors(s.errors)
         self._banner_box.setVisible(bool(self.banner.lines))
-        self.store_label.setText(f"{len(s.profiles)} profiles · {s.store.folder}")
+        count = len(s.profiles)
+        self.store_label.setText(f"{count} profile{'' if count == 1 else 's'} · {s.store.folder}")
         picked = self.profile_list.current_name()
         if picked != current or (picked is not None and self.editor.profile_name is None):
             self.editor.set_profile(s.get(picked) if picked else None)
@@ -284,6 +291,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.errorMessage.connect(self.show_error)
         view.tune_finished.connect(self.notify_benchmark_finished)
         view.copyCreated.connect(self.select_profile)
+        view.stopRequested.connect(self.stop_server)
+        self.bridge.stopFinished.connect(view.server_stopped)
         view.set_target(*self._analysis_target())
         return view
 
@@ -315,6 +324,11 @@ class MainWindow(ProfileCommands, QMainWindow):
             tray.showMessage("Benchmark finished", summary, QSystemTrayIcon.MessageIcon.Information, 8000)
         else:
             self.statusBar().showMessage(summary, 15000)
+
+    def _keep_sidebar(self) -> None:
+        sizes = self.split.sizes()
+        if len(sizes) == 2 and sizes[0] != self._sidebar_w:
+            self.split.setSizes([self._sidebar_w, sum(sizes) - self._sidebar_w])
 
     def _update_title(self) -> None:
         name = self.editor.profile_name
@@ -385,10 +399,18 @@ class MainWindow(ProfileCommands, QMainWindow):
 
     # ---- commands ------------------------------------------------------------------------------
     def show_error(self, message: str) -> None:
-        """Tell the user something could not be done (a status message when not interactive)."""
-        self.statusBar().showMessage(message, 8000)
+        """Tell the user something could not be done, once: a dialog, or the status bar when not
+        interactive."""
         if self.interactive:
             QMessageBox.warning(self, APP_TITLE, message)
+        else:
+            self.statusBar().showMessage(message, 8000)
+
+    def stop_server(self, name: str) -> None:
+        """Stop a profile's server (a view's Stop button): it is selected, then stopped as the toolbar's
+        Stop does (asking first when it serves requests)."""
+        self.select_profile(name)
+        self.servers.stop_selected()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # unsaved changes first, then the servers still running (stop them, or leave them running:

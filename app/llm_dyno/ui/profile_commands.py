@@ -15,6 +15,7 @@ from llm_dyno.ui.dialogs.first_run import FirstRunDialog
 from llm_dyno.ui.dialogs.import_dialog import ImportDialog
 from llm_dyno.ui.dialogs.shortcuts import ShortcutsDialog
 from llm_dyno.ui.editor.editor_view import ProfileEditor
+from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.widgets.profile_list import ProfileList
 
@@ -45,7 +46,7 @@ class ProfileCommands:
         try:
             self.session.save(profile, original_name)
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.editor.mark_saved(profile)
         self.profile_list.set_dirty(profile.name, False)
@@ -65,7 +66,7 @@ class ProfileCommands:
         try:
             profile = self.session.new_profile(name.strip())
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.select_profile(profile.name)
         self.show_view("profile")
@@ -84,7 +85,7 @@ class ProfileCommands:
         try:
             self.session.add(profile)
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.select_profile(profile.name)
         self.show_view("profile")
@@ -104,7 +105,7 @@ class ProfileCommands:
         try:
             copy = self.session.duplicate(name)
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.select_profile(copy.name)
         self.statusBar().showMessage(f"Duplicated as “{copy.name}”", 4000)
@@ -126,7 +127,7 @@ class ProfileCommands:
         try:
             self.session.rename(old, new_name)
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.select_profile(new_name)
         self.statusBar().showMessage(f"Renamed “{old}” to “{new_name}”", 4000)
@@ -139,7 +140,7 @@ class ProfileCommands:
         try:
             self.session.delete(name)
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         self.editor.set_profile(None)
         self._refresh_from_session()
@@ -150,7 +151,7 @@ class ProfileCommands:
         try:
             name = self.session.undo_delete()
         except DynoError as exc:
-            self.show_error(str(exc))
+            self.show_error(window_message(exc))
             return
         if name:
             self.select_profile(name)

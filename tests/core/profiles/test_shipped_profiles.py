@@ -36,10 +36,29 @@ def test_shipped_profile_loads(path: Path) -> None:
 
 def test_founding_profile_matches_the_import() -> None:
     imported = import_text(FOUNDING.read_text()).profile
+    # the poster's file, its paths made a stranger's (under ~) and no token passed for a model read from disk
+    hf = "/root/.cache/huggingface"
+    patch = "/patches/patch_{}.py"
     assert diff_profiles(imported, _load("qwen36-27b-mtp.yaml")).rows == (
+        DiffRow("container", f"volume {hf}", f"/run/media/will/Storage/models:{hf}",
+                f"~/.cache/huggingface:{hf}", "changed"),
+        *(
+            DiffRow("container", f"volume {patch.format(n)}",
+                    f"/home/will/genesis-vllm-patches/patch_{n}.py:{patch.format(n)}:ro",
+                    f"~/genesis-vllm-patches/patch_{n}.py:{patch.format(n)}:ro", "changed")
+            for n in ("genesis_unified", "tolist_cudagraph")
+        ),
+        DiffRow("environment", "HUGGING_FACE_HUB_TOKEN", "${HF_TOKEN:-}", None, "removed"),
         DiffRow("power", "limit_w", None, "330.0", "added"),
-    )
+    )  # fmt: skip
     assert "founding post" in _load("qwen36-27b-mtp.yaml").notes
+
+
+@pytest.mark.parametrize("name", ["qwen36-27b-mtp.yaml", "qwen36-27b-no-spec.yaml"])
+def test_examples_carry_no_one_authors_machine(name: str) -> None:
+    text = (PROFILES / name).read_text(encoding="utf-8")
+    assert "/run/media/" not in text and "/home/will" not in text and "${HF_TOKEN" not in text
+    assert "The founding" not in text  # says what it is for a stranger
 
 
 def test_no_spec_differs_only_in_speculative_config() -> None:

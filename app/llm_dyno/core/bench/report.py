@@ -124,12 +124,28 @@ def markdown_line(result: BenchResult) -> str:
     return " · ".join(parts)
 
 
+def burst_note(result: BenchResult) -> str | None:
+    """Said once per result, in words: how many counted runs arrived in a burst and what is measured for
+    them instead of decode TPS; None when none did."""
+    counted = [r for p in result.prompts for r in p.counted]
+    bursts = [r for r in counted if r.burst]
+    if not bursts:
+        return None
+    return (
+        f"{len(bursts)} of {len(counted)} runs arrived in a burst: the server sent their tokens all at once "
+        "(vLLM on the CPU often does), so the time between tokens, and with it decode TPS, could not be "
+        "seen. Their wall TPS (tokens / the whole run's time) and TTFT are measured and counted; decode TPS "
+        "comes from the other runs only."
+    )
+
+
 def prompt_lines(result: BenchResult) -> list[str]:
     """Per prompt: ``vllm bench serve``'s figures (mean, median, p99), what the headlines left out, and
     the thermal state its runs started from.
 
     ``code: TTFT 12.1 / TPOT 2.90 / ITL 2.88 / E2E 751 ms (mean) · 340.2 tok/s output;
-    median 11.9 / 2.88 / 2.80 / 748, p99 15.0 / 3.40 / 4.10 / 790 ms · 1 of 5 runs left out (stopped early)``
+    median TTFT 11.90 / TPOT 2.88 / ITL 2.80 / E2E 748.00, p99 TTFT 15.00 / … ms · 1 of 5 runs left out
+    (stopped early)``
     """
     lines: list[str] = []
     for p in result.prompts:
@@ -139,7 +155,10 @@ def prompt_lines(result: BenchResult) -> list[str]:
         else:
             spreads = (peer.ttft, peer.tpot, peer.itl, peer.e2el)
             median, p99 = (
-                " / ".join("—" if s is None else f"{getattr(s, attr):.2f}" for s in spreads)
+                " / ".join(
+                    f"{name} " + ("—" if s is None else f"{getattr(s, attr):.2f}")
+                    for name, s in zip(("TTFT", "TPOT", "ITL", "E2E"), spreads, strict=True)
+                )
                 for attr in ("median_ms", "p99_ms")
             )
             text = f"{p.name}: {peer.describe()}; median {median}, p99 {p99} ms"

@@ -177,6 +177,25 @@ class RunContext:
     extra: dict[str, Any] = field(default_factory=dict)  # keys a newer version wrote, kept verbatim
 
     @property
+    def device(self) -> str:
+        """What the server ran on, for a listing: ``GPU <name>``, ``CPU`` for vLLM on the CPU (a vllm-cpu
+        profile ran it), ``GPU not read`` when no GPU was read and the profile does not say."""
+        if self.gpu:
+            return f"GPU {self.gpu}"
+        if self.profile:
+            from pydantic import ValidationError
+
+            from llm_dyno.core.profiles.model import Profile
+            from llm_dyno.core.runtime.memory import is_cpu_profile
+
+            try:
+                if is_cpu_profile(Profile.model_validate(self.profile)):
+                    return "CPU"
+            except (ValidationError, ValueError, TypeError):
+                pass  # an older or foreign snapshot: it cannot say
+        return "GPU not read"
+
+    @property
     def profile_label(self) -> str | None:
         """The profile's name, from the name or from the snapshot."""
         return self.profile_name or _str((self.profile or {}).get("name"))

@@ -274,8 +274,8 @@ def _warnings(o: StreamOutcome, prompt: SuitePrompt, gen_delta: int | None) -> l
         )
     if o.ttft_s is None:
         out.append("no visible text in the stream (only special tokens?): TTFT and decode TPS unknown")
-    if (burst := _burst(o)) is not None:
-        out.append(f"the stream arrived in a burst ({burst}): decode TPS not measured")
+    # a stream that arrived in a burst is no warning of its own (vLLM on the CPU sends them often): the run
+    # keeps the flag (BenchRun.burst), and the result says it once, in words (report.burst_note)
     if gen_delta is not None and gen_delta != o.completion_tokens:
         out.append(
             f"the server generated {gen_delta} tokens during this run but streamed {o.completion_tokens}: "

@@ -154,6 +154,17 @@ class DiagnosisInput:
             return found.per_position, found.mean_length, found.source
         return None
 
+    def on_cpu(self) -> bool:
+        """Whether the server is vLLM on the CPU (no CUDA: rules about CUDA graphs, GPU clocks or power
+        mean nothing there): a vllm-cpu profile, a CPU build's version, or its log's CPU KV cache."""
+        from llm_dyno.core.runtime.memory import is_cpu_profile
+
+        if self.profile is not None and is_cpu_profile(self.profile):
+            return True
+        if "+cpu" in (self.environment.vllm_version or ""):
+            return True
+        return any("CPU KV cache" in line for line in self.log.lines)
+
     def speculative_tokens(self) -> int | None:
         """The profile's draft tokens per step (0: it does not speculate; None: no profile or unknown)."""
         if self.profile is None:

@@ -88,7 +88,10 @@ def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
 
 
 def enforce_eager(inp: DiagnosisInput) -> list[Finding]:
-    """``--enforce-eager`` (flag or the warning it causes) turns off torch.compile and CUDA graphs."""
+    """``--enforce-eager`` (flag or the warning it causes) turns off torch.compile and CUDA graphs (on a
+    GPU: vLLM on the CPU has no CUDA graphs to lose, and the CPU demo sets it to start fast)."""
+    if inp.on_cpu():
+        return []
     flag = inp.profile is not None and inp.profile.engine().enforce_eager
     lines = [
         inp.log.evidence(no)

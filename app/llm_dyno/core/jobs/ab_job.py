@@ -23,7 +23,7 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult, without_spec_decode
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, check_suite, prepare_bench, run_bench
 from llm_dyno.core.jobs.endpoint import profile_endpoint
@@ -79,6 +79,8 @@ def prepare_ab(
             f"'{profile.name}' is running: the A/B launches it twice itself "
             "(without, then with spec decoding)",
             hint=f"stop it first (llm-dyno stop {profile.name})",
+            fix=Fix.STOP_SERVER,
+            subject=profile.name,
         )
     check_suite(suite, without_spec_decode(profile))
     bench = prepare_bench(profile, suite, registry=registry, store=store, thermal_wait=thermal_wait)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
 from llm_dyno.core.bench.suite import Suite
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench
 from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
@@ -27,6 +27,7 @@ from llm_dyno.core.tune.record import tunes_dir
 from llm_dyno.core.tune.trials import MAX_TRIALS, Trial, build_trials
 
 MAX_REPEATS = 10
+DEFAULT_REPEATS = 3  # fewer repeats cannot tell a knob's effect from the machine's run-to-run noise
 
 
 class LaunchMode(StrEnum):
@@ -74,11 +75,13 @@ def _merge(varies: tuple[Vary, ...], recipe: str | None, gpu: int | None) -> tup
         if all(v.knob != made.knob for v in given):  # an explicit --vary of the same knob wins
             given.insert(0, made)
     if not given:
-        raise KnobError("nothing to vary: give --vary KNOB=V1,V2,… or --recipe NAME")
+        raise KnobError(
+            "nothing to vary", hint="give --vary KNOB=V1,V2,… or --recipe NAME", fix=Fix.CHOOSE_KNOBS
+        )
     seen = set()
     for v in given:
         if v.knob in seen:
-            raise KnobError(f"{v.knob.label} is varied twice; give all its values in one --vary")
+            raise KnobError(f"{v.knob.label} is varied twice", hint="give all its values in one --vary")
         seen.add(v.knob)
     return tuple(given)
 
@@ -119,7 +122,7 @@ def prepare_tune(
     *,
     recipe: str | None = None,
     registry: ServerManager | None = None,
-    repeats: int = 1,
+    repeats: int = DEFAULT_REPEATS,
     store: bool = True,
     gpu: int | None = None,
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
@@ -164,6 +167,8 @@ def prepare_tune(
             raise DynoError(
                 f"'{profile.name}' is running: the tune launches each variant itself",
                 hint=f"stop it first (llm-dyno stop {profile.name})",
+                fix=Fix.STOP_SERVER,
+                subject=profile.name,
             )
         launch = LaunchMode.EACH_VARIANT if relaunch else (LaunchMode.RUNNING if running else LaunchMode.ONCE)
     else:

@@ -83,6 +83,14 @@ _BAD_MODEL_FILE = (OSError, ValueError, TypeError, KeyError, AttributeError, Ove
 _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_mtp", "mimo_mtp")
 
 
+def serves_without_gpu(profile: Profile) -> bool:
+    """A profile that serves without a GPU (no power, clocks or GPU temperature to read or set): one
+    that names no GPU and is vLLM on the CPU or a process (the CPU demo). Named GPUs win."""
+    if profile.gpus:
+        return False
+    return is_cpu_profile(profile) or profile.runtime is Runtime.PROCESS
+
+
 def is_cpu_profile(profile: Profile) -> bool:
     """A vllm-cpu profile: its env sets the CPU KV space, its executable or image is a CPU build, or
     ``--device cpu``."""

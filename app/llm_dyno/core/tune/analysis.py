@@ -5,6 +5,10 @@ of TPS against watts, and a recommendation with its evidence and noise verdicts.
 (compared knob by knob in the order the knobs were given; a knob whose values are not numbers in the
 order its values were given) whose wall TPS lies within ``tolerance`` (5 %) of the best trial's. Wall
 TPS is the mean over the suite's prompts of their counted runs' mean, as in the power-cap sweep.
+**Noise rule**: the trials differ only when the best trial's wall TPS beats the worst's by more than
+``NOISE_FACTOR`` (2) times the run-to-run spread (the largest coefficient of variation of any trial's
+counted runs, per prompt, over all its repeats); else the tune says "no difference within noise" and
+recommends nothing. One counted run per trial gives no spread: nothing is recommended either.
 Verdicts are the history compare's (:func:`~llm_dyno.core.bench.stats.compare_samples`: Welch's t-test
 at 95 %, differences under 1 % within noise), per prompt on the counted runs' wall TPS.
 """
@@ -21,6 +25,7 @@ from llm_dyno.core.tune.record import TuneRecord
 from llm_dyno.core.tune.trials import Trial
 
 KNEE_TOLERANCE = 0.05
+NOISE_FACTOR = 2.0
 KNEE_RULE = (
     "the trial with the smallest knob values (knob by knob, in the order given) whose wall TPS is within "
     "{pct:g} % of the best trial's"
@@ -121,6 +126,7 @@ class TuneAnalysis:
     recommendation: Recommendation | None
     rule: str
     tolerance: float
+    noise: str | None = None  # why nothing is recommended when the trials do not differ beyond noise
 
     def summary(self, trial: int) -> TrialSummary:
         """A trial's summary by number."""
@@ -171,6 +177,41 @@ def verdict_word(rows: tuple[tuple[str, Comparison], ...]) -> str:
     return words.pop() if len(words) == 1 else ("mixed" if words else "unknown")
 
 
+def run_spread(summaries: list[TrialSummary]) -> float | None:
+    """The largest coefficient of variation of a trial's counted runs (wall TPS, per prompt, over all
+    its repeats); None when no trial has two counted runs of a prompt."""
+    cvs: list[float] = []
+    for s in summaries:
+        for prompt in s.result.prompts if s.result is not None else ():
+            values = s.samples(prompt.name)
+            mean = _mean(values)
+            if len(values) >= 2 and mean:
+                var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+                cvs.append(var**0.5 / mean)
+    return max(cvs) if cvs else None
+
+
+def within_noise(scored: list[TrialSummary]) -> str | None:
+    """Why the trials do not differ beyond their noise (see the noise rule), or None when they do."""
+    tps = [s.wall_tps for s in scored if s.wall_tps]
+    if len(tps) < 2:
+        return None  # one trial: nothing to tell apart
+    best, worst = max(tps), min(tps)
+    diff = (best - worst) / best
+    cv = run_spread(scored)
+    if cv is None:
+        return (
+            f"cannot tell: one counted run per trial gives no run-to-run spread "
+            f"(best and worst differ by {diff * 100:.0f} %); run each trial 3 times or more"
+        )
+    if diff <= NOISE_FACTOR * cv:
+        return (
+            f"no difference within noise: the best and worst trials differ by {diff * 100:.0f} % of wall "
+            f"TPS, within {NOISE_FACTOR:g}× the run-to-run spread (CV up to {cv * 100:.0f} %)"
+        )
+    return None
+
+
 def _baseline(
     record: TuneRecord, summaries: tuple[TrialSummary, ...], profile_values: dict[str, str]
 ) -> TrialSummary | None:
@@ -191,6 +232,9 @@ def analyse(
     if not scored:
         return TuneAnalysis(summaries, None, None, pareto_front(summaries), None, rule, tolerance)
     best = max(scored, key=lambda s: s.wall_tps or 0)
+    noise = within_noise(scored)
+    if noise is not None:
+        return TuneAnalysis(summaries, best, None, pareto_front(summaries), None, rule, tolerance, noise)
     near = [s for s in scored if (s.wall_tps or 0) >= (best.wall_tps or 0) * (1 - tolerance)]
     knee = min(near, key=lambda s: _order_key(record, s.trial))
     baseline = _baseline(record, summaries, profile_values or {})

@@ -43,6 +43,7 @@ def to_dict(record: TuneRecord, analysis: TuneAnalysis) -> dict[str, Any]:
             "best_trial": analysis.best.trial.index if analysis.best else None,
             "knee_trial": analysis.knee.trial.index if analysis.knee else None,
             "pareto_trials": list(analysis.pareto),
+            "noise": analysis.noise,
             "trials": [dict(zip(CSV_COLUMNS, row, strict=True)) for row in _rows(record, analysis)],
             "recommendation": None
             if rec is None
@@ -140,6 +141,8 @@ def post_row(record: TuneRecord, analysis: TuneAnalysis) -> str:
         if knee.mean_power_w is not None:
             parts.append(f"{knee.mean_power_w:.0f} W")
         parts.append(rec.verdict)
+    elif analysis.noise is not None and best is not None:
+        parts.append(f"best {best.trial.label} {best.wall_tps:.1f} TPS · no difference within noise")
     else:
         parts.append("no trial measured")
     gpu = _gpu_name(record)

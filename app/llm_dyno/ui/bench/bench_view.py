@@ -36,6 +36,7 @@ from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import PowerSettings, Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
 from llm_dyno.ui.bench.compare_panel import ComparePanel
@@ -45,6 +46,7 @@ from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
 from llm_dyno.ui.icons import icon
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 PREFERRED_SUITES = ("community", "quick")
@@ -88,6 +90,7 @@ class BenchmarkView(QWidget):
             "With a GPU, each prompt waits until the temperature holds steady (±1 °C over 10 s, at most "
             "2 min) and every run records its thermal state: a cold and a heat-soaked GPU differ by 4–5 %."
         )
+        self._thermal_tip = self.thermal_check.toolTip()
         top.addWidget(self.thermal_check)
         self.run_button = QPushButton(icon("play", "#ffffff"), "Run benchmark")
         self.run_button.setObjectName("primaryButton")
@@ -100,6 +103,8 @@ class BenchmarkView(QWidget):
         top.addSpacing(12)
         self.target_label = QLabel()
         self.target_label.setObjectName("sectionSubtitle")
+        self.target_label.setWordWrap(True)  # a long URL wraps: it never widens the view past the window
+        self.target_label.setMinimumWidth(120)
         top.addWidget(self.target_label, 1)
         layout.addLayout(top)
 
@@ -139,6 +144,7 @@ class BenchmarkView(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("editorTabs")
+        self.tabs.setUsesScrollButtons(True)  # the tab row never widens the view past the window
         self.result_panel = ResultPanel()
         self.history = HistoryPanel(history_path)
         self.compare = ComparePanel()
@@ -194,6 +200,13 @@ class BenchmarkView(QWidget):
         """The selected profile, and its server's URL when the server is ready (None otherwise)."""
         self.profile = profile
         self.server_url = url
+        gpu_less = profile is not None and serves_without_gpu(profile)
+        self.thermal_check.setEnabled(not gpu_less)
+        self.thermal_check.setChecked(not gpu_less)
+        self.thermal_check.setToolTip(
+            "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
+            else self._thermal_tip
+        )  # fmt: skip
         self._update_target()
 
     def target(self) -> Profile | Endpoint | None:
@@ -231,7 +244,13 @@ class BenchmarkView(QWidget):
             self.target_label.setText(f"“{self.profile.name}” is not running: launch it, or attach to a URL.")
         else:
             self.target_label.setText("Select a running profile, or attach to a server URL.")
-        self.run_button.setEnabled(target is not None and not busy)
+        # the button about to be disabled hands its focus to the other one, not to the next field (the URL)
+        run_on = target is not None and not busy
+        following = self.cancel_button if busy else (self.run_button if run_on else None)
+        if following is not None and self.focusWidget() in (self.run_button, self.cancel_button):
+            following.setEnabled(True)
+            following.setFocus()
+        self.run_button.setEnabled(run_on)
         self.cancel_button.setEnabled(busy)
         self.suite_combo.setEnabled(not busy)
         self.sweep.set_busy(busy or not isinstance(target, Profile))
@@ -243,7 +262,7 @@ class BenchmarkView(QWidget):
         try:
             return load_suite(name or self.suite_combo.currentText())
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
 
     def start(self, suite: Suite | str | None = None) -> bool:
@@ -265,6 +284,7 @@ class BenchmarkView(QWidget):
 
     def _begin(self, suite: Suite, title: str) -> None:
         self._done = 0
+        self._warmups = suite.warmups
         self._total = len(suite.prompts) * (suite.warmups + suite.runs)
         self.progress.setRange(0, max(self._total, 1))
         self.progress.setValue(0)
@@ -288,8 +308,13 @@ class BenchmarkView(QWidget):
         if not isinstance(event, ProgressEvent):
             return
         if event.kind == EventKind.RUN_STARTED:
-            label = "warm-up" if event.warmup else "run"
-            self.status.setText(f"{event.prompt}: {label} {event.index} of {event.total}")
+            # the runner numbers warm-ups and runs together (1…warm-ups+runs); people count them apart
+            warmups = getattr(self, "_warmups", 0)
+            if event.warmup:
+                label = f"warm-up {event.index} of {warmups}"
+            else:
+                label = f"run {event.index - warmups} of {event.total - warmups}"
+            self.status.setText(f"{event.prompt}: {label}")
         elif event.kind == EventKind.RUN_FINISHED and event.run is not None:
             self._done += 1
             self.progress.setValue(min(self._done, self._total))
@@ -340,7 +365,7 @@ class BenchmarkView(QWidget):
             with HistoryStore(self.history_path) as store:
                 stored = store.get(result_id)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         e = stored.entry
         title = f"#{e.id} · {e.suite} · {e.profile or e.model or '—'} · {e.started.replace('T', ' ')[:19]}"
@@ -358,7 +383,7 @@ class BenchmarkView(QWidget):
             with HistoryStore(self.history_path) as store:
                 items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         self.compare.set_comparisons(compare_many(items))
         self.tabs.setCurrentWidget(self.compare)
@@ -420,6 +445,6 @@ class BenchmarkView(QWidget):
         try:
             self.session.save(updated)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return
         self.statusMessage.emit(f"Saved a {watts:.0f} W power limit into “{updated.name}”")

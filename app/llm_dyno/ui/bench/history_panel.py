@@ -29,6 +29,7 @@ from llm_dyno.core.history.store import HistoryEntry, HistoryStore
 from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import num
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.messages import window_message
 
 COLUMNS = ("#", "Started", "Profile", "Suite", "Narr TPS", "Code TPS", "Tags", "Note")
 ALL = "All"
@@ -161,7 +162,7 @@ class HistoryPanel(QWidget):
                     tag=self._filter_value(self.tag_filter),
                 )
         except DynoError as exc:
-            self.error.emit(str(exc))
+            self.error.emit(window_message(exc))
             return
         self.table.setRowCount(0)
         for e in self.entries:
@@ -224,7 +225,7 @@ class HistoryPanel(QWidget):
                 for rid in ids:
                     op(store, rid)
         except DynoError as exc:
-            self.error.emit(str(exc))
+            self.error.emit(window_message(exc))
         self.reload()
         self.select_ids(ids)  # keep the selection across the reload (deleted rows are gone)
 

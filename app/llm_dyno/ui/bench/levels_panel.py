@@ -49,6 +49,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.messages import window_message
 
 COLUMNS = (
     "Level", "Requests", "Output tok/s", "Per-user tok/s", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms",
@@ -138,6 +139,9 @@ class LevelsPanel(QWidget):
         self.rate_edit.setToolTip("Open loop: Poisson arrivals at R requests/s per level (seeded)")
         self.rate_edit.setMaximumWidth(120)
         row.addWidget(self.rate_edit)
+        row.addStretch(1)
+        layout.addLayout(row)
+        row = QHBoxLayout()  # a second row: the first no longer widens the view past a laptop's window
         row.addWidget(QLabel("SLO"))
         self.slo_edit = QLineEdit()
         self.slo_edit.setPlaceholderText("ttft=2s,tpot=50ms")
@@ -213,8 +217,8 @@ class LevelsPanel(QWidget):
         try:
             plan = self.plan()
         except DynoError as exc:
-            self.status.setText(str(exc))
-            self.error.emit(str(exc))
+            self.status.setText(window_message(exc))
+            self.error.emit(window_message(exc))
             return False
         registry, history = self.registry, self.history_path
 
@@ -307,7 +311,7 @@ class LevelsPanel(QWidget):
             with HistoryStore(self.history_path) as store:
                 entries = store.list(kind="load", limit=200)
         except DynoError as exc:
-            self.error.emit(str(exc))
+            self.error.emit(window_message(exc))
             return
         self.stored.clear()
         for e in entries:
@@ -324,7 +328,7 @@ class LevelsPanel(QWidget):
             with HistoryStore(self.history_path) as store:
                 _, result = store.get_load(result_id)
         except DynoError as exc:
-            self.error.emit(str(exc))
+            self.error.emit(window_message(exc))
             return
         self.result, self.result_id = result, result_id
         self.show_levels(result.levels, result.slo)

@@ -4,15 +4,18 @@ beside it the figures ``vllm bench serve`` would print for the same runs (with w
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -21,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.report import markdown_line, prompt_lines
+from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines
 from llm_dyno.core.bench.result import BenchResult, BenchRun
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import SpreadChart
@@ -43,7 +46,15 @@ class RunsTable(QTableWidget):
         self.setAlternatingRowColors(True)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.setWordWrap(True)  # a warning wraps in its row instead of ending in "…"
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+
+    def rows_height(self) -> int:
+        """The height that shows every row whole (header and frame included)."""
+        rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
+        return rows + self.horizontalHeader().height() + 2 * self.frameWidth() + 2
 
     def add_run(self, run: BenchRun) -> None:
         """Append a run and scroll to it."""
@@ -67,6 +78,40 @@ class RunsTable(QTableWidget):
         self.setRowCount(0)
 
 
+class NoteBox(QPlainTextEdit):
+    """Read-only wrapped lines under the table: as tall as its text up to six lines, then it scrolls (a
+    word-wrapped label at the bottom of a full view is cut instead)."""
+
+    MAX_LINES = 6
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().documentLayout().documentSizeChanged.connect(lambda _s: self._fit())
+        self._fit()
+
+    def text(self) -> str:
+        """The lines shown."""
+        return self.toPlainText()
+
+    def setText(self, text: str) -> None:  # QLabel's name: the panel sets it as it set the label
+        """Show these lines."""
+        self.setPlainText(text)
+
+    def _fit(self) -> None:
+        lines = max(1, min(self.MAX_LINES, int(self.document().size().height()))) if self.toPlainText() else 0
+        line = self.fontMetrics().lineSpacing()
+        self.setFixedHeight(lines * line + 2 * int(self.document().documentMargin()) + 2 if lines else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+
 class ResultPanel(QWidget):
     """Table, chart and Markdown line of one result (running or loaded from the history)."""
 
@@ -77,7 +122,7 @@ class ResultPanel(QWidget):
         self.title = QLabel("No result yet: pick a suite and run it.")
         self.title.setObjectName("sectionSubtitle")
         layout.addWidget(self.title)
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = self.split = QSplitter(Qt.Orientation.Vertical)
         self.table = RunsTable()
         split.addWidget(self.table)
         chart_box = QWidget()
@@ -122,10 +167,7 @@ class ResultPanel(QWidget):
             "× mean acceptance length"
         )
         layout.addWidget(self.roofline)
-        self.peer = QLabel("")
-        self.peer.setObjectName("sectionSubtitle")
-        self.peer.setWordWrap(True)
-        self.peer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.peer = NoteBox()
         self.peer.setToolTip(
             "What vllm bench serve reports for these runs: TTFT, TPOT = (E2E − TTFT) / (tokens − 1), "
             "ITL = every gap between streamed chunks, E2E latency; mean / median / p99 in ms, and "
@@ -153,6 +195,21 @@ class ResultPanel(QWidget):
         self._runs.append(run)
         self.table.add_run(run)
         self.chart.set_runs(self._runs, self.metric_box.currentData())
+        self.fit_table()
+
+    def fit_table(self) -> None:
+        """Give the table the height of all its rows, as far as the chart keeps its minimum (then it
+        scrolls by pixel, so no row is ever shown cut at a fixed place)."""
+        total = sum(self.split.sizes())
+        if total <= 0:
+            return
+        chart_min = 200
+        table = min(self.table.rows_height(), max(total - chart_min, total // 2))
+        self.split.setSizes([table, total - table])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_table()
 
     def set_markdown(self, text: str) -> None:
         """Show the Markdown line and enable Copy."""
@@ -167,6 +224,7 @@ class ResultPanel(QWidget):
             self._runs.append(run)
             self.table.add_run(run)
         self.chart.set_runs(self._runs, self.metric_box.currentData())
+        self.fit_table()
         self.set_markdown(markdown_line(result) if result.all_runs() else "")
         self.set_roofline(result)
 
@@ -174,7 +232,9 @@ class ResultPanel(QWidget):
         """Show the figures of a finished result: each prompt's share of the decode ceiling (or why it
         is unknown) and ``vllm bench serve``'s figures with what the headlines left out."""
         self.roofline.setText(roofline_summary(result) if result.all_runs() else "")
-        self.peer.setText("\n".join(prompt_lines(result)) if result.all_runs() else "")
+        note = burst_note(result)  # once per result, not a warning on every run
+        lines = [*prompt_lines(result), *([note] if note else [])]
+        self.peer.setText("\n".join(lines) if result.all_runs() else "")
 
     def copy_markdown(self) -> None:
         """Put the Markdown line on the clipboard."""

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.sweep import SweepResult, sweep_table
 from llm_dyno.ui.bench.charts import SweepChart
 from llm_dyno.ui.bench.power import parse_caps
+from llm_dyno.ui.messages import window_message
 
 DEFAULT_CAPS = "230, 260, 290, 330"
 
@@ -88,7 +89,7 @@ class SweepPanel(QWidget):
         try:
             caps = parse_caps(self.caps.text())
         except ValueError as exc:
-            self.reason.setText(str(exc))
+            self.reason.setText(window_message(exc))
             self.reason.show()
             return
         self.sweepRequested.emit(caps)

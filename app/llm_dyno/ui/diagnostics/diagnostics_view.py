@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -37,6 +38,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
 from llm_dyno.ui.jobs import run_here, run_task
+from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 
@@ -92,11 +94,12 @@ class DiagnosticsView(QWidget):
         top.addWidget(self.refresh_button)
         layout.addLayout(top)
 
-        src = QHBoxLayout()
-        self.sources = QLabel()
+        self.sources = QLabel()  # a row of its own: the TPS boxes beside it squeezed it into a column
         self.sources.setObjectName("sectionSubtitle")
         self.sources.setWordWrap(True)
-        src.addWidget(self.sources, 1)
+        layout.addWidget(self.sources)
+        src = QHBoxLayout()
+        src.addStretch(1)
         src.addWidget(QLabel("Your TPS: narrative"))
         self.narr_box = TpsBox()
         src.addWidget(self.narr_box)
@@ -129,7 +132,13 @@ class DiagnosticsView(QWidget):
         rl.addWidget(self.split_label)
         self.tabs = QTabWidget()
         self.diff = DiffTable()
-        self.tabs.addTab(self.diff, "Config and environment")
+        self.no_reference = QLabel()  # instead of an empty table: why there is none, and how to pick one
+        self.no_reference.setWordWrap(True)
+        self.no_reference.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.diff_stack = QStackedWidget()
+        self.diff_stack.addWidget(self.diff)
+        self.diff_stack.addWidget(self.no_reference)
+        self.tabs.addTab(self.diff_stack, "Config and environment")
         self.boot = BootLogTable()
         self.tabs.addTab(self.boot, "Boot log vs reference")
         self.causes = CausesTable()
@@ -298,8 +307,30 @@ class DiagnosticsView(QWidget):
         self.split_label.set_split(d.split)
         self.boot.set_rows(d.boot)
         self.causes.set_causes(d.causes)
+        self._show_diff_or_why(bool(result.diff))
         self._show_sources()
         self.diagnosed.emit()
+
+    def _show_diff_or_why(self, has_lines: bool) -> None:
+        if has_lines:
+            self.diff_stack.setCurrentWidget(self.diff)
+            return
+        name = f"“{self.profile.name}”" if self.profile is not None else "this profile"
+        if self.reference() is not None:
+            text = f"{name} and the reference agree on every setting compared."
+        elif self._references:
+            text = (
+                f"No reference chosen for {name}, so there is nothing to compare its config with. Pick one "
+                f"of the {len(self._references)} in “Compare with” above (the closest model and GPU to "
+                "yours), or add a reference: section with your numbers to the profile."
+            )
+        else:
+            text = (
+                f"No reference for {name}: none is shipped or saved for its model. Add a reference: "
+                "section with the numbers you compare against to the profile, then Diagnose."
+            )
+        self.no_reference.setText(text)
+        self.diff_stack.setCurrentWidget(self.no_reference)
 
     def _show_sources(self) -> None:
         if self.profile is None:
@@ -311,7 +342,7 @@ class DiagnosticsView(QWidget):
             parts += list(g.sources) or ["no inputs beyond the profile"]
             parts += list(g.notes)
             n = len(g.diagnosis.findings)
-            parts.append(f"{n} finding{'s' if n != 1 else ''}")
+            parts.append(f"{n}\u00a0finding{'s' if n != 1 else ''}")  # never "1 /" and "finding" apart
             parts += [f"rule {rid} failed: {err}" for rid, err in g.diagnosis.rule_errors]
         self.sources.setText(" · ".join(parts))
 
@@ -326,7 +357,7 @@ class DiagnosticsView(QWidget):
             copy = apply_finding(self.profile, finding, name=name)
             self.session.add(copy)
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
         self.statusMessage.emit(
             f"Created “{copy.name}” with: {'; '.join(c.describe() for c in finding.changes)}"

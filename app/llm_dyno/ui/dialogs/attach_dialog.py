@@ -26,6 +26,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.endpoint import key_reference_problem
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.messages import window_message
 
 _URL = re.compile(r"^https?://[^\s/]+(:\d+)?(/\S*)?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -53,7 +54,7 @@ class AttachDialog(QDialog):
         try:
             self.known = load_attached()
         except DynoError as exc:
-            self.remembered.setToolTip(str(exc))
+            self.remembered.setToolTip(window_message(exc))
         self.remembered.addItem("—" if self.known else "none yet")
         for s in self.known:
             self.remembered.addItem(s.label)

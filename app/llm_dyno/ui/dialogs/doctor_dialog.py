@@ -67,6 +67,7 @@ class DoctorDialog(QDialog):
         layout.addWidget(title)
         self.summary = QLabel("Checking…")
         self.summary.setObjectName("sectionSubtitle")
+        self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.view = QTextBrowser()
         self.view.setOpenExternalLinks(False)
@@ -113,10 +114,7 @@ class DoctorDialog(QDialog):
         self.report = report
         self.recheck.setEnabled(True)
         self.copy.setEnabled(True)
-        counts = {lv: sum(1 for c in report.checks if c.level is lv) for lv in Level}
-        self.summary.setText(
-            f"{counts[Level.OK]} ok · {counts[Level.WARNING]} warnings · {counts[Level.ERROR]} problems"
-        )
+        self.summary.setText(report.summary())
         self.view.setHtml(report_html(report))
         self.setup_demo.setVisible(report.recommend_cpu_demo)
         self.setup_demo.setText("Use the CPU demo" if report.cpu_demo_ready else "Set up the CPU demo")

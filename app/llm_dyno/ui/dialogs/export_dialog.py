@@ -22,6 +22,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.exporters import to_compose, to_docker_run, to_vllm_serve
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.profiles.store import file_stem
+from llm_dyno.ui.messages import window_message
 
 FORMATS: dict[str, tuple[str, Callable[[Profile], str], str]] = {
     "compose": ("docker-compose.yml", to_compose, ".yml"),
@@ -73,7 +74,7 @@ class ExportDialog(QDialog):
             text = FORMATS[key][1](self.profile)
         except DynoError as exc:
             self.text.clear()
-            self.error.setText(str(exc))
+            self.error.setText(window_message(exc))
             self.copy_button.setEnabled(False)
             self.save_button.setEnabled(False)
             return

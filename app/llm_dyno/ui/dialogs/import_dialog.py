@@ -28,6 +28,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.importers import ImportResult, detect_kind, import_text
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.profiles.yamlio import load_with_lines
+from llm_dyno.ui.messages import window_message
 
 KIND_LABELS = {
     "compose": "docker-compose file",
@@ -200,7 +201,7 @@ class ImportDialog(QDialog):
                 service=self.service_box.currentData(),
             )
         except DynoError as exc:
-            self.error.setText(str(exc))
+            self.error.setText(window_message(exc))
             gathered = getattr(exc, "warnings", ())  # e.g. the unset variables behind the failure
             if gathered:
                 self.warnings.setText("\n".join(f"⚠ {w}" for w in gathered))

@@ -34,6 +34,7 @@ from llm_dyno.core import settings as core_settings
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.settings import MAX_SAMPLE_S, MIN_SAMPLE_S, Settings, Theme
 from llm_dyno.ui import theme as ui_theme
+from llm_dyno.ui.messages import window_message
 
 LAYOUT_FILE = "layout.ini"
 
@@ -140,7 +141,7 @@ class SettingsDialog(QDialog):
             self.saved = self.value()
             core_settings.save(self.saved)
         except DynoError as exc:
-            self.error.setText(str(exc))
+            self.error.setText(window_message(exc))
             self.error.show()
             return
         core_settings.apply(self.saved)  # launches and history from now on use them

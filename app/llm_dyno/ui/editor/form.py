@@ -218,6 +218,7 @@ class ProfileForm(QScrollArea):
         if isinstance(editor, QLineEdit):
             if editor.text() != value:
                 editor.setText(value)
+                editor.setCursorPosition(0)  # a long value (the spec JSON) shows its start, not its middle
         elif isinstance(editor, TriState):
             editor.set_state(value)
         elif isinstance(editor, QComboBox):

@@ -21,6 +21,27 @@ def _translucent(color: str) -> QColor:
     return q
 
 
+def _set_empty(plot: pg.PlotWidget, text: str | None, sides: tuple[str, ...] = ("left", "bottom")) -> None:
+    """Say ``text`` in an empty plot without axes (no placeholder 0…1 or ±400 ranges), or bring the axes
+    back (None)."""
+    item = plot.getPlotItem()
+    plot.empty_text = text
+    if text is None:
+        for side in sides:
+            item.showAxis(side)
+            axis = item.getAxis(side)
+            # a hidden axis measured itself 0 wide: measure again, or its tick values stay clipped away
+            axis._updateHeight() if side in ("top", "bottom") else axis._updateWidth()
+        item.enableAutoRange()
+        return
+    for side in sides:
+        item.hideAxis(side)
+    note = pg.TextItem(text, color=theme.colors().muted, anchor=(0.5, 0.5))
+    note.setPos(0.5, 0.5)
+    item.addItem(note)
+    item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+
+
 def _x(record: TuneRecord, s: TrialSummary) -> float:
     vary = record.varies[0]
     value = s.trial.value(vary.knob.label) or ""
@@ -28,6 +49,9 @@ def _x(record: TuneRecord, s: TrialSummary) -> float:
         return float(value)
     except ValueError:
         return float(vary.values.index(value)) if value in vary.values else 0.0
+
+
+KNOB_SIDES = ("left", "bottom", "right")
 
 
 class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
@@ -48,10 +72,8 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.legend = item.addLegend(offset=(8, 8))
         self.legend.setBrush(pg.mkBrush(_translucent(theme.colors().base)))  # readable over the lines
         self.series: dict[str, list[tuple[float, float]]] = {}  # what is drawn (tests read it)
-        c = theme.colors()
-        item.setLabel("bottom", "knob", color=c.muted)
-        item.setLabel("left", "wall TPS", color=c.accent)
-        item.setLabel("right", "tokens/J", color=c.green)
+        self.empty_text: str | None = None
+        self.set_tune(None, None)
 
     def _sync(self) -> None:
         self._right.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
@@ -66,7 +88,9 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self._right.clear()
         self.series = {}
         if record is None or analysis is None or not record.varies:
+            _set_empty(self, "Run a tune: wall TPS and tokens/J against the first knob", KNOB_SIDES)
             return
+        _set_empty(self, None, KNOB_SIDES)
         first = record.varies[0]
         item.setLabel(
             "bottom", first.knob.label + (f" ({first.knob.unit})" if first.knob.unit else ""), color=c.muted
@@ -142,6 +166,7 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         _style(self)
         self.setMinimumHeight(220)
         self.front: list[tuple[float, float]] = []
+        self.empty_text: str | None = None
         self.set_tune(None, None)
 
     def set_tune(self, record: TuneRecord | None, analysis: TuneAnalysis | None) -> None:
@@ -153,12 +178,13 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.setLabel("bottom", "mean GPU power (W)", color=c.muted)
         item.setLabel("left", "wall TPS", color=c.accent)
         if record is None or analysis is None:
+            _set_empty(self, "Run a tune: each trial's wall TPS against its mean GPU power")
             return
         points = [s for s in analysis.summaries if s.wall_tps is not None and s.mean_power_w is not None]
         if not points:
-            note = pg.TextItem("no GPU power readings: no front to draw", color=c.muted, anchor=(0.5, 0.5))
-            item.addItem(note)
+            _set_empty(self, "no power readings: nothing to plot against watts (no GPU read)")
             return
+        _set_empty(self, None)
         item.addItem(
             pg.ScatterPlotItem(
                 [s.mean_power_w for s in points],

@@ -33,11 +33,12 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
-from llm_dyno.core.errors import DynoError
+from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.jobs.tune_job import run_tune
-from llm_dyno.core.jobs.tune_spec import TuneSpec, prepare_tune
+from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, MAX_REPEATS, TuneSpec, prepare_tune
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
 from llm_dyno.core.tune.apply import save_tuned_copy
@@ -45,14 +46,17 @@ from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
 
 KNOB_SUGGESTIONS = (
-    "num_speculative_tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm_clock",
-    "mem_clock", "image", "env:",
-)  # fmt: skip
+    "num-speculative-tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm-clock",
+    "mem-clock", "image", "env:",
+)  # fmt: skip  # one style, vLLM's flag style (the underscore spellings are taken too)
 NO_RECIPE = "(knobs below)"
+GPU_KNOBS = ("power", "sm-clock", "mem-clock")
+
 
 
 class TuneView(QWidget):
@@ -62,6 +66,7 @@ class TuneView(QWidget):
     statusMessage = Signal(str)
     errorMessage = Signal(str)
     copyCreated = Signal(str)
+    stopRequested = Signal(str)  # the profile whose server must stop before this tune can run
 
     def __init__(
         self,
@@ -104,8 +109,12 @@ class TuneView(QWidget):
         grid.addWidget(self.suite_edit, 0, 3)
         grid.addWidget(QLabel("Repeats"), 0, 4)
         self.repeats_spin = QSpinBox()
-        self.repeats_spin.setRange(1, 10)
-        self.repeats_spin.setToolTip("Each trial runs this often, interleaved (A B C A B C …)")
+        self.repeats_spin.setRange(1, MAX_REPEATS)
+        self.repeats_spin.setValue(DEFAULT_REPEATS)
+        self.repeats_spin.setToolTip(
+            "Each trial runs this often, interleaved (A B C A B C …); fewer than 3 cannot tell a "
+            "difference from the machine's noise"
+        )
         grid.addWidget(self.repeats_spin, 0, 5)
         self.knob_combos: list[QComboBox] = []
         self.value_edits: list[QLineEdit] = []
@@ -115,7 +124,7 @@ class TuneView(QWidget):
             combo.setEditable(True)
             combo.addItems(["", *KNOB_SUGGESTIONS])
             combo.setToolTip(
-                "num_speculative_tokens, any vLLM flag, env:NAME, image, power, sm_clock, mem_clock"
+                "num-speculative-tokens, any vLLM flag, env:NAME, image, power, sm-clock, mem-clock"
             )
             grid.addWidget(combo, n, 1)
             grid.addWidget(QLabel("Values"), n, 2)
@@ -142,9 +151,16 @@ class TuneView(QWidget):
         self.progress = QProgressBar()
         self.progress.setTextVisible(False)
         layout.addWidget(self.progress)
+        status_row = QHBoxLayout()
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        layout.addWidget(self.status)
+        status_row.addWidget(self.status, 1)
+        self.fix_button = QPushButton()  # the button that fixes the refusal shown, when there is one
+        self.fix_button.setVisible(False)
+        self.fix_button.clicked.connect(self._fix_clicked)
+        status_row.addWidget(self.fix_button)
+        layout.addLayout(status_row)
+        self._fix_subject: str | None = None
         split = QSplitter()
         self.knob_chart = KnobChart()
         self.pareto_chart = ParetoChart()
@@ -189,8 +205,29 @@ class TuneView(QWidget):
 
     # ---- target --------------------------------------------------------------------------------
     def set_target(self, profile: Profile | None, url: str | None = None) -> None:
-        """The selected profile (the tune launches its variants itself; ``url`` is ignored)."""
+        """The selected profile (the tune launches its variants itself; ``url`` is ignored). A profile
+        without a GPU is offered no GPU knobs and no wait for a GPU temperature, each saying why."""
         self.profile = profile
+        gpu_less = profile is not None and serves_without_gpu(profile)
+        why = "no GPU on this profile (vLLM on the CPU)"
+        self.thermal_check.setEnabled(not gpu_less)
+        self.thermal_check.setChecked(not gpu_less)
+        self.thermal_check.setToolTip(
+            f"{why}: no GPU temperature to wait for" if gpu_less else
+            "Before each trial, wait until the GPU's temperature is steady (heat changes clocks and speed)"
+        )  # fmt: skip
+        for combo in self.knob_combos:
+            text = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(["", *(k for k in KNOB_SUGGESTIONS if not (gpu_less and k in GPU_KNOBS))])
+            combo.setEditText(text)
+            combo.blockSignals(False)
+            combo.setToolTip(
+                "num-speculative-tokens, any vLLM flag, env:NAME, image"
+                + (f"; power, sm-clock and mem-clock are not offered: {why}" if gpu_less else
+                   ", power, sm-clock, mem-clock")
+            )  # fmt: skip
         self._update()
 
     def _update(self) -> None:
@@ -227,15 +264,16 @@ class TuneView(QWidget):
                 thermal_wait=DEFAULT_THERMAL_WAIT if self.thermal_check.isChecked() else None,
             )  # fmt: skip
         except DynoError as exc:
-            self.status.setText(str(exc))
-            self.errorMessage.emit(str(exc))
+            self._refused(exc)  # said once, here, beside the button that fixes it
             return False
+        self._set_fix(None)
         self.spec, self.record, self.analysis = spec, None, None
         self._total = len(spec.trials) * spec.repeats
         self.progress.setRange(0, self._total)
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
         self.status.setText(f"Starting {len(spec.trials)} trials × {spec.repeats} repeats…")
+        self.table.setPlainText("")
         registry = self.registry
 
         def work(emit: Callable[[object], None], cancel: threading.Event) -> TuneRecord:
@@ -245,6 +283,33 @@ class TuneView(QWidget):
         self._update()
         return True
 
+    def _refused(self, exc: DynoError) -> None:
+        self.status.setText(window_message(exc))
+        if exc.fix is Fix.CHOOSE_KNOBS:
+            self.knob_combos[0].setFocus()
+        self._set_fix(exc.subject if exc.fix is Fix.STOP_SERVER else None, fix_button(exc))
+
+    def _set_fix(self, subject: str | None, label: str | None = None) -> None:
+        self._fix_subject = subject
+        self.fix_button.setVisible(subject is not None and label is not None)
+        self.fix_button.setEnabled(True)
+        if label:
+            self.fix_button.setText(label)
+            self.fix_button.setMinimumWidth(self.fix_button.sizeHint().width())  # never squeezed by the text
+
+    def _fix_clicked(self) -> None:
+        if self._fix_subject is None:
+            return
+        self.fix_button.setEnabled(False)
+        self.status.setText(f"Stopping “{self._fix_subject}”…")
+        self.stopRequested.emit(self._fix_subject)
+
+    def server_stopped(self, name: str) -> None:
+        """A server stopped: when this view asked for it, say the tune can run now."""
+        if name == self._fix_subject:
+            self._set_fix(None)
+            self.status.setText(f"“{name}” stopped: Run tune launches each variant itself")
+
     def cancel(self) -> None:
         """Stop after the current request; the server is stopped and the GPU restored."""
         self.worker.cancel()
@@ -252,13 +317,38 @@ class TuneView(QWidget):
 
     def _progress(self, event: object) -> None:
         if isinstance(event, TrialStarted):
-            self.status.setText(f"Trial {event.position} of {event.total}: {event.trial.label}")
+            spec = self.spec
+            trials, repeats = (len(spec.trials), spec.repeats) if spec is not None else (event.total, 1)
+            self.status.setText(
+                f"Trial {event.trial.index} of {trials} ({event.trial.label}), repeat {event.repeat} of "
+                f"{repeats}: benchmark {event.position} of {event.total}"
+            )
         elif isinstance(event, TrialFinished):
             self.progress.setValue(event.position)
+            self.table.appendPlainText(self._finished_line(event))  # each trial's figures as they arrive
         else:
             message = event.message if isinstance(event, TuneMessage | ProgressEvent) else None
             if message and (not isinstance(event, ProgressEvent) or event.kind == EventKind.MESSAGE):
                 self.status.setText(message)
+
+    def _finished_line(self, event: TrialFinished) -> str:
+        run = event.run
+        spec = self.spec
+        trial = next((t for t in spec.trials if t.index == run.trial), None) if spec is not None else None
+        head = f"trial {run.trial} ({trial.label if trial else '?'}), repeat {run.repeat}"
+        if run.error or run.result is None:
+            return f"{head}: failed: {run.error or 'no result'}"
+        walls = [s.mean for p in run.result.prompts if (s := p.summary("wall_tps")) is not None]
+        watts = [
+            r.energy.mean_power_w
+            for p in run.result.prompts
+            for r in p.measured
+            if r.energy is not None and r.energy.mean_power_w is not None
+        ]
+        figures = f"{sum(walls) / len(walls):.1f} wall TPS" if walls else "no wall TPS"
+        if watts:
+            figures += f", {sum(watts) / len(watts):.0f} W"
+        return f"{head}: {figures}"
 
     def _finished(self, outcome: object) -> None:
         if not isinstance(outcome, TuneRecord):
@@ -274,11 +364,12 @@ class TuneView(QWidget):
         self.tune_finished.emit(summary)
 
     def _failed(self, message: str) -> None:
-        self.status.setText(message)
+        self.status.setText(message)  # said here; the window's notice only says that it failed
         self.progress.setTextVisible(False)
         self.worker.wait(2.0)
         self._update()
-        self.errorMessage.emit(message)
+        name = self.spec.name if self.spec is not None else "the profile"
+        self.tune_finished.emit(f"Tune of {name} failed (see the Tune view)")
 
     def show_record(self, record: TuneRecord) -> None:
         """Analyse and show a tune's record."""
@@ -289,7 +380,8 @@ class TuneView(QWidget):
         self.pareto_chart.set_tune(record, analysis)
         rec = analysis.recommendation
         if rec is None:
-            self.recommendation.setText("No recommendation: no trial produced a throughput.")
+            why = analysis.noise or "no trial produced a throughput"
+            self.recommendation.setText(f"<b>No recommendation</b>: {html.escape(why)}.")
         else:
             lines = "".join(f"<br>· {html.escape(line)}" for line in rec.evidence)
             self.recommendation.setText(
@@ -316,7 +408,7 @@ class TuneView(QWidget):
                 self.session.store, self.spec.profile, self.analysis.recommendation.settings
             )
         except DynoError as exc:
-            self.errorMessage.emit(str(exc))
+            self.errorMessage.emit(window_message(exc))
             return None
         self.session.reload()
         self.status.setText(f"Saved as profile “{copy.name}”" + "".join(f"; {n}" for n in notes))
@@ -352,4 +444,4 @@ class TuneView(QWidget):
             try:
                 self.export(kind, Path(name))
             except (DynoError, OSError) as exc:
-                self.errorMessage.emit(str(exc))
+                self.errorMessage.emit(window_message(exc))

@@ -153,9 +153,13 @@ class ServerView(QWidget):
                     endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan"
                 )
                 dash.roofline.weights_bytes = self._model_bytes.get(profile, dash.roofline.weights_bytes)
-                if profile in self._launched_at:
-                    dash.add_event(self._launched_at.pop(profile), "launch", f"launch of {profile}")
-                dash.add_event(time.time(), "launch", "ready")
+                # one marker per launch, where it began, saying when it was ready
+                now = time.time()
+                began = self._launched_at.pop(profile, None)
+                if began is not None:
+                    dash.add_event(began, "launch", f"launch of {profile}, ready after {now - began:.0f} s")
+                else:
+                    dash.add_event(now, "launch", "ready")
             self._show_kv(profile)
             self.stack.setCurrentWidget(dash)
         elif key in self.dashboards and not status.state.is_live:
