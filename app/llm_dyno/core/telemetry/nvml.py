@@ -113,6 +113,8 @@ class GpuReading:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, with the derived fields added."""
         out = asdict(self)
+        if out["power_instant_w"] is None:  # a driver without the field: stored as earlier readings were
+            del out["power_instant_w"]
         out["throttle_reasons"] = list(self.throttle_reasons)
         out["memory_bandwidth_bytes_s"] = self.memory_bandwidth_bytes_s
         return out
