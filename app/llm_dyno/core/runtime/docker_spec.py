@@ -218,6 +218,8 @@ def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanW
             soft, _, hard = value.partition(":")
             limits.append(Ulimit(name=name, soft=int(soft), hard=int(hard or soft)))
         spec["ulimits"] = limits
+    if settings.tmpfs:
+        spec["tmpfs"] = {path: opts for path, _, opts in (t.partition(":") for t in settings.tmpfs)}
     _network(settings, spec, warnings)
     _logging(settings, spec, warnings)
 
@@ -430,6 +432,8 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
             argv += ["-p", f"{published}{port}{suffix}"]
     for bind in spec.get("volumes", []):
         argv += ["-v", bind.removesuffix(":rw")]
+    for path, opts in (spec.get("tmpfs") or {}).items():
+        argv += ["--tmpfs", f"{path}:{opts}" if opts else path]
     if "network_mode" in spec or "network" in spec:
         argv += ["--network", str(spec.get("network_mode") or spec.get("network"))]
     for endpoint in (spec.get("networking_config") or {}).values():
