@@ -31,6 +31,7 @@ services:
       - /usr:/usr:ro
       - ./models:/models:ro
       - /var/cache/anon
+    tmpfs: /scratch
     environment:
       LITERAL: "$${foo}"
       PLAIN: "${PLAIN_VAR}"
@@ -111,6 +112,7 @@ def test_plan_json_is_the_container_launch_creates(
     )
     # the anonymous volume is one Docker made for this container, as Compose has it
     assert [m["Type"] for m in found.attrs["Mounts"] if m["Destination"] == "/var/cache/anon"] == ["volume"]
+    assert plan["tmpfs"] == host["Tmpfs"] == {"/scratch": ""}
     assert plan["ports"] == {"8000/tcp": ["127.0.0.1", port]}
     assert host["PortBindings"] == {"8000/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(port)}]}
 
