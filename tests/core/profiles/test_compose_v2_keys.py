@@ -190,3 +190,32 @@ def test_device_requests_that_cannot_apply_are_refused(tmp_path: Path) -> None:
     assert p is None and "['tpu']: LLM Dyno passes GPU requests only" in err
     p, err = _import(tmp_path, base + "            - {capabilities: [gpu], count: all}\n")
     assert p is not None and p["gpus"] == "all", err
+
+
+def test_tmpfs_is_kept_and_planned(tmp_path: Path) -> None:
+    text = (
+        HEAD + "  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n"
+        "    ports: ['8000:8000']\n    tmpfs: /run\n    volumes:\n"
+        "      - {type: tmpfs, target: /scratch, tmpfs: {size: 64m}}\n"
+    )
+    p, err = _import(tmp_path, text)
+    assert p is not None, err
+    assert p["docker"]["tmpfs"] == ["/run", "/scratch:size=64m"] and "volumes" not in p["docker"]
+    home = tmp_path / "home"
+    env = {**os.environ, "LLM_DYNO_HOME": str(home)}
+    cmd = [sys.executable, "-m", "llm_dyno"]
+    done = subprocess.run(
+        [*cmd, "profile", "import", str(tmp_path / "proj" / "docker-compose.yml")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    plan = subprocess.run(
+        [*cmd, "plan", "vllm", "--json"], env=env, capture_output=True, text=True, check=False
+    )
+    assert plan.returncode == 0, plan.stderr
+    planned = json.loads(plan.stdout)
+    assert planned["container"]["tmpfs"] == {"/run": "", "/scratch": "size=64m"}
+    assert "--tmpfs /run --tmpfs /scratch:size=64m" in planned["command"]

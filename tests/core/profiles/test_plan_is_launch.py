@@ -30,6 +30,8 @@ services:
     volumes:
       - /usr:/usr:ro
       - ./models:/models:ro
+      - /var/cache/anon
+    tmpfs: /scratch
     environment:
       LITERAL: "$${foo}"
       PLAIN: "${PLAIN_VAR}"
@@ -73,15 +75,20 @@ def test_plan_json_is_the_container_launch_creates(
     assert planned.returncode == 0, planned.stderr
     plan = json.loads(planned.stdout)["container"]
     assert token not in planned.stdout  # the plan shows the secret's reference, never its value
+    volumes: list[str] = []
     try:
         launched = _cli(home, at_launch, "launch", name, "--wait", "--timeout", "60")
         assert launched.returncode == 0, launched.stderr
         (found,) = docker_client.containers.list(filters={"label": f"llm-dyno.profile={name}"})
         config, host = found.attrs["Config"], found.attrs["HostConfig"]
+        volumes = [m["Name"] for m in found.attrs["Mounts"] if m["Type"] == "volume"]
     finally:
         _cli(home, at_launch, "stop", name)
         for c in docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"}):
-            c.remove(force=True)
+            c.remove(force=True, v=True)
+        for volume in volumes:  # the anonymous volume Docker made for it
+            for v in docker_client.volumes.list(filters={"name": volume}):
+                v.remove(force=True)
 
     # image: the variable resolved, in the plan and at launch alike
     assert plan["image"] == TINY_IMAGE == config["Image"]
@@ -98,7 +105,14 @@ def test_plan_json_is_the_container_launch_creates(
     }
     for key, value in plan["environment"].items():
         assert env[key] == (token if key == "HF_TOKEN" else value), key
-    assert plan["volumes"] == host["Binds"] == ["/usr:/usr:ro", f"{folder / 'models'}:/models:ro"]
+    assert (
+        plan["volumes"]
+        == host["Binds"]
+        == ["/usr:/usr:ro", f"{folder / 'models'}:/models:ro", "/var/cache/anon"]
+    )
+    # the anonymous volume is one Docker made for this container, as Compose has it
+    assert [m["Type"] for m in found.attrs["Mounts"] if m["Destination"] == "/var/cache/anon"] == ["volume"]
+    assert plan["tmpfs"] == host["Tmpfs"] == {"/scratch": ""}
     assert plan["ports"] == {"8000/tcp": ["127.0.0.1", port]}
     assert host["PortBindings"] == {"8000/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(port)}]}
 

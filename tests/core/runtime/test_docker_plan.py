@@ -14,8 +14,9 @@ from docker.types import DeviceRequest
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import DockerSettings, Profile
+from llm_dyno.core.runtime.docker_argv import docker_run_argv
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
-from llm_dyno.core.runtime.docker_spec import docker_run_argv, network_to_create
+from llm_dyno.core.runtime.docker_spec import network_to_create
 from llm_dyno.core.runtime.launch_spec import WarningKind
 from llm_dyno.core.secrets import resolve_command, resolve_env
 

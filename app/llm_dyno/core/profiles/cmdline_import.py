@@ -64,6 +64,7 @@ _FIELD = {
     "--network": "docker.network",
     "--label": "docker.labels",
     "--ulimit": "docker.ulimits",
+    "--tmpfs": "docker.tmpfs",
     "--log-driver": "docker.logging",
     "--log-opt": "docker.logging",
 }
@@ -291,6 +292,8 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
         elif opt == "--ulimit":
             key, _, val = value.partition("=")
             docker.setdefault("ulimits", {})[key] = val
+        elif opt == "--tmpfs":
+            docker["tmpfs"] = (*docker.get("tmpfs", ()), value)
         elif opt == "--log-driver":
             docker.setdefault("logging", {"options": {}})["driver"] = value
         elif opt == "--log-opt":

@@ -26,7 +26,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode"}
+    | {"logging", "networks", "network_mode", "tmpfs"}
 )
 
 
@@ -101,6 +101,9 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
             hint="use ipc: host or ipc: shareable, or container:NAME of a container that is running",
         )
     docker["volumes"] = tuple(v for v in (s.volume(x, i) for x, i in s.items("volumes")) if v is not None)
+    raw_tmpfs = svc.get("tmpfs")
+    written = [raw_tmpfs] if isinstance(raw_tmpfs, str) else (raw_tmpfs or [])
+    docker["tmpfs"] = tuple(s.text(t, "tmpfs") for t in written) + tuple(s.tmpfs_mounts)
     docker["labels"] = s.mapping("labels")
     docker["ulimits"] = s.ulimits()
     docker["logging"] = s.logging()

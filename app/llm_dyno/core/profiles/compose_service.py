@@ -13,6 +13,7 @@ from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
+from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
@@ -34,6 +35,7 @@ class ServiceReader:
         """``top``: the whole compose document (for its ``volumes:`` and ``networks:`` declarations)."""
         self.name, self.svc, self.lines, self.draft, self.ctx, self.top = name, svc, lines, draft, ctx, top
         self.interp = ctx.interpolate
+        self.tmpfs_mounts: list[str] = []  # volumes of type tmpfs, as docker.tmpfs entries
 
     def at(self, *path: str | int) -> Location:
         full = ("services", self.name, *path)
@@ -141,15 +143,17 @@ class ServiceReader:
                     where=where,
                     hint="mount a folder or a named volume instead",
                 )
-            if kind == "tmpfs":
-                self.draft.warnings.append(
-                    f"{where}: the tmpfs mount at {item['target']} is not kept (LLM Dyno mounts folders and "
-                    "volumes only); the container writes there into its own layer"
-                )
+            if kind == "tmpfs":  # kept with the tmpfs mounts (docker.tmpfs), as Docker mounts them
+                opts: dict[str, Any] = item["tmpfs"] if isinstance(item.get("tmpfs"), dict) else {}
+                written = [f"size={opts['size']}"] if "size" in opts else []
+                if isinstance(opts.get("mode"), int):
+                    written.append(f"mode={opts['mode']:o}")  # YAML's 01777 is the number 1023
+                target = self.interp(str(item["target"]), where)
+                self.tmpfs_mounts.append(":".join([target, ",".join(written)]) if written else target)
                 return None
             source = self.interp(str(item["source"]), where) if item.get("source") else ""
             target = self.interp(str(item["target"]), where)
-            mode = ",".join(self._long_volume_options(item, kind))
+            mode = ",".join(long_volume_options(item, kind, self.draft.warnings, self.at("volumes")))
         else:
             text = self.text(item, "volumes", i)
             parts = text.split(":")
@@ -181,53 +185,9 @@ class ServiceReader:
                     f"{where}: volume '{source}' is not declared under the top-level volumes: (Docker "
                     "Compose refuses such a file); read as a volume of this project"
                 )
-            folder = self._local_bind(source, declared.get(source))
+            folder = local_bind(source, declared.get(source), self.ctx, self.draft.source, self.lines)
             source = folder or self.ctx.scoped(source, declared.get(source), "volume", where)
         return ":".join([source, target, *([mode] if mode else [])])
-
-    def _long_volume_options(self, item: dict[str, Any], kind: str) -> list[str]:
-        """The mode of a long-syntax mount as the short syntax writes it: ``ro``, the bind propagation
-        (``rslave``), the SELinux label (``z``), ``nocopy``."""
-        options = ["ro"] if item.get("read_only") else []
-        bind: dict[str, Any] = item["bind"] if isinstance(item.get("bind"), dict) else {}
-        if bind.get("propagation"):
-            options.append(str(bind["propagation"]))
-        if bind.get("selinux"):
-            options.append(str(bind["selinux"]))
-        volume: dict[str, Any] = item["volume"] if isinstance(item.get("volume"), dict) else {}
-        if volume.get("nocopy"):
-            options.append("nocopy")
-        if kind == "bind" and bind.get("create_host_path") is False:
-            self.draft.warnings.append(
-                f"{self.at('volumes')}: create_host_path: false is not kept (Docker creates a missing folder)"
-            )
-        return options
-
-    def _local_bind(self, name: str, declared: Any) -> str | None:
-        """A volume declared with the ``local`` driver bound to a folder (``driver_opts: {type: none,
-        o: bind, device: PATH}``) is that folder, as Docker mounts it; any other driver or option
-        cannot be made by LLM Dyno (it creates no volumes) and is refused, naming the declaration."""
-        if not isinstance(declared, dict):
-            return None
-        driver = declared.get("driver") or "local"
-        opts = declared.get("driver_opts") or {}
-        if driver == "local" and not opts:
-            return None
-        where = Location(self.draft.source, line_for(self.lines, ("volumes", name)), f"volumes.{name}")
-        if (
-            driver == "local"
-            and isinstance(opts, dict)
-            and str(opts.get("type")) == "none"
-            and "bind" in str(opts.get("o", "")).split(",")
-            and opts.get("device")
-        ):
-            return self.ctx.resolve_path(self.interp(str(opts["device"]), where), where)
-        raise ImportFormatError(
-            f"volume '{name}' uses driver {driver!r} with options {sorted(map(str, opts))}: LLM Dyno "
-            "creates no volumes, so it cannot make this one",
-            where=where,
-            hint="create the volume first (docker volume create …) and declare it external: true",
-        )
 
     def env_files(self) -> dict[str, str]:
         """The variables of ``env_file:`` (later files win), read against the project folder."""

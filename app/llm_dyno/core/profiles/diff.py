@@ -151,7 +151,7 @@ def diff_profiles(a: Profile, b: Profile, *, include_notes: bool = False) -> Pro
     if da is not None and db is not None:  # a default of the container section: only between two
         r.compare("container", "bind", da.bind, db.bind)
     r.compare("container", "working_dir", getattr(da, "working_dir", None), getattr(db, "working_dir", None))
-    for field in ("network_aliases", "labels", "ulimits", "logging"):
+    for field in ("network_aliases", "labels", "ulimits", "tmpfs", "logging"):
         r.compare("container", field, _plain(getattr(da, field, None)), _plain(getattr(db, field, None)))
     shm_a, shm_b = (da.shm_size if da else None), (db.shm_size if db else None)
     same_size = _size_bytes(shm_a) is not None and _size_bytes(shm_a) == _size_bytes(shm_b)

@@ -147,6 +147,8 @@ def to_compose(profile: Profile) -> str:
             service[key] = _escape(getattr(docker, key))
     if docker.labels:
         service["labels"] = {k: _escape(v) for k, v in docker.labels.items()}
+    if docker.tmpfs:
+        service["tmpfs"] = [_escape(t) for t in docker.tmpfs]
     if docker.ulimits:
         service["ulimits"] = {
             k: int(v) if ":" not in v else dict(zip(("soft", "hard"), map(int, v.split(":")), strict=True))
@@ -258,6 +260,7 @@ def to_docker_run(profile: Profile) -> str:
     options += [["--network-alias", q(a)] for a in docker.network_aliases]
     options += [["--label", q(f"{k}={v}")] for k, v in docker.labels.items()]
     options += [["--ulimit", q(f"{k}={v}")] for k, v in docker.ulimits.items()]
+    options += [["--tmpfs", q(t)] for t in docker.tmpfs]
     if docker.logging is not None:
         if docker.logging.driver:
             options.append(["--log-driver", q(docker.logging.driver)])

@@ -72,6 +72,9 @@ class DockerSettings(_Frozen):
     working_dir: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     ulimits: dict[str, str] = Field(default_factory=dict, description="name → 'N' or 'soft:hard'")
+    tmpfs: tuple[str, ...] = Field(
+        default=(), description="tmpfs mounts: 'PATH' or 'PATH:size=64m,mode=1777'"
+    )
     logging: LogSettings | None = None
 
     @field_validator("image")

@@ -54,6 +54,8 @@ class DockerLaunchPlan(LaunchPlan):
         spec = self.spec
         if not isinstance(spec, ContainerSpec):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
+        from llm_dyno.core.runtime.docker_argv import docker_run_argv
+
         return " ".join(
             shell_word(w) for w in docker_run_argv(spec.for_engine(reveal=False), self.docker_host)
         )
@@ -219,6 +221,8 @@ def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanW
             soft, _, hard = value.partition(":")
             limits.append(Ulimit(name=name, soft=int(soft), hard=int(hard or soft)))
         spec["ulimits"] = limits
+    if settings.tmpfs:
+        spec["tmpfs"] = {path: opts for path, _, opts in (t.partition(":") for t in settings.tmpfs)}
     _network(settings, spec, warnings)
     _logging(settings, spec, warnings)
 
@@ -406,63 +410,3 @@ def remote_engine_host(host: str | None, environ: Mapping[str, str] | None = Non
         ctx = find_context(url or env.get("DOCKER_CONTEXT") or None, env)
         url = ctx.host if ctx is not None else None
     return _remote_hostname(url)
-
-
-def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[str]:
-    """The ``docker run`` argv that creates the same container as ``containers.create(**spec)``."""
-    argv = ["docker"]
-    if host:
-        argv += ["-H", host] if is_url_host(host) else ["--context", host]
-    argv += ["run", "-d", "--name", str(spec["name"])]
-    if spec.get("init"):
-        argv.append("--init")
-    for key, value in sorted(spec.get("labels", {}).items()):
-        if key == LABEL_SNAPSHOT:
-            continue  # the launched profile, for adoption: kilobytes of JSON nobody reads in a command line
-        argv += ["--label", f"{key}={value}"]
-    for ctr, bindings in spec.get("ports", {}).items():
-        for b in bindings if isinstance(bindings, list) else [bindings]:
-            port, proto = ctr.split("/")
-            suffix = "" if proto == "tcp" else f"/{proto}"
-            ip, host_port = _host_ip(b), (b[1] if len(b) > 1 else None)  # a fixed port or a range
-            published = f"{ip}:{host_port or ''}:" if ip else (f"{host_port}:" if host_port else "")
-            argv += ["-p", f"{published}{port}{suffix}"]
-    for bind in spec.get("volumes", []):
-        argv += ["-v", bind.removesuffix(":rw")]
-    if "network_mode" in spec or "network" in spec:
-        argv += ["--network", str(spec.get("network_mode") or spec.get("network"))]
-    for endpoint in (spec.get("networking_config") or {}).values():
-        for alias in endpoint.get("Aliases") or []:
-            argv += ["--network-alias", alias]
-    if "user" in spec:
-        argv += ["--user", str(spec["user"])]
-    if "working_dir" in spec:
-        argv += ["--workdir", str(spec["working_dir"])]
-    for limit in spec.get("ulimits", []):
-        argv += ["--ulimit", f"{limit['Name']}={limit['Soft']}:{limit['Hard']}"]
-    if "log_config" in spec:
-        if spec["log_config"]["Type"]:
-            argv += ["--log-driver", spec["log_config"]["Type"]]
-        for key, value in spec["log_config"]["Config"].items():
-            argv += ["--log-opt", f"{key}={value}"]
-    for key, value in spec.get("environment", {}).items():
-        argv += ["-e", f"{key}={value}"]
-    if "shm_size" in spec:
-        argv += ["--shm-size", str(spec["shm_size"])]
-    if "ipc_mode" in spec:
-        argv += ["--ipc", str(spec["ipc_mode"])]
-    for req in spec.get("device_requests", []):
-        ids = req.get("DeviceIDs") or []
-        argv += ["--gpus", f'"device={",".join(ids)}"' if ids else "all"]
-    if "runtime" in spec:
-        argv += ["--runtime", str(spec["runtime"])]
-    if "restart_policy" in spec:
-        policy = spec["restart_policy"]
-        count = policy.get("MaximumRetryCount")
-        argv += ["--restart", policy["Name"] + (f":{count}" if count else "")]
-    entry = list(spec.get("entrypoint") or [])
-    if entry:
-        argv += ["--entrypoint", entry[0]]
-    argv.append(str(spec["image"]))
-    # `docker run --entrypoint` takes one word; the rest of the entrypoint goes before the command.
-    return argv + entry[1:] + list(spec.get("command", []))

@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -48,13 +49,21 @@ def compose_services(text: str) -> list[str]:
 
 
 def preview_import(
-    text: str, *, source: str | None = None, name: str | None = None, service: str | None = None
+    text: str,
+    *,
+    source: str | None = None,
+    name: str | None = None,
+    service: str | None = None,
+    trust_host: bool = False,
 ) -> ImportResult:
     """What the dialog imports: the core importer with the dialog's choices (raises DynoError).
 
-    A file opened from disk is read in its folder (a compose project's .env, relative paths, name)."""
+    A file opened from disk is read in its folder (a compose project's .env, relative paths, name).
+    ``trust_host``: take the Docker engine the file names (else dropped with a warning)."""
     base = Path(source).resolve().parent if source and Path(source).is_file() else None
-    return import_text(text, source=source, name=name or None, service=service or None, base_dir=base)
+    return import_text(
+        text, source=source, name=name or None, service=service or None, base_dir=base, trust_host=trust_host
+    )
 
 
 class ImportDialog(QDialog):
@@ -113,6 +122,13 @@ class ImportDialog(QDialog):
         self.name_edit.setPlaceholderText("from the source")
         self.name_edit.textEdited.connect(lambda _t: self._schedule())
         form.addRow("Name", self.name_edit)
+        self.trust_host = QCheckBox("Use the Docker engine the file names")
+        self.trust_host.setToolTip(
+            "That engine receives your HF_TOKEN and VLLM_API_KEY at launch; unchecked, the profile uses "
+            "your local engine and the warnings name the one the file wanted"
+        )
+        self.trust_host.toggled.connect(lambda _c: self._schedule())
+        form.addRow("Engine", self.trust_host)
         rcol.addLayout(form)
         rcol.addWidget(QLabel("Profile preview"))
         self.preview = QPlainTextEdit()
@@ -199,6 +215,7 @@ class ImportDialog(QDialog):
                 source=self._source,
                 name=self.name_edit.text().strip(),
                 service=self.service_box.currentData(),
+                trust_host=self.trust_host.isChecked(),
             )
         except DynoError as exc:
             self.error.setText(window_message(exc))

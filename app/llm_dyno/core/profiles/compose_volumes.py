@@ -1,0 +1,56 @@
+"""What a compose volume means beyond ``src:dst[:mode]``: the long syntax's options, and top-level
+volume declarations whose driver LLM Dyno would have to create (it creates no volumes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_project import ComposeContext
+from llm_dyno.core.profiles.yamlio import Path_, line_for
+
+
+def long_volume_options(item: dict[str, Any], kind: str, warnings: list[str], where: Location) -> list[str]:
+    """The mode of a long-syntax mount as the short syntax writes it: ``ro``, the bind propagation
+    (``rslave``), the SELinux label (``z``), ``nocopy``."""
+    options = ["ro"] if item.get("read_only") else []
+    bind: dict[str, Any] = item["bind"] if isinstance(item.get("bind"), dict) else {}
+    if bind.get("propagation"):
+        options.append(str(bind["propagation"]))
+    if bind.get("selinux"):
+        options.append(str(bind["selinux"]))
+    volume: dict[str, Any] = item["volume"] if isinstance(item.get("volume"), dict) else {}
+    if volume.get("nocopy"):
+        options.append("nocopy")
+    if kind == "bind" and bind.get("create_host_path") is False:
+        warnings.append(f"{where}: create_host_path: false is not kept (Docker creates a missing folder)")
+    return options
+
+
+def local_bind(
+    name: str, declared: Any, ctx: ComposeContext, source: str | None, lines: dict[Path_, int]
+) -> str | None:
+    """A volume declared with the ``local`` driver bound to a folder (``driver_opts: {type: none,
+    o: bind, device: PATH}``) is that folder, as Docker mounts it; any other driver or option
+    cannot be made by LLM Dyno (it creates no volumes) and is refused, naming the declaration."""
+    if not isinstance(declared, dict):
+        return None
+    driver = declared.get("driver") or "local"
+    opts = declared.get("driver_opts") or {}
+    if driver == "local" and not opts:
+        return None
+    where = Location(source, line_for(lines, ("volumes", name)), f"volumes.{name}")
+    if (
+        driver == "local"
+        and isinstance(opts, dict)
+        and str(opts.get("type")) == "none"
+        and "bind" in str(opts.get("o", "")).split(",")
+        and opts.get("device")
+    ):
+        return ctx.resolve_path(ctx.interpolate(str(opts["device"]), where), where)
+    raise ImportFormatError(
+        f"volume '{name}' uses driver {driver!r} with options {sorted(map(str, opts))}: LLM Dyno "
+        "creates no volumes, so it cannot make this one",
+        where=where,
+        hint="create the volume first (docker volume create …) and declare it external: true",
+    )
