@@ -130,7 +130,7 @@ class ServerView(QWidget):
         if runtime:
             self.launch_panel.set_runtime(runtime, plan.profile.args if plan is not None else ())
         current = self.stack.currentWidget()
-        keep_dash = isinstance(current, Dashboard) and status.state is ServerState.READY
+        keep_dash = self._is_dashboard(current) and status.state is ServerState.READY
         if (current is not self._scroll and not keep_dash) or self.launch_panel.status is None:
             self.launch_panel.start(url, started_at=status.since if status.state.is_loading else None)
             self.stack.setCurrentWidget(self._scroll)
@@ -166,6 +166,10 @@ class ServerView(QWidget):
             self.dashboards[key].stop_watching()
 
     # ---- dashboards ----------------------------------------------------------------------------
+    def _is_dashboard(self, widget: object) -> bool:
+        """Whether ``widget`` is one of this view's dashboards (no import of pyqtgraph to ask)."""
+        return any(widget is dash for dash in self.dashboards.values())
+
     def _dashboard(self, key: str) -> Dashboard:
         dash = self.dashboards.get(key)
         if dash is None:
@@ -185,7 +189,7 @@ class ServerView(QWidget):
     def current_dashboard(self) -> Dashboard | None:
         """The dashboard shown, if one is."""
         w = self.stack.currentWidget()
-        return w if isinstance(w, Dashboard) else None
+        return next((dash for dash in self.dashboards.values() if dash is w), None)
 
     def feed_log_lines(self, profile: str, lines: list[str]) -> None:
         """New log lines of a profile's server: warnings become event markers on its dashboard."""
