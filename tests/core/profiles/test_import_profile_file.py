@@ -30,9 +30,11 @@ def test_broken_profile_yaml_names_file_line_and_field() -> None:
     assert str(info.value).startswith("shared.yaml:5, field 'args[0]'")
 
 
-def test_process_plan_expands_home_in_the_model_path() -> None:
+def test_process_plan_expands_home_in_the_model_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # a home of its own, with the demo's model folder in it
+    (tmp_path / ".cache" / "llm-dyno" / "models" / "tiny-qwen2").mkdir(parents=True)
     text = (SHIPPED / "cpu-demo.yaml").read_text()
     plan = ProcessRuntime().plan(profile_from_yaml(text))
     argv = list(plan.spec.argv)
     model = argv[argv.index("serve") + 1]
-    assert not model.startswith("~") and model.endswith("/.cache/llm-dyno/models/tiny-qwen2")
+    assert not model.startswith("~") and model == str(tmp_path / ".cache/llm-dyno/models/tiny-qwen2")

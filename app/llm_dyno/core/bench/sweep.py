@@ -9,9 +9,8 @@ community's reading of its sweeps ("about 5 % TPS lost for about 15 % less power
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
@@ -214,9 +213,3 @@ def without_spec_decode(profile: Profile) -> Profile:
         out.append(arg)
         i += 1
     return profile.with_changes(args=tuple(out), name=f"{profile.name}-no-spec")
-
-
-@contextlib.contextmanager
-def fixed_endpoint(url: str, model: str) -> Iterator[Endpoint]:
-    """A factory body for a server that is already running (tests, or a manual A/B)."""
-    yield Endpoint(url, model)

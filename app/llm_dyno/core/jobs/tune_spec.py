@@ -55,11 +55,6 @@ class TuneSpec:
     timeout_s: float = 900.0
     settle_s: float = 3.0
 
-    @property
-    def changes_gpu(self) -> bool:
-        """Whether a trial sets a power cap or locks a clock."""
-        return any(not v.knob.relaunch for v in self.varies)
-
     def variant(self, trial: Trial) -> Profile:
         """The profile a trial launches (the profile itself for GPU-only trials)."""
         if self.profile is None:

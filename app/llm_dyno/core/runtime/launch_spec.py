@@ -133,17 +133,6 @@ class ContainerSpec:
         net = self.create.get("network")
         return str(net) if net else None
 
-    @property
-    def host_ports(self) -> tuple[int, ...]:
-        """Every host port it publishes."""
-        out = []
-        for bindings in (self.create.get("ports") or {}).values():
-            for b in bindings if isinstance(bindings, list) else [bindings]:
-                port = b[1] if isinstance(b, tuple) else b
-                if isinstance(port, int):
-                    out.append(port)
-        return tuple(out)
-
     def resolved(self, environment: Mapping[str, str] | None, command: list[str]) -> dict[str, Any]:
         """The create arguments with the environment and command resolved (held only for the call)."""
         out = dict(self.create)
