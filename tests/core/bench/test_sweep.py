@@ -10,13 +10,13 @@ from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, Promp
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Verdict
 from llm_dyno.core.bench.sweep import (
-    Endpoint,
     SweepPoint,
     SweepResult,
     spec_ab,
     sweep_table,
     without_spec_decode,
 )
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 
 
@@ -106,14 +107,6 @@ def sweep_table(sweep: SweepResult) -> str:
 
 
 # ---- speculative-decoding A/B ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """A running server to benchmark."""
-
-    url: str
-    model: str
 
 
 ServerFactory = Callable[[], AbstractContextManager[Endpoint]]

@@ -22,9 +22,10 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore, default_path
-from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench
-from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry import clocks, power
