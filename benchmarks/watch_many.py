@@ -44,7 +44,7 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from llm_dyno.core.bench.client import BenchClient  # noqa: E402
-from llm_dyno.core.jobs.endpoint import url_endpoint  # noqa: E402
+from llm_dyno.core.endpoint import url_endpoint  # noqa: E402
 from llm_dyno.core.runtime.gpu_source import GpuSource  # noqa: E402
 from llm_dyno.core.telemetry import nvml as nvml_module  # noqa: E402
 

@@ -17,7 +17,7 @@ import pytest
 
 from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
-from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.jobs.gpu_lock import gpu_locks
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import prepare_tune

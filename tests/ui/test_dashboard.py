@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot

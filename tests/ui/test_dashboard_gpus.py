@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.jobs.endpoint import url_endpoint
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
 from llm_dyno.core.runtime.docker_backend import DockerRuntime

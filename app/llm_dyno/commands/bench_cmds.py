@@ -23,12 +23,12 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, load_suite
 from llm_dyno.core.bench.sweep import sweep_table
+from llm_dyno.core.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
 from llm_dyno.core.jobs.bench_job import prepare_bench, run_bench
-from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import parse_caps, prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import Profile

@@ -90,7 +90,7 @@ def _benchmark(profile: Profile, manager: ServerManager, args: argparse.Namespac
     spec = prepare_bench(profile, suite, registry=manager)
     print(
         f"benchmarking {spec.endpoint.describe()} with suite {suite.name} "
-        f"({suite.warmups} warm-ups, {suite.runs} runs; {spec.gpus.label})",
+        f"({suite.warmups} warm-ups, {suite.runs} runs) · {spec.gpus.label}",
         flush=True,
     )
     outcome = run_bench(spec, printer_for(suite))

@@ -15,9 +15,9 @@ from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
-from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import Profile
 
 

@@ -26,9 +26,9 @@ from llm_dyno.core.bench.load_runner import (
     levels_of,
 )
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryEntry
-from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.jobs.load_job import LoadOutcome, LoadSpec, prepare_load, run_load
 from llm_dyno.core.jobs.storing import StoreFailed
 from llm_dyno.core.profiles.model import Profile

@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.jobs.power_job import restore_limit, set_limits
 from llm_dyno.core.jobs.watch_job import prepare_watch
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached

@@ -12,8 +12,8 @@ from llm_dyno.commands.bench_cmds import printer_for
 from llm_dyno.commands.common import store
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT
 from llm_dyno.core.bench.suite import load_suite
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import url_endpoint
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, prepare_tune
 from llm_dyno.core.profiles.model import Profile

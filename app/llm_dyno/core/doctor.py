@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -144,15 +144,6 @@ def recommendation(report: DoctorReport) -> str:
         f"the '{CPU_DEMO_PROFILE}' profile. Its speeds mean nothing, but every view works; Docker is not "
         "needed for it."
     )
-
-
-@dataclass
-class _DockerFacts:
-    """What one connection to the engine told us (info and images), or why there was none."""
-
-    client: Any = None
-    error: DynoError | None = None
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _where(host: str | None) -> str:

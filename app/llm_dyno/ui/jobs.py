@@ -17,9 +17,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.ui.messages import window_message
 
-Emit = Callable[[object], None]
 Work = Callable[[Emit, threading.Event], object]
 Failed = Callable[[str], None]
 
@@ -61,7 +61,7 @@ def run_task(name: str, work: Callable[[], None], failed: Failed) -> threading.T
 class JobRunner(QObject):
     """Runs one job at a time in a daemon thread, with a cancel event the core checks."""
 
-    progressed = Signal(object)  # a core event (ProgressEvent, ResultStored, …)
+    progressed = Signal(object)  # a core JobEvent (ProgressEvent, ResultStored, …; core/jobs/events)
     finished = Signal(object)  # the job's outcome
     failed = Signal(str)  # why it did not finish (already shown to the user by the view)
 

@@ -3,19 +3,27 @@ restoring on cancel and on errors is tested there, at the NVML boundary (tests/t
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Verdict
 from llm_dyno.core.bench.sweep import (
-    Endpoint,
     SweepPoint,
     SweepResult,
-    fixed_endpoint,
     spec_ab,
     sweep_table,
     without_spec_decode,
 )
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
+
+
+@contextlib.contextmanager
+def fixed_endpoint(url: str, model: str) -> Iterator[Endpoint]:
+    """A server factory's body for a server that is already there (what spec_ab is handed)."""
+    yield Endpoint(url, model)
 
 
 def fake_result(tps: dict[str, list[float]], power: float | None = None) -> BenchResult:

@@ -18,10 +18,12 @@ from typing import Any
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import EventKind, Progress, ProgressEvent
 from llm_dyno.core.bench.suite import Suite
-from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, Endpoint, spec_ab, without_spec_decode
+from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, spec_ab, without_spec_decode
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
+from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.runtime.manager import ServerManager
 
 DEFAULT_TIMEOUT_S = 900.0
@@ -93,7 +95,7 @@ def profile_server(
                     hint="see its log with `llm-dyno logs NAME`",
                 )
             status = handle.wait_ready(0.25)
-        yield Endpoint(handle.plan.base_url, profile.served_model_name)
+        yield Endpoint(handle.plan.base_url, profile.served_model_name, api_key_reference(profile))
     finally:
         _stop(manager, handle)
 

@@ -65,6 +65,9 @@ class LoadMessage:
     message: str
 
 
+LoadEvent = LevelStarted | RequestDone | LevelFinished | LoadMessage
+
+
 @dataclass(frozen=True)
 class LoadPlan:
     """What to send: the levels, requests per level, the Poisson seed, deadlines and SLOs."""
@@ -110,7 +113,7 @@ class LoadRunner:
         *,
         api_key: str | None = None,
         gpu: GpuReader | None = None,
-        emit: Callable[[object], None] | None = None,
+        emit: Callable[[LoadEvent], None] | None = None,
         cancel: threading.Event | None = None,
         on_level: Callable[[LoadResult], None] | None = None,
     ) -> None:

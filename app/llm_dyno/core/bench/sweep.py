@@ -9,14 +9,14 @@ community's reading of its sweeps ("about 5 % TPS lost for about 15 % less power
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from llm_dyno.core.bench.result import BenchResult, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 
 
@@ -107,14 +107,6 @@ def sweep_table(sweep: SweepResult) -> str:
 
 
 # ---- speculative-decoding A/B ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """A running server to benchmark."""
-
-    url: str
-    model: str
 
 
 ServerFactory = Callable[[], AbstractContextManager[Endpoint]]
@@ -214,9 +206,3 @@ def without_spec_decode(profile: Profile) -> Profile:
         out.append(arg)
         i += 1
     return profile.with_changes(args=tuple(out), name=f"{profile.name}-no-spec")
-
-
-@contextlib.contextmanager
-def fixed_endpoint(url: str, model: str) -> Iterator[Endpoint]:
-    """A factory body for a server that is already running (tests, or a manual A/B)."""
-    yield Endpoint(url, model)

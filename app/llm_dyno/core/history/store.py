@@ -358,12 +358,6 @@ class HistoryStore:
         with self._guard("writing"), self._tx():
             self._conn.execute("INSERT OR IGNORE INTO result_tags VALUES (?, ?)", (result_id, tag.strip()))
 
-    def untag(self, result_id: int, tag: str) -> None:
-        """Remove a tag."""
-        self._require(result_id)
-        with self._guard("writing"), self._tx():
-            self._conn.execute("DELETE FROM result_tags WHERE result_id = ? AND tag = ?", (result_id, tag))
-
     def note(self, result_id: int, text: str) -> None:
         """Replace the note."""
         self._require(result_id)

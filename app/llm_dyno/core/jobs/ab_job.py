@@ -25,8 +25,9 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult, without_spec_decode
 from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, check_suite, prepare_bench, run_bench
+from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench, run_bench
 from llm_dyno.core.jobs.endpoint import profile_endpoint
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import plan_gpus
 from llm_dyno.core.jobs.storing import ResultStored
 from llm_dyno.core.profiles.model import Profile

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,9 +21,11 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore, default_path
-from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.endpoint import profile_endpoint
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile
@@ -33,7 +34,6 @@ from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.nvml import GpuReading
 
-Emit = Callable[[object], None]
 NO_GPUS = GpuPlan(None, "no GPU named")
 UNDER_LOAD_KEPT = 64  # GPU readings under load kept with a result (what diagnosis reads)
 

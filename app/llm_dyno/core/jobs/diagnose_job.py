@@ -13,8 +13,9 @@ from pathlib import Path
 from llm_dyno.core.diagnose.gather import Gathered, gather
 from llm_dyno.core.diagnose.inputs import Measured
 from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState

@@ -15,9 +15,10 @@ from pathlib import Path
 from llm_dyno.core.bench.load import LoadError, LoadResult
 from llm_dyno.core.bench.load_runner import LoadMessage, LoadPlan, LoadRunner
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, prepare_bench
-from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.jobs.bench_job import BenchSpec, prepare_bench
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import gpu_reader
 from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.sampler import PeriodicSampler

@@ -12,7 +12,7 @@ from llm_dyno.core.history.schema import HistoryError
 from llm_dyno.core.history.store import HistoryStore
 
 R = TypeVar("R")
-Emit = Callable[[object], None]
+Stored = Callable[["ResultStored | StoreFailed"], None]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class RunByRun(Generic[R]):
     def __init__(
         self,
         history: HistoryStore | None,
-        emit: Emit,
+        emit: Stored,
         add: Callable[[HistoryStore, R], int],
         replace: Callable[[HistoryStore, int, R], None],
         parts: Callable[[R], int],

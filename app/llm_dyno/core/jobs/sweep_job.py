@@ -16,7 +16,7 @@ from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, Progress
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import SweepPoint, SweepResult
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.bench_job import Emit
+from llm_dyno.core.jobs.events import Emit, JobEvent
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import TuneSpec, prepare_tune
 from llm_dyno.core.profiles.model import Profile
@@ -80,7 +80,7 @@ def run_sweep_job(
 ) -> SweepResult:
     """Benchmark at each cap (see the module docstring); the tune's steps reach ``emit`` as messages."""
 
-    def relay(event: object) -> None:
+    def relay(event: JobEvent) -> None:
         emit(
             ProgressEvent(EventKind.MESSAGE, message=event.message)
             if isinstance(event, TuneMessage)

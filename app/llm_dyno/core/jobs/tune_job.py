@@ -18,8 +18,9 @@ from datetime import UTC, datetime
 
 from llm_dyno.core.bench.ab import ABCancelled, LaunchFailed, profile_server
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.bench_job import BenchSpec, Emit, run_bench
+from llm_dyno.core.jobs.bench_job import BenchSpec, run_bench
 from llm_dyno.core.jobs.endpoint import profile_endpoint
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpu_lock import gpu_locks
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
 from llm_dyno.core.jobs.tune_spec import LaunchMode, TuneSpec

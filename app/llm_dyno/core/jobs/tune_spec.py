@@ -15,9 +15,9 @@ from pathlib import Path
 
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench
-from llm_dyno.core.jobs.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry import clocks, power
@@ -55,11 +55,6 @@ class TuneSpec:
     recipe: str | None = None
     timeout_s: float = 900.0
     settle_s: float = 3.0
-
-    @property
-    def changes_gpu(self) -> bool:
-        """Whether a trial sets a power cap or locks a clock."""
-        return any(not v.knob.relaunch for v in self.varies)
 
     def variant(self, trial: Trial) -> Profile:
         """The profile a trial launches (the profile itself for GPU-only trials)."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llm_dyno.core.jobs.endpoint import Endpoint, profile_endpoint
+from llm_dyno.core.endpoint import Endpoint
+from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, plan_gpus
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager

@@ -141,10 +141,6 @@ class PowerSettings(_Frozen):
                 raise ValueError(f"GPU {gpu}: {watts} W is not a plausible power limit")
         return v
 
-    def limit_for(self, gpu: int) -> float | None:
-        """The limit for one GPU: its own entry, else the common one."""
-        return self.per_gpu_w.get(gpu, self.limit_w)
-
 
 class ReferenceNumbers(_Frozen):
     """Numbers this profile is compared with (someone's published result)."""

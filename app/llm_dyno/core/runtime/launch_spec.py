@@ -142,17 +142,6 @@ class ContainerSpec:
         net = self.create.get("network")
         return str(net) if net else None
 
-    @property
-    def host_ports(self) -> tuple[int, ...]:
-        """Every host port it publishes."""
-        out = []
-        for bindings in (self.create.get("ports") or {}).values():
-            for b in bindings if isinstance(bindings, list) else [bindings]:
-                port = b[1] if isinstance(b, tuple) else b
-                if isinstance(port, int):
-                    out.append(port)
-        return tuple(out)
-
     def for_engine(self, environ: Mapping[str, str] | None = None, *, reveal: bool) -> dict[str, Any]:
         """The ``containers.create`` arguments the launch hands to Docker: the one function that both
         ``launch`` (``reveal=True``) and ``plan`` (``reveal=False``) read, so that the two never differ.

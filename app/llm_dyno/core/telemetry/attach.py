@@ -75,13 +75,3 @@ def remember_attached(server: AttachedServer, path: Path | None = None) -> list[
     servers.append(server)
     _save(servers, path)
     return servers
-
-
-def forget_attached(url: str, path: Path | None = None) -> bool:
-    """Remove a server by URL; True if it was there."""
-    path = path or attached_file()
-    servers = load_attached(path)
-    kept = [s for s in servers if s.url.rstrip("/") != url.rstrip("/")]
-    if len(kept) != len(servers):
-        _save(kept, path)
-    return len(kept) != len(servers)

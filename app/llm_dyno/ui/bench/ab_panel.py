@@ -9,7 +9,6 @@ both sides in the history. The profile must not be running (its port would be ta
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -30,6 +29,7 @@ from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ProgressEvent, Ther
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import ABResult
 from llm_dyno.core.jobs.ab_job import ABOutcome, prepare_ab, run_ab
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.jobs import JobRunner
@@ -115,7 +115,7 @@ class ABPanel(QWidget):
         self.status.setText(f"A/B of “{profile.name}” with suite {suite.name}: starting…")
         registry = self.registry or ServerManager()
 
-        def work(emit: Callable[[object], None], cancel: threading.Event) -> ABOutcome:
+        def work(emit: Emit, cancel: threading.Event) -> ABOutcome:
             spec = prepare_ab(profile, suite, registry=registry, thermal_wait=thermal_wait)
             return run_ab(spec, emit, cancel, registry=registry)
 

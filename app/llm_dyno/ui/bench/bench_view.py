@@ -5,7 +5,6 @@ filtered, tagged, exported and compared; power-cap sweeps where the GPU allows i
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -27,11 +26,12 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, SweepResult
+from llm_dyno.core.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.bench_job import BenchOutcome, prepare_bench, run_bench
-from llm_dyno.core.jobs.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
 from llm_dyno.core.jobs.sweep_job import prepare_sweep, run_sweep_job
 from llm_dyno.core.profiles.model import PowerSettings, Profile
@@ -274,7 +274,7 @@ class BenchmarkView(QWidget):
         self._begin(s, f"{s.name} · {self._describe(target)}")
         registry, history, thermal = self.registry, self.history_path, self.thermal_wait()
 
-        def work(emit: Callable[[object], None], cancel: threading.Event) -> BenchOutcome:
+        def work(emit: Emit, cancel: threading.Event) -> BenchOutcome:
             spec = prepare_bench(target, s, registry=registry, history_path=history, thermal_wait=thermal)
             return run_bench(spec, emit, cancel)
 
@@ -402,7 +402,7 @@ class BenchmarkView(QWidget):
         self._total *= len(caps)
         registry, thermal = self.registry, self.thermal_wait()
 
-        def work(emit: Callable[[object], None], cancel: threading.Event) -> SweepResult:
+        def work(emit: Emit, cancel: threading.Event) -> SweepResult:
             # the profile's GPUs, each cap checked against their range, locked while the sweep runs
             spec = prepare_sweep(target, tuple(caps), suite, registry=registry, thermal_wait=thermal)
             return run_sweep_job(spec, emit, cancel, registry=registry)

@@ -39,9 +39,10 @@ from llm_dyno.core.bench.load import (
 )
 from llm_dyno.core.bench.load_runner import LevelFinished, LevelStarted, LoadMessage, LoadPlan, RequestDone
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.load_job import LoadOutcome, prepare_load, run_load
 from llm_dyno.core.jobs.storing import StoreFailed
 from llm_dyno.core.profiles.model import Profile
@@ -222,7 +223,7 @@ class LevelsPanel(QWidget):
             return False
         registry, history = self.registry, self.history_path
 
-        def work(emit: Callable[[object], None], cancel: threading.Event) -> LoadOutcome:
+        def work(emit: Emit, cancel: threading.Event) -> LoadOutcome:
             spec = prepare_load(target, suite, plan, registry=registry, history_path=history)
             return run_load(spec, emit, cancel)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler

@@ -17,7 +17,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from llm_dyno.core.jobs.endpoint import Endpoint
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.runtime.logformats import parse_warning
 from llm_dyno.core.telemetry.metrics import MetricsSample

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.endpoint import key_reference_problem
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import key_reference_problem
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.ui.icons import icon
 from llm_dyno.ui.messages import window_message

@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError, Fix
+from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, MAX_REPEATS, TuneSpec, prepare_tune
 from llm_dyno.core.profiles.model import Profile
@@ -276,7 +276,7 @@ class TuneView(QWidget):
         self.table.setPlainText("")
         registry = self.registry
 
-        def work(emit: Callable[[object], None], cancel: threading.Event) -> TuneRecord:
+        def work(emit: Emit, cancel: threading.Event) -> TuneRecord:
             return run_tune(spec, emit, cancel, registry=registry)
 
         self.worker.start("tune", work)

@@ -14,7 +14,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
 from llm_dyno.core.bench.roofline import weights_bytes_from_log
-from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint, url_endpoint
+from llm_dyno.core.endpoint import url_endpoint
+from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
 from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
 from llm_dyno.core.runtime.memory import logged_kv_tokens

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.jobs.endpoint import attached_endpoint, url_endpoint
+from llm_dyno.core.endpoint import url_endpoint
+from llm_dyno.core.jobs.endpoint import attached_endpoint
 from llm_dyno.core.jobs.server_watch import ServerWatch, watch_handle
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.attach import AttachedServer
