@@ -36,7 +36,7 @@ for _path in (REPO / "app", REPO):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from benchmarks import fuzz_hostile  # noqa: E402
+from benchmarks import fuzz_hostile, fuzz_trust  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -195,6 +195,7 @@ TARGETS: dict[str, tuple[Callable[[], st.SearchStrategy[object]], Callable[..., 
     "logformats": (lambda: mutated(LOG_SEEDS), check_logs, ()),
     "sse": (_sse_strategy, check_sse, ()),
     **fuzz_hostile.targets(),
+    **fuzz_trust.targets(),
 }
 
 

@@ -215,6 +215,11 @@ class Profile(_Frozen):
             if not re.match(r"^[A-Za-z0-9_.\-\[\]]+$", str(key)):
                 raise ValueError(f"{key!r} is not an environment variable name")
             text = "" if value is None else str(value)
+            if len(text) > MAX_VALUE_CHARS:  # what the YAML loader would not read back
+                raise ValueError(
+                    f"{key}: a value of {len(text):,} characters (at most {MAX_VALUE_CHARS:,}); "
+                    "keep long text in a file of its own"
+                )
             problem = secret_value_problem(text) if text and is_secret_name(str(key)) else None
             if problem is not None:
                 raise ValueError(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm_dyno.core import paths
-from llm_dyno.core.atomic import atomic_write_text, open_no_follow, remove_stale_temps
+from llm_dyno.core.atomic import atomic_write_text, remove_stale_temps
 from llm_dyno.core.errors import DynoError, Location, ProfileError, StoreError
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 
@@ -165,14 +165,13 @@ class ProfileStore:
 
     @contextlib.contextmanager
     def _folder_lock(self) -> Iterator[None]:
-        """Hold the store's write lock (``.lock`` in the folder; flock, released when closed)."""
+        """Hold the store's write lock: a flock on the folder itself (no lock file is left in it)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd = open_no_follow(self.folder / ".lock", os.O_RDWR | os.O_CREAT)
+            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
-            raise StoreError(
-                f"cannot lock the profile folder: {exc.strerror or exc}", where=Location(str(self.folder))
-            ) from None
+            where = Location(str(self.folder))
+            raise StoreError(f"cannot lock the profile folder: {exc.strerror or exc}", where=where) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -29,6 +29,15 @@ def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -
     return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
 
 
+def answer_failure(error: str) -> FailureReason:
+    """Why a server that answers, but not as vLLM does, was stopped during its launch."""
+    return FailureReason(
+        FailureKind.MALFORMED_ANSWER,
+        f"the server answers, but not as vLLM does: {error[:300]}; it was stopped",
+        "is the profile's executable or image a vLLM server? its log shows what it is",
+    )
+
+
 class ServerState(StrEnum):
     """Where a server is in its life."""
 
@@ -87,6 +96,7 @@ class FailureKind(StrEnum):
     TIMEOUT = "timeout"
     NOT_RECORDED = "not_recorded"  # started, but its state file could not be written (full disk)
     EXITED = "exited"  # ended with no recognised cause
+    MALFORMED_ANSWER = "malformed_answer"  # it answers, but not as vLLM does (or refuses the key): stopped
     UNKNOWN = "unknown"
 
 

@@ -34,6 +34,7 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     ServerState,
     ServerStatus,
+    answer_failure,
     client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
@@ -229,8 +230,13 @@ class DockerServerHandle(ServerHandle):
         self._probe = probe
         if self._stopping.is_set() or not self.status.state.is_live:
             probe.cancel()  # it died or is being stopped before we got here
-        if probe.wait().ready:
+        result = probe.wait()
+        if result.ready:
             self._status_to(ServerState.READY, "serving")
+        elif since is None and result.error != "cancelled" and not self._stopping.is_set():
+            self._stopping.set()  # launched here, it answers but not as vLLM does: remove it (log kept)
+            self._keep_log_and_remove()
+            self._fail(answer_failure(result.error))
 
     def _read_logs(self, since: int | None) -> None:
         container = self._container

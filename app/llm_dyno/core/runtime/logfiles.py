@@ -6,6 +6,7 @@ container ends) and every reader finds a profile's latest log here, so the namin
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -23,9 +24,19 @@ def logs_dir() -> Path:
 _RUN_ID = r"(?:\d{8}-\d{6}|[0-9a-f]{12})"
 
 
+def _log_stem(profile_name: str) -> str:
+    """A profile's part of its log names: its file stem, plus a hash of the exact name when the name
+    is not its own stem ("Fake A" → ``fake-a~1a2b3c4d``), so that profile "fake-a" never reads the
+    logs of "Fake A" (nor the other way round)."""
+    stem = file_stem(profile_name)
+    if profile_name == stem:
+        return stem
+    return f"{stem}~{hashlib.sha256(profile_name.encode('utf-8')).hexdigest()[:8]}"
+
+
 def log_path(profile_name: str, run_id: str) -> Path:
     """The log file of one run of a profile (``run_id``: a timestamp, or a container id)."""
-    return logs_dir() / f"{file_stem(profile_name)}-{run_id}.log"
+    return logs_dir() / f"{_log_stem(profile_name)}-{run_id}.log"
 
 
 def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
@@ -33,6 +44,6 @@ def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
     folder = folder or logs_dir()
     if not folder.is_dir():
         return None
-    own = re.compile(re.escape(file_stem(profile_name)) + "-" + _RUN_ID + r"\.log")
+    own = re.compile(re.escape(_log_stem(profile_name)) + "-" + _RUN_ID + r"\.log")
     logs = [p for p in folder.glob("*.log") if own.fullmatch(p.name.lower())]
     return max(logs, key=lambda p: p.stat().st_mtime) if logs else None

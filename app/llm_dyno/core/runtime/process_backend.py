@@ -33,6 +33,7 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     ServerState,
     ServerStatus,
+    answer_failure,
     client_api_key,
 )
 from llm_dyno.core.runtime.exposure import exposure_of
@@ -150,9 +151,13 @@ class ProcessHandle(ServerHandle):
 
     def _wait_ready(self) -> None:
         result = self._probe.wait()
-        if result.ready and not self._stopping.is_set() and not self._exited.is_set():
+        if self._stopping.is_set() or self._exited.is_set():
+            return
+        if result.ready:
             models = ", ".join(result.models)
             self._set_status(ServerStatus(ServerState.READY, time.time(), f"serving {models}".strip()))
+        elif result.error != "cancelled" and not self.adopted:  # it answers, but not as vLLM does
+            self.stop(10, failure=answer_failure(result.error))
 
     def _alive(self) -> bool:
         ticks = proc_start_ticks(self.pid)
@@ -182,8 +187,9 @@ class ProcessHandle(ServerHandle):
         self._set_status(ServerStatus(ServerState.FAILED, time.time(), reason.summary, failure=reason))
 
     # ---- stop ----------------------------------------------------------------------------------
-    def stop(self, timeout: float = 30.0) -> ServerStatus:
-        """SIGTERM to the process group, SIGKILL after ``timeout``; joins every thread of this handle."""
+    def stop(self, timeout: float = 30.0, *, failure: FailureReason | None = None) -> ServerStatus:
+        """SIGTERM to the process group, SIGKILL after ``timeout``; joins every thread of this handle.
+        With ``failure`` it ends FAILED for that reason (a server stopped for answering wrongly)."""
         if not self.status.state.is_live:
             self._join()
             return self.status
@@ -203,7 +209,9 @@ class ProcessHandle(ServerHandle):
         self._join()
         self._remove_state_file()
         detail = "stopped" if self._exit_code is None else f"stopped (exit code {self._exit_code})"
-        self._set_status(ServerStatus(ServerState.STOPPED, time.time(), detail))
+        state = ServerState.STOPPED if failure is None else ServerState.FAILED
+        detail = detail if failure is None else failure.summary
+        self._set_status(ServerStatus(state, time.time(), detail, failure=failure))
         return self.status
 
     def _join(self, timeout: float = 15.0) -> None:

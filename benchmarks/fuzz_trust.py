@@ -1,0 +1,286 @@
+"""The trust-boundary shapes of issue 22 as fuzz targets (run by benchmarks/fuzz_parsers.py's runner,
+same rules: each input is accepted or raises the module's documented user error; anything else, or an
+accepted input that breaks the rule below, is a crash). No server, no Docker: fast.
+
+- ``model_config``: config.json text with NaN, Infinity, negative, huge, string or deeply nested
+  values → ``ValueError`` naming the file, or a shape whose every size is a whole number in bounds
+- ``safetensors_header``: headers with any ``data_offsets`` → ``ValueError``, or a weight total
+  that is a whole number from 0 to a petabyte
+- ``log_lines``: byte chunks with long runs and no newline → lines of at most 64 Ki characters (plus
+  the note that says a line was cut), the whole text kept up to that bound
+- ``label_proof``: label sets and container names, signed or forged or copied onto another name →
+  adopted only when signed with this key for exactly those labels and that name
+- ``csv_cells``: any server text → a CSV cell with no control character, and none that a spreadsheet
+  would run as a formula
+- ``suite_counts``: suites whose runs / warm-ups / timeout / max_tokens are any number → ``SuiteError``
+  or counts within the bounds
+
+``python benchmarks/fuzz_trust.py`` runs each for 10,000 cases and writes the cases, seconds per case
+and the peak RSS to benchmarks/results/fuzz_trust.txt.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import struct
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from llm_dyno.core.bench.suite import MAX_COUNTS, SuiteError, suite_from_yaml
+from llm_dyno.core.runtime.lines import MAX_LINE_CHARS, LineSplitter
+from llm_dyno.core.runtime.model_files import read_shape, read_weights
+from llm_dyno.core.runtime.ownership import LABEL_PROOF, launched_here, sign_labels
+from llm_dyno.core.textsafe import csv_cell
+
+_TMP = Path(tempfile.mkdtemp(prefix="llm-dyno-fuzz-trust-"))
+_NUMBER_WORDS = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "-5",
+    "0",
+    "1.5",
+    '"two"',
+    "true",
+    "null",
+    "[]",
+    "{}",
+]
+
+# ---- model_config ---------------------------------------------------------------------------------
+
+_FIELDS = [
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size", "head_dim",
+    "intermediate_size", "vocab_size", "max_position_embeddings", "kv_lora_rank", "qk_rope_head_dim",
+]  # fmt: skip
+
+
+@st.composite
+def _config(draw: st.DrawFn) -> str:
+    values = {"num_hidden_layers": "2", "num_attention_heads": "2", "hidden_size": "128"}
+    for key in draw(st.lists(st.sampled_from(_FIELDS), max_size=5)):
+        values[key] = draw(
+            st.one_of(
+                st.sampled_from(_NUMBER_WORDS),
+                st.integers(-(10**40), 10**40).map(str),
+                st.floats(allow_nan=False, allow_infinity=False).map(repr),
+            )
+        )
+    body = ", ".join(f'"{k}": {v}' for k, v in values.items())
+    depth = draw(st.sampled_from([0, 0, 0, 10, 100_000]))
+    nested = f', "x": {"[" * depth}{"]" * depth}' if depth else ""
+    return "{" + body + nested + "}"
+
+
+def check_model_config(text: str) -> None:
+    folder = _TMP / "model"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(text)
+    shape = read_shape(folder)
+    sizes = [shape.layers, shape.attention_layers, shape.kv_heads, shape.head_dim, shape.hidden_size]
+    for value in [
+        *sizes,
+        shape.intermediate_size,
+        shape.vocab_size,
+        shape.max_positions or 0,
+        shape.mla_dim or 0,
+    ]:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 2**40:
+            raise AssertionError(f"an impossible size was accepted: {value!r} from {text[:200]}")
+
+
+# ---- safetensors_header ---------------------------------------------------------------------------
+
+
+@st.composite
+def _header(draw: st.DrawFn) -> bytes:
+    tensors: dict[str, Any] = {}
+    for i in range(draw(st.integers(0, 4))):
+        offsets = draw(
+            st.one_of(
+                st.lists(st.integers(-(10**20), 10**20), min_size=0, max_size=3),
+                st.just("0,8"),
+                st.lists(st.floats(allow_nan=True), min_size=2, max_size=2),
+            )
+        )
+        tensors[f"t{i}"] = {
+            "dtype": draw(st.sampled_from(["BF16", "F32", "I8", "??"])),
+            "data_offsets": offsets,
+        }
+    raw = json.dumps(tensors, allow_nan=True).encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def check_safetensors_header(data: bytes) -> None:
+    folder = _TMP / "weights"
+    folder.mkdir(exist_ok=True)
+    (folder / "model.safetensors").write_bytes(data)
+    info = read_weights(folder)
+    if not isinstance(info.total_bytes, int) or not 0 <= info.total_bytes <= 2**50:
+        raise AssertionError(f"an impossible weight total was accepted: {info.total_bytes!r}")
+
+
+# ---- log_lines ------------------------------------------------------------------------------------
+
+
+@st.composite
+def _log_chunks(draw: st.DrawFn) -> list[bytes]:
+    chunks = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            chunks.append(b"x" * draw(st.integers(0, 3 * MAX_LINE_CHARS)))
+        elif kind == 1:
+            chunks.append(draw(st.sampled_from([b"\n", b"\r", b"\r\n", b"\n\n"])))
+        else:
+            chunks.append(draw(st.binary(max_size=200)))
+    return chunks
+
+
+def check_log_lines(chunks: list[bytes]) -> None:
+    splitter = LineSplitter()
+    lines = [line for chunk in chunks for line in splitter.feed(chunk)] + splitter.flush()
+    for line in lines:
+        if len(line) > MAX_LINE_CHARS + 80:
+            raise AssertionError(f"a line of {len(line):,} characters was kept")
+        if any(c in line for c in "\r\n"):
+            raise AssertionError("a line end inside a line")
+
+
+# ---- label_proof ----------------------------------------------------------------------------------
+
+_KEY = b"k" * 32
+_LABELS = st.dictionaries(
+    st.one_of(
+        st.sampled_from(["llm-dyno.managed", "llm-dyno.profile", "llm-dyno.host-port"]), st.text(max_size=12)
+    ),
+    st.text(max_size=20),
+    max_size=5,
+)
+
+
+@st.composite
+def _labelled(draw: st.DrawFn) -> tuple[dict[str, str], str, str, bool]:
+    labels = draw(_LABELS)
+    name = draw(st.text(min_size=1, max_size=20))
+    how = draw(st.sampled_from(["signed", "forged", "copied", "edited"]))
+    return labels, name, how, draw(st.booleans())
+
+
+def check_label_proof(case: tuple[dict[str, str], str, str, bool]) -> None:
+    labels, name, how, extra = case
+    signed = {**labels, LABEL_PROOF: sign_labels(labels, name, _KEY)}
+    if how == "signed":
+        if not launched_here(signed, name, _KEY) or launched_here(signed, name, None):
+            raise AssertionError("a signed label set was not recognised (or was without a key)")
+        return
+    if how == "forged":
+        forged, other = {**labels, LABEL_PROOF: "0" * 64}, name
+    elif how == "copied":
+        forged, other = signed, name + "x"
+    else:
+        forged, other = {**signed, "llm-dyno.host-port": signed.get("llm-dyno.host-port", "") + "1"}, name
+    if extra:
+        forged = {**forged, "org.example.other": "x"}  # labels that are not ours never matter
+    if launched_here(forged, other, _KEY) and how != "signed":
+        raise AssertionError(f"a {how} label set was adopted: {forged}")
+
+
+# ---- csv_cells ------------------------------------------------------------------------------------
+
+
+def check_csv_cell(text: str) -> None:
+    cell = csv_cell(text)
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in cell):
+        raise AssertionError(f"a control character reached a CSV cell: {cell!r}")
+    if cell[:1] in ("=", "+", "-", "@"):
+        try:
+            float(cell)
+        except ValueError:
+            raise AssertionError(f"a formula reached a CSV cell: {cell!r}") from None
+
+
+_CELLS = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(
+        ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "-5", "1e3", "\t=1", "\x1b]0;x\x07=1"]
+    ),
+)
+
+# ---- suite_counts ---------------------------------------------------------------------------------
+
+
+@st.composite
+def _suite(draw: st.DrawFn) -> str:
+    def number() -> str:
+        return str(
+            draw(st.one_of(st.integers(-(10**12), 10**12), st.sampled_from([".nan", ".inf", "x", "1.5"])))
+        )
+
+    return (
+        f"name: f\nwarmups: {number()}\nruns: {number()}\ntimeout_s: {number()}\n"
+        f"prompts:\n  - name: n\n    max_tokens: {number()}\n"
+        "    messages:\n      - role: user\n        content: hi\n"
+    )
+
+
+def check_suite_counts(text: str) -> None:
+    suite = suite_from_yaml(text, "fuzz.yaml")
+    for key, value in (("runs", suite.runs), ("warmups", suite.warmups), ("timeout_s", suite.timeout_s)):
+        if value > MAX_COUNTS[key]:
+            raise AssertionError(f"{key} {value} passed its bound")
+    if any(p.max_tokens > MAX_COUNTS["max_tokens"] for p in suite.prompts):
+        raise AssertionError("max_tokens passed its bound")
+
+
+def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
+    """The targets to add to fuzz_parsers.TARGETS."""
+    return {
+        "model_config": (_config, check_model_config, (ValueError,)),
+        "safetensors_header": (_header, check_safetensors_header, (ValueError,)),
+        "log_lines": (_log_chunks, check_log_lines, ()),
+        "label_proof": (_labelled, check_label_proof, ()),
+        "csv_cells": (lambda: _CELLS, check_csv_cell, ()),
+        "suite_counts": (_suite, check_suite_counts, (SuiteError,)),
+    }
+
+
+def main() -> int:
+    """Each target for 10,000 cases (or argv[1]); the table goes to stdout and to the results file."""
+    from benchmarks import fuzz_parsers
+
+    examples = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    head = f"{'target':<20} {'cases':>7} {'accepted':>8} {'refused':>8} {'crashes':>8} {'ms/case':>8}"
+    rows = [head + f" {'peak RSS':>9}"]
+    crashed = False
+    for target in targets():
+        outcome = fuzz_parsers.fuzz(target, examples)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        per_case = outcome.seconds / max(1, outcome.tally.cases) * 1000
+        refused = sum(outcome.tally.user_errors.values())
+        rows.append(
+            f"{target:<20} {outcome.tally.cases:>7} {outcome.tally.parsed:>8} {refused:>8} "
+            f"{outcome.tally.crash_count:>8} {per_case:>8.2f} {peak_mb:>7.0f} MB"
+        )
+        for crash in outcome.tally.crashes.values():
+            crashed = True
+            rows.append(f"  crash {crash.signature}: {crash.smallest_input[:300]}")
+    text = "\n".join(rows) + "\n"
+    print(text, end="")
+    if examples >= 10_000:
+        out = Path(__file__).resolve().parent / "results" / "fuzz_trust.txt"
+        out.write_text(
+            "# python benchmarks/fuzz_trust.py (issue 22): peak RSS is the process's so far (cumulative)\n"
+            + text
+        )
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
