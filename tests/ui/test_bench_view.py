@@ -261,3 +261,17 @@ def test_a_run_is_counted_plainly_every_row_shows_whole_and_bursts_are_said_once
     folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
     if folder:
         v.grab().save(str(Path(folder) / "benchmark.png"))
+
+
+def test_the_thermal_wait_is_off_for_a_cpu_profile_and_the_users_choice_stays(window) -> None:  # type: ignore[no-untyped-def]
+    window.select_profile("qwen36-27b-mtp")
+    window.show_view("benchmark")
+    view = window.bench_view
+    check = view.thermal_check
+    assert check.isEnabled() and check.isChecked()  # a GPU profile waits for a steady temperature
+    check.setChecked(False)
+    window._sync_analysis_views()  # what every server status change does
+    assert not check.isChecked()  # the user's choice stays
+    window.select_profile("cpu-demo")
+    assert not check.isEnabled() and not check.isChecked()
+    assert check.toolTip().startswith("no GPU on this profile")
