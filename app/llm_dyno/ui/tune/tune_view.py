@@ -299,6 +299,7 @@ class TuneView(QWidget):
         if label:
             self.fix_button.setText(label)
             self.fix_button.setMinimumWidth(self.fix_button.sizeHint().width())  # never squeezed by the text
+        self.layout().activate()  # laid out now: the button shows whole at once, beside the wrapped text
 
     def _fix_clicked(self) -> None:
         if self._fix_subject is None:
