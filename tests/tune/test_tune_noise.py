@@ -160,6 +160,7 @@ def test_a_cpu_profile_is_offered_no_gpu_options_and_its_pareto_says_no_power(  
         left = knob.getPlotItem().getAxis("left")  # shown again with room for its tick values
         assert left.isVisible()
         qtbot.waitUntil(lambda: left.width() > 30, timeout=5_000)  # once laid out again
+        assert not knob.getPlotItem().getAxis("right").isVisible()  # no tokens/J without energy readings
         _shot(w, "tune-view-cpu.png")
     finally:
         w.bridge.manager.stop_all()

@@ -247,17 +247,31 @@ def test_a_run_is_counted_plainly_every_row_shows_whole_and_bursts_are_said_once
     # the summary's figures are named, with their unit
     assert "; median TTFT " in peer and " / TPOT " in peer and " / E2E " in peer and ", p99 TTFT " in peer
     assert " ms" in peer
-    # every row shown whole: the table is given the height of its rows
+    # the figures under the table are shown whole at the bottom of the view, not pushed past it
+    box = v.result_panel.peer
+    qtbot.waitUntil(lambda: box.mapTo(v, box.rect().bottomLeft()).y() <= v.height(), timeout=5_000)
+    assert box.isVisible() and box.height() >= 2 * box.fontMetrics().lineSpacing()
+    # and every row of the table whole above them: it is given the height of its rows
     table = v.result_panel.table
     assert table.rowCount() == len(runs) == 8
     qtbot.waitUntil(lambda: table.visualRect(table.model().index(7, 0)).bottom() < table.viewport().height())
     for row in range(table.rowCount()):
         rect = table.visualRect(table.model().index(row, 0))
         assert rect.top() >= 0 and rect.bottom() < table.viewport().height(), (row, rect)
-    # the figures under the table are shown, not cut off at the bottom of the view
-    box = v.result_panel.peer
-    assert box.isVisible() and box.height() >= 2 * box.fontMetrics().lineSpacing()
-    assert box.mapTo(v, box.rect().bottomLeft()).y() <= v.height()
     folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
     if folder:
         v.grab().save(str(Path(folder) / "benchmark.png"))
+
+
+def test_the_thermal_wait_is_off_for_a_cpu_profile_and_the_users_choice_stays(window) -> None:  # type: ignore[no-untyped-def]
+    window.select_profile("qwen36-27b-mtp")
+    window.show_view("benchmark")
+    view = window.bench_view
+    check = view.thermal_check
+    assert check.isEnabled() and check.isChecked()  # a GPU profile waits for a steady temperature
+    check.setChecked(False)
+    window._sync_analysis_views()  # what every server status change does
+    assert not check.isChecked()  # the user's choice stays
+    window.select_profile("cpu-demo")
+    assert not check.isEnabled() and not check.isChecked()
+    assert check.toolTip().startswith("no GPU on this profile")

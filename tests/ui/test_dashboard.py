@@ -279,7 +279,8 @@ def test_server_view_shows_dashboard_when_ready(qtbot) -> None:  # type: ignore[
     sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")
     dash = sv.current_dashboard()
     assert dash is not None and dash.live and dash.url == url
-    assert [kind for _t, kind, _x in dash.events] == ["launch", "launch"]
+    (launch,) = [(kind, text) for _t, kind, text in dash.events]  # one launch marker for one launch
+    assert launch[0] == "launch" and launch[1].startswith("launch of demo, ready after "), launch
     sv.feed_log_lines("demo", ["(APIServer pid=1) WARNING 11-30 04:48:32 [x.py:1] KV cache is almost full"])
     assert dash.events[-1][1:] == ("warning", "KV cache is almost full")
     sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")

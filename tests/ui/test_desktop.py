@@ -245,6 +245,8 @@ def test_doctor_dialog_shows_findings_and_steps(qtbot, monkeypatch: pytest.Monke
     docker = live.report.get("docker")  # no GPU here: Docker is needed only for Docker profiles
     assert docker.level is Level.WARNING and "the CPU demo does not need Docker" in docker.finding
     assert "Error while fetching" not in live.view.toPlainText()
+    shown = live.view.toPlainText()  # the window's words: its own button, no command line
+    assert "llm-dyno demo setup" not in shown and "“Set up the CPU demo” button below" in shown
     assert live.summary.text() == live.report.summary() and "1 problems" not in live.summary.text()
     folder = os.environ.get("LLM_DYNO_SCREENSHOT_DIR")
     if folder:

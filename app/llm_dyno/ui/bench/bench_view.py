@@ -198,11 +198,12 @@ class BenchmarkView(QWidget):
 
     def set_target(self, profile: Profile | None, url: str | None) -> None:
         """The selected profile, and its server's URL when the server is ready (None otherwise)."""
+        gpu_less = profile is not None and serves_without_gpu(profile)
+        if gpu_less == self.thermal_check.isEnabled():  # only when that changes: the user's choice stays
+            self.thermal_check.setEnabled(not gpu_less)
+            self.thermal_check.setChecked(not gpu_less)
         self.profile = profile
         self.server_url = url
-        gpu_less = profile is not None and serves_without_gpu(profile)
-        self.thermal_check.setEnabled(not gpu_less)
-        self.thermal_check.setChecked(not gpu_less)
         self.thermal_check.setToolTip(
             "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
             else self._thermal_tip

@@ -3,7 +3,7 @@ beside it the figures ``vllm bench serve`` would print for the same runs (with w
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -79,10 +79,10 @@ class RunsTable(QTableWidget):
 
 
 class NoteBox(QPlainTextEdit):
-    """Read-only wrapped lines under the table: as tall as its text up to six lines, then it scrolls (a
+    """Read-only wrapped lines under the table: as tall as its text up to four lines, then it scrolls (a
     word-wrapped label at the bottom of a full view is cut instead)."""
 
-    MAX_LINES = 6
+    MAX_LINES = 4
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -123,6 +123,7 @@ class ResultPanel(QWidget):
         self.title.setObjectName("sectionSubtitle")
         layout.addWidget(self.title)
         split = self.split = QSplitter(Qt.Orientation.Vertical)
+        split.installEventFilter(self)
         self.table = RunsTable()
         split.addWidget(self.table)
         chart_box = QWidget()
@@ -141,6 +142,7 @@ class ResultPanel(QWidget):
         row.addWidget(self.metric_box)
         cl.addLayout(row)
         self.chart = SpreadChart()
+        self.chart.setMinimumHeight(140)  # under a full runs table on a laptop's screen
         cl.addWidget(self.chart, 1)
         split.addWidget(chart_box)
         split.setStretchFactor(0, 3)
@@ -203,13 +205,15 @@ class ResultPanel(QWidget):
         total = sum(self.split.sizes())
         if total <= 0:
             return
-        chart_min = 200
+        chart_min = 175  # the chart's 140 and its title row
         table = min(self.table.rows_height(), max(total - chart_min, total // 2))
-        self.split.setSizes([table, total - table])
+        if self.split.sizes() != [table, total - table]:
+            self.split.setSizes([table, total - table])
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self.fit_table()
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.split and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self.fit_table)  # the lines under it grew or shrank: fit again
+        return super().eventFilter(watched, event)
 
     def set_markdown(self, text: str) -> None:
         """Show the Markdown line and enable Copy."""

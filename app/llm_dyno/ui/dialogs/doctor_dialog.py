@@ -22,27 +22,41 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.doctor import CPU_DEMO_PROFILE, DoctorReport, Level, recommendation, run_checks
+from llm_dyno.core.doctor import (
+    CPU_DEMO_PROFILE,
+    DEMO_SETUP,
+    DoctorReport,
+    Level,
+    recommendation,
+    run_checks,
+)
 from llm_dyno.ui import theme
 from llm_dyno.ui.dialogs.demo_setup import DemoSetupDialog
 from llm_dyno.ui.jobs import run_task
 
+WINDOW_DEMO_SETUP = "the “Set up the CPU demo” button below"
+
+
+def _window_words(text: str) -> str:
+    """The report's text as the dialog says it: its own button, not Help → … or a command line."""
+    return text.replace(DEMO_SETUP, WINDOW_DEMO_SETUP)
+
 
 def report_html(report: DoctorReport) -> str:
-    """The report as rich text for the dialog."""
+    """The report as rich text for the dialog (in the window's words; Copy report keeps the terminal's)."""
     c = theme.colors()
     colour = {Level.OK: c.green, Level.WARNING: c.amber, Level.ERROR: c.red}
     word = {Level.OK: "OK", Level.WARNING: "Warning", Level.ERROR: "Problem"}
     parts = []
     if report.recommend_cpu_demo:  # the one thing that works here, first
-        parts.append(f"<p><b>{escape(recommendation(report))}</b></p>")
+        parts.append(f"<p><b>{escape(_window_words(recommendation(report)))}</b></p>")
     for check in report.checks:
         parts.append(
             f"<p style='margin-bottom:2px'><b style='color:{colour[check.level]}'>{word[check.level]}</b> "
-            f"&nbsp;<b>{escape(check.title)}</b><br>{escape(check.finding)}</p>"
+            f"&nbsp;<b>{escape(check.title)}</b><br>{escape(_window_words(check.finding))}</p>"
         )
         if check.steps:
-            items = "".join(f"<li><code>{escape(s)}</code></li>" for s in check.steps)
+            items = "".join(f"<li><code>{escape(_window_words(s))}</code></li>" for s in check.steps)
             parts.append(f"<ol style='margin-top:0'>{items}</ol>")
     return "".join(parts)
 

@@ -133,6 +133,8 @@ class KnobChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
                         symbolPen=c.base,
                     )
                 )
+        # no energy readings (no GPU read): no tokens/J axis with placeholder 0…1 values
+        item.showAxis("right", any(pts for name, pts in self.series.items() if name.endswith(" tokens/J")))
         knee = analysis.knee
         if knee is not None and knee.wall_tps is not None:
             item.addItem(

@@ -58,7 +58,6 @@ NO_RECIPE = "(knobs below)"
 GPU_KNOBS = ("power", "sm-clock", "mem-clock")
 
 
-
 class TuneView(QWidget):
     """Tune the selected profile. ``tune_finished(summary)`` when a tune ends."""
 
@@ -207,8 +206,12 @@ class TuneView(QWidget):
     def set_target(self, profile: Profile | None, url: str | None = None) -> None:
         """The selected profile (the tune launches its variants itself; ``url`` is ignored). A profile
         without a GPU is offered no GPU knobs and no wait for a GPU temperature, each saying why."""
+        changed = profile is None or self.profile is None or profile.name != self.profile.name
         self.profile = profile
         gpu_less = profile is not None and serves_without_gpu(profile)
+        if not changed and gpu_less == (not self.thermal_check.isEnabled()):
+            self._update()  # the same profile again (a status change): the user's choices stay
+            return
         why = "no GPU on this profile (vLLM on the CPU)"
         self.thermal_check.setEnabled(not gpu_less)
         self.thermal_check.setChecked(not gpu_less)
@@ -296,6 +299,7 @@ class TuneView(QWidget):
         if label:
             self.fix_button.setText(label)
             self.fix_button.setMinimumWidth(self.fix_button.sizeHint().width())  # never squeezed by the text
+        self.layout().activate()  # laid out now: the button shows whole at once, beside the wrapped text
 
     def _fix_clicked(self) -> None:
         if self._fix_subject is None:
