@@ -380,5 +380,7 @@ def run_checks(
         )
     finally:
         if client is not None and hasattr(client, "close"):
-            client.close()
+            from llm_dyno.core.runtime.docker_errors import close_client
+
+            close_client(client)
     return DoctorReport(checks, recommend_cpu_demo=no_gpu, cpu_demo_ready=state.ready)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,3 +71,25 @@ def test_a_docker_context_and_docker_host_over_ssh(
         assert client.info()["ID"] == engine
     finally:
         client.close()
+
+
+def test_a_connection_whose_ssh_has_exited_closes_without_a_traceback(ssh_host: str) -> None:
+    """The engine host goes away under an open connection (its ssh process exits): closing it, as the
+    app and urllib3's finalizers at exit do, raises nothing and prints nothing (it was a BrokenPipeError
+    traceback after pytest's summary)."""
+    child = f"""
+import sys
+from docker.transport.sshconn import SSHSocket
+import llm_dyno.core.runtime.docker_errors  # the app's engine connections
+sock = SSHSocket({ssh_host.removeprefix("ssh://")!r})
+sock.connect()
+sock.sendall(b"GET /_ping HTTP/1.1\\r\\nHost: docker\\r\\n\\r\\n")
+assert b"200 OK" in sock.makefile("rb").readline()  # the engine answered over ssh
+sock.proc.kill()
+sock.proc.wait(10)
+sock.close()
+print("closed")
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "closed", done.stderr
+    assert "BrokenPipeError" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -283,8 +283,7 @@ class DockerServerHandle(ServerHandle):
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
-            with contextlib.suppress(docker.errors.DockerException, OSError):
-                client.close()
+            errs.close_client(client)
 
     def _keep_log_and_remove(self) -> None:
         """Save the container's full log under data_dir()/logs, then remove the container."""
@@ -400,7 +399,7 @@ class DockerRuntime(Runtime):
                 try:
                     containers = client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"})
                 finally:
-                    client.close()
+                    errs.close_client(client)
             except (DynoError, docker.errors.DockerException, OSError) as exc:
                 self._retry_at[host] = now + RETRY_S
                 message = exc.message if isinstance(exc, DynoError) else f"{type(exc).__name__}: {exc}"

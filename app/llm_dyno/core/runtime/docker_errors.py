@@ -11,6 +11,7 @@ from typing import Any
 
 import docker
 import docker.errors
+from docker.transport.sshconn import SSHSocket
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureKind, FailureReason
@@ -103,6 +104,33 @@ def connect(host: str | None) -> docker.DockerClient:
 
 
 _ENV_LOCK = threading.Lock()
+
+
+def close_client(client: docker.DockerClient) -> None:
+    """Close an engine connection; closing a broken one never fails the caller."""
+    with contextlib.suppress(docker.errors.DockerException, OSError):
+        client.close()
+
+
+def _close_ssh_socket(self: SSHSocket) -> None:
+    """docker-py's ``SSHSocket.close`` writes a goodbye into the ``ssh`` process's stdin; when that
+    process has already exited (the engine host went away, or at interpreter exit) the write raises
+    BrokenPipeError, from whichever finalizer closes the pool, as a traceback after the program's own
+    output. Say goodbye only to a live process, then close the pipe and end the process quietly."""
+    proc = self.proc
+    if proc is None or proc.stdin is None or proc.stdin.closed:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        if proc.poll() is None:
+            proc.stdin.write(b"\n\n")
+            proc.stdin.flush()
+    with contextlib.suppress(OSError, ValueError):
+        proc.stdin.close()  # closes the pipe even when the flush inside fails
+    with contextlib.suppress(OSError):
+        proc.terminate()
+
+
+SSHSocket.close = _close_ssh_socket  # docker-py has no hook for it (see above)
 
 
 @contextlib.contextmanager

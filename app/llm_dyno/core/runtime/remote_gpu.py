@@ -9,7 +9,6 @@ those stay None. :class:`ContainerGpuSampler` does this periodically and emits t
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -218,8 +217,9 @@ class ContainerGpuSampler(PeriodicSampler[GpuSample]):
         self._container = None
         if drop_client and self._client is not None:
             client, self._client = self._client, None
-            with contextlib.suppress(Exception):  # closing a broken connection may fail again
-                client.close()
+            from llm_dyno.core.runtime.docker_errors import close_client
+
+            close_client(client)
 
     def stop(self, timeout_s: float | None = 10.0) -> None:
         """Stop sampling and close the Docker connection once the thread has ended."""
