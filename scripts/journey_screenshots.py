@@ -79,6 +79,10 @@ def main() -> int:
     wait(app, lambda: setup.profile_name is not None or setup.error is not None, 600, "the setup")
     if setup.error:
         raise SystemExit(f"journey: the setup failed: {setup.error}")
+    settle(app, 0.5)
+    shot(app, "3b-setup-ready")  # "Ready", Launch now / Close, cpu-demo selected behind it
+    next(b for b in setup.buttons.buttons() if b.text() == "Close").click()
+    settle(app, 0.5)
 
     # 4. cpu-demo selected, ready to Launch
     window.show_view("profile")
@@ -118,8 +122,26 @@ def main() -> int:
         diag.findings.expand_finding(diag.findings.findings[0].id)
     shot(app, "8-diagnostics")
 
-    window.actions_.stop.trigger()
+    # 9. Tune: with nothing to vary it names its own controls; while the server runs it offers Stop
+    window.show_view("tune")
+    tune = window.tune_view
+    settle(app, 0.5)
+    tune.run_button.click()
+    settle(app, 0.3)
+    shot(app, "9-tune-nothing-to-vary")
+    tune.knob_combos[0].setEditText("max-num-seqs")
+    tune.value_edits[0].setText("2, 4")
+    tune.run_button.click()
+    settle(app, 0.3)
+    shot(app, "10-tune-refused-running")
+    if not tune.fix_button.isVisible():
+        raise SystemExit(f"journey: no Stop button beside the tune's refusal ({tune.status.text()})")
+
+    # 11. its Stop button stops the server; the window says so
+    tune.fix_button.click()
     wait(app, lambda: window.profile_list.lamp("cpu-demo") in ("stopped", "failed"), 60, "the stop")
+    settle(app, 0.5)
+    shot(app, "11-stopped-from-tune")
     window.bridge.shutdown()
     window.editor.set_profile(None)
     window.close()

@@ -59,7 +59,7 @@ class DemoSetupDialog(QDialog):
         title.setObjectName("sectionTitle")
         layout.addWidget(title)
         todo = demo_state().missing()
-        intro = QLabel(
+        self.intro = intro = QLabel(
             "vLLM for the CPU and a tiny model made on this machine: every view works without a GPU "
             "(its speeds mean nothing). To do: " + ("; ".join(todo) if todo else "nothing") + "."
         )
@@ -135,9 +135,13 @@ class DemoSetupDialog(QDialog):
             f"Ready. The CPU demo is set up and the “{name}” profile is selected in the window: "
             "Launch serves it on this machine's CPU."
         )
-        self.step.setObjectName("readyMessage")
+        self.intro.setText(
+            "vLLM for the CPU and a tiny model made on this machine: every view works without a GPU "
+            "(its speeds mean nothing)."
+        )
         self.buttons.clear()
         launch = self.buttons.addButton("Launch now", QDialogButtonBox.ButtonRole.AcceptRole)
+        launch.setObjectName("primaryButton")
         launch.setDefault(True)
         launch.clicked.connect(self._launch)
         close = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
