@@ -34,6 +34,7 @@ from llm_dyno.core.runtime.docker_spec import _entrypoint, _parse_port
 from llm_dyno.core.secrets import is_secret_name, reference_name, resolve_reference
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "compose" / "upstream"
+UPSTREAM_PLACEHOLDER = "@UPSTREAM@"  # where the recorded configs name the fixtures' own folder
 FIELDS = ("image", "entrypoint", "command", "environment", "ports", "volumes", "ipc", "user", "working_dir")
 # the environment both readers see (nothing of the machine's, so that the figures do not depend on it)
 CLEAN_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -157,7 +158,9 @@ def judge(name: str, compose_file: Path) -> list[Outcome]:
     data = yaml.safe_load(_no_tags(text)) or {}
     config_file = compose_file.with_name(compose_file.name + ".config.yaml")
     error_file = compose_file.with_name(compose_file.name + ".config-error.txt")
-    resolved = yaml.safe_load(config_file.read_text()) if config_file.exists() else None
+    resolved = None
+    if config_file.exists():
+        resolved = yaml.safe_load(config_file.read_text().replace(UPSTREAM_PLACEHOLDER, str(UPSTREAM)))
     project = normalize_project_name(data.get("name") or compose_file.parent.name) or None
     out = []
     for service, svc in (data.get("services") or {}).items():
