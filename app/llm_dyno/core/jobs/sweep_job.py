@@ -65,9 +65,10 @@ def prepare_sweep(
     if len(set(caps)) != len(caps):
         raise DynoError("a cap is given twice")
     vary = Vary(Knob(KnobKind.POWER), tuple(f"{c:g}" for c in caps))
-    tune = prepare_tune(
-        profile, (vary,), suite, registry=registry, thermal_wait=thermal_wait, tags=(SWEEP_TAG,), gpus=gpus
-    )
+    tune = prepare_tune(  # one benchmark per cap (the suite repeats its own runs), as sweeps always did
+        profile, (vary,), suite, registry=registry, thermal_wait=thermal_wait, tags=(SWEEP_TAG,), gpus=gpus,
+        repeats=1,
+    )  # fmt: skip
     return SweepSpec(tune, tuple(caps))
 
 
