@@ -47,3 +47,15 @@ def latest_log(profile_name: str, folder: Path | None = None) -> Path | None:
     own = re.compile(re.escape(_log_stem(profile_name)) + "-" + _RUN_ID + r"\.log")
     logs = [p for p in folder.glob("*.log") if own.fullmatch(p.name.lower())]
     return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
+
+
+def own_log_file(recorded: str) -> Path | None:
+    """``recorded`` when it names one of the app's own log files (a regular file, not a link, in the
+    logs folder), else None: the only log a leftover engine process may prove itself by."""
+    path = Path(recorded)
+    try:
+        if path.is_symlink() or not path.is_file() or path.parent.resolve() != logs_dir().resolve():
+            return None
+        return path.resolve()
+    except OSError:
+        return None

@@ -425,8 +425,9 @@ class ProcessRuntime(Runtime):
         if not is_recorded_server(record):
             # The API process is gone (or its pid now belongs to another program). Its engine
             # processes may still hold gigabytes in the same process group: end them, but only
-            # those that prove they are its own (start time, the record's marker).
-            end_orphaned_group(record.pid, record.pgid, record.start_ticks, record.marker)
+            # those that prove they are its own (start time, the record's marker or its log file).
+            log = logfiles.own_log_file(record.log_path)
+            end_orphaned_group(record.pid, record.pgid, record.start_ticks, record.marker, log)
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
@@ -456,3 +457,4 @@ class ProcessRuntime(Runtime):
             log_path.touch()
         handle._start_threads(read_from=max(0, size - _ADOPT_READ_BYTES))
         return handle
+

@@ -89,15 +89,31 @@ def carries_marker(pid: int, marker: str) -> bool:
     return f"{MARKER_ENV}={marker}".encode() in raw.split(b"\0")
 
 
-def end_orphaned_group(pid: int, pgid: int, start_ticks: int | None, marker: str = "") -> bool:
+def writes_to(pid: int, path: Path) -> bool:
+    """Whether process ``pid``'s standard output or error is the file ``path`` (what a server launched by
+    this app and the engine processes it started inherit: its log file)."""
+    for fd in (1, 2):
+        try:
+            if Path(os.readlink(f"/proc/{pid}/fd/{fd}")) == path:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def end_orphaned_group(
+    pid: int, pgid: int, start_ticks: int | None, marker: str = "", log_path: Path | None = None
+) -> bool:
     """SIGKILL what is left of a recorded server's process group once its API process ``pid`` has died;
     whether it did.
 
     Nothing is signalled unless every remaining member proves it is that server's: the server led its
     own group (``pgid == pid``), its pid is free (another program reusing it means the group ended long
-    ago), each member started no earlier than the server (``start_ticks``, which must be known) and
-    carries the server's ``marker`` in its environment. A record without them (an older one, or one
-    written by hand) signals nothing."""
+    ago), each member started no earlier than the server (``start_ticks``, which must be known), and
+    carries the server's ``marker`` in its environment or writes to the server's own ``log_path`` (one
+    of the app's log files, checked by the caller). vLLM's engine processes rewrite their environment
+    area with their process title, so the log file they inherited is their proof. A record without a
+    start time and marker (an older one, or one written by hand) signals nothing."""
     if pgid != pid or start_ticks is None or not marker:
         return False
     if proc_start_ticks(pid) is not None:
@@ -106,7 +122,9 @@ def end_orphaned_group(pid: int, pgid: int, start_ticks: int | None, marker: str
     if not members:
         return False
     for member in members:
-        if (proc_start_ticks(member) or -1) < start_ticks or not carries_marker(member, marker):
+        if (proc_start_ticks(member) or -1) < start_ticks:
+            return False
+        if not carries_marker(member, marker) and not (log_path is not None and writes_to(member, log_path)):
             return False
     signal_group(pgid, signal.SIGKILL)
     wait_group_gone(pgid, 5.0)
