@@ -46,6 +46,7 @@ def test_bad_knobs_are_refused_before_anything_starts(home: Path) -> None:
         ((NAME, "--vary", "sm_clock=1234"), "1234 MHz is not a supported sm clock"),
         ((NAME, "--vary", "image=a,b"), "has no image to vary"),
         ((NAME, "--vary", "num_speculative_tokens=1", "--vary", "draft_depth=2"), "varied twice"),
+        ((NAME, "--vary", "@SUM(A1)=1,2"), "not a vLLM flag name"),  # it would head a CSV column
     ]
     for args, message in cases:
         done = cli(home, "tune", *args, "--suite", suite)

@@ -127,7 +127,7 @@ def test_without_permission_the_helper_is_asked_to_lock_and_to_unlock(
     cmd = [
         sys.executable, "-m", "llm_dyno", "tune", "--url", spec_server.url, "--model", "tiny", "--gpu", "0",
         "--vary", "sm_clock=1410", "--suite", str(home / "tiny.yaml"), "--no-thermal-wait", "--settle", "0",
-        "--no-save",
+        "--no-save", "--repeats", "1",  # one lock, one unlock to look at (each repeat locks again)
     ]  # fmt: skip
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

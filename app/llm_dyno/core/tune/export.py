@@ -118,7 +118,9 @@ def to_csv(record: TuneRecord, analysis: TuneAnalysis) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     knobs = [v.knob.label for v in record.varies]
-    writer.writerow([csv_cell(c) for c in (*knobs, *CSV_COLUMNS)])
+    # the header is the app's own words and knob labels checked when parsed ("--max-num-batched-tokens"
+    # starts with "-" and is no formula): written as they are, so a spreadsheet's column is the knob
+    writer.writerow([*knobs, *CSV_COLUMNS])
     for s, row in zip(analysis.summaries, _rows(record, analysis), strict=True):
         cells = [*(s.trial.value(k) for k in knobs), *("" if c is None else c for c in row)]
         writer.writerow([csv_cell(c) if isinstance(c, str) else c for c in cells])

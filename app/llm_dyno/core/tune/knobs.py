@@ -70,6 +70,7 @@ _INT_FLAGS = frozenset(
 )
 KV_CACHE_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")  # what vLLM's flags look like (the CSV header trusts it)
 MAX_VALUES = 16
 
 
@@ -144,6 +145,8 @@ def parse_knob(text: str) -> Knob:
             raise KnobError(f"knob {text!r}: {var!r} is not an environment variable name")
         return Knob(KnobKind.ENV, var)
     flag = canonical_name("--" + name.lstrip("-"))
+    if not _FLAG_NAME.match(flag):
+        raise KnobError(f"knob {text!r}: not a vLLM flag name (letters, digits and dashes)")
     if flag in _FIXED_FLAGS:
         raise KnobError(f"knob {text!r}: a tune keeps --{flag} fixed ({_FIXED_FLAGS[flag]})")
     if flag in SWITCHES:
