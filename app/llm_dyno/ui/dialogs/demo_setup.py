@@ -142,6 +142,7 @@ class DemoSetupDialog(QDialog):
         self.buttons.clear()
         launch = self.buttons.addButton("Launch now", QDialogButtonBox.ButtonRole.AcceptRole)
         launch.setObjectName("primaryButton")
+        launch.style().polish(launch)  # the style sheet's #primaryButton rule, on a dialog already shown
         launch.setDefault(True)
         launch.clicked.connect(self._launch)
         close = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
