@@ -45,7 +45,8 @@ def test_button_state_and_verdict_table(qtbot, ui_home: Path) -> None:  # type: 
     view.set_target(profile("--port", "8123"), None)
     assert not view.ab.run_button.isEnabled() and "no --speculative-config" in view.ab.status.text()
     view.set_target(profile("--speculative-config", SPEC), "http://127.0.0.1:8000")
-    assert not view.ab.run_button.isEnabled() and "Stop" in view.ab.status.text()
+    assert not view.ab.run_button.isEnabled() and "stop it first" in view.ab.status.text()
+    assert view.ab.stop_button.isVisibleTo(view.ab) and view.ab.stop_button.text() == "Stop “ab-ui”"
     view.set_target(profile("--speculative-config", SPEC), None)
     assert view.ab.run_button.isEnabled()
 

@@ -18,6 +18,7 @@ from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.telemetry import power
 from llm_dyno.core.telemetry.nvml import NvmlUnavailable
 from llm_dyno.ui.bench.bench_view import BenchmarkView
+from llm_dyno.ui.bench.format import RUN_COLUMNS
 from tests.support import vllm_env
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
@@ -275,3 +276,54 @@ def test_the_thermal_wait_is_off_for_a_cpu_profile_and_the_users_choice_stays(wi
     window.select_profile("cpu-demo")
     assert not check.isEnabled() and not check.isChecked()
     assert check.toolTip().startswith("no GPU on this profile")
+
+
+def _suite_result(warning: str) -> BenchResult:
+    """A community-sized result: two prompts, 3 warm-ups and 5 measured runs each, one warning."""
+    prompts = []
+    for name in ("narrative", "code"):
+        runs = []
+        for i in range(8):
+            w = 300.0 + 10 * i
+            warned = (warning,) if name == "code" and i == 5 else ()
+            runs.append(
+                BenchRun(name, i + 1, i < 3, 0.2, 800 / w, 800, w, w * 1.1, "length", warnings=warned)
+            )
+        prompts.append(PromptResult(name, runs))
+    return BenchResult("community", RunContext(profile_name="cpu-demo", started="2026-12-03"), prompts)
+
+
+def test_every_measured_run_fits_on_a_laptop_screen_and_warm_ups_come_on_request(  # type: ignore[no-untyped-def]
+    qtbot, window
+) -> None:
+    from PySide6.QtCore import Qt
+
+    warning = "decode TPS " + "very long warning text that cannot fit its column " * 4
+    with HistoryStore() as store:
+        store.add(_suite_result(warning))
+    window.resize(1280, 770)  # a laptop's screen less the panel
+    window.show_view("benchmark")
+    panel = window.bench_view.result_panel
+    table = panel.table
+    assert table.rowCount() == 16  # the latest result opens with the view
+    shown = [r for r in range(16) if not table.isRowHidden(r)]
+    assert len(shown) == 10  # the warm-ups are hidden
+    # every measured run whole, with no scrolling (it was 3.5 rows, the last one cut)
+    qtbot.waitUntil(lambda: table.verticalScrollBar().maximum() == 0, timeout=5_000)
+    for row in shown:
+        rect = table.visualRect(table.model().index(row, 0))
+        assert rect.top() >= 0 and rect.bottom() < table.viewport().height(), (row, rect)
+    assert panel.chart.height() >= panel.CHART_MIN  # and the spread chart under them
+    # one line per row: the warning's cell ends in "…", whole in its tooltip and once under the table
+    warned = next(r for r in shown if table.item(r, 12).text())
+    assert table.rowHeight(warned) == table.rowHeight(shown[0])
+    assert table.item(warned, 12).toolTip() == warning
+    assert f"Warning (code run 6): {warning}" in panel.peer.text()
+    # columns no run has a figure in are said, not shown empty
+    assert panel.empty_note.text() == "not measured: TPOT ms, Accept %, Energy J"
+    assert all(table.isColumnHidden(RUN_COLUMNS.index(c)) for c in ("Accept %", "Energy J"))
+    # the warm-ups on request, with their column
+    qtbot.mouseClick(panel.warmups_check, Qt.MouseButton.LeftButton)
+    assert not any(table.isRowHidden(r) for r in range(16))
+    assert not table.isColumnHidden(RUN_COLUMNS.index("Warm-up"))
+    assert panel.empty_note.text() == "not measured: TPOT ms, Accept %, Energy J"

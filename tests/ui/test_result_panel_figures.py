@@ -25,12 +25,13 @@ def recorded_result() -> BenchResult:
         result = BenchRunner(client, SUITE, "tiny").run()
     data = result.to_dict()
     short = data["prompts"][0]["runs"][2]  # measured run 2 ends at 10 of 24 tokens, as a real short run
-    warning = (
-        "stopped early: 10 of 24 tokens (finish_reason stop); "
-        "short runs are not comparable with full-length ones"
-    )
-    short.update(completion_tokens=10, finish_reason="stop", warnings=[warning])
+    short.update(completion_tokens=10, finish_reason="stop", warnings=[WARNING])
     return BenchResult.from_dict(data)
+
+
+WARNING = (
+    "stopped early: 10 of 24 tokens (finish_reason stop); short runs are not comparable with full-length ones"
+)
 
 
 def test_panel_marks_left_out_runs_and_shows_peer_figures(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -63,6 +64,8 @@ def test_panel_marks_left_out_runs_and_shows_peer_figures(qtbot) -> None:  # typ
         "2 of 2 runs arrived in a burst: the server sent their tokens all at once (vLLM on the CPU often "
         "does), so the time between tokens, and with it decode TPS, could not be seen. Their wall TPS "
         "(tokens / the whole run's time) and TTFT are measured and counted; decode TPS comes from the "
-        "other runs only."
+        "other runs only.",
+        # a measured run's warning whole, once, named by its row (its cell ends in "…" when it is long)
+        f"Warning (code run {code.runs[2].index}): {WARNING}",
     ]
     assert not any("burst" in w for r in code.runs for w in r.warnings)

@@ -234,19 +234,71 @@ def test_real_server_launch_and_stop(
     qtbot.addWidget(w)
     w.show()
     w.select_profile("tiny-gui")
-    w.actions_.launch.trigger()
-    qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") in ("ready", "failed"), timeout=240_000)
-    assert w.profile_list.lamp("tiny-gui") == "ready", w.logs_view.text.toPlainText()[-3000:]
-    assert w.server_view.launch_panel.headline.text() == "Serving"
-    qtbot.waitUntil(lambda: "Application startup complete" in w.logs_view.text.toPlainText(), timeout=10_000)
-    # the memory estimate beside vLLM's own "CPU KV cache size" (exact on CPU: VLLM_CPU_KVCACHE_SPACE=1)
-    dash = w.server_view.dashboards["profile:tiny-gui"]
-    want = "KV cache: vLLM 1,048,576 tokens · estimate 1,048,576 (100.0% of the estimate)"
-    qtbot.waitUntil(lambda: dash.kv_note.text() == want, timeout=10_000)
-    assert w.server_view.launch_panel.kv_compare.text() == want
-    w.actions_.stop.trigger()
-    qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") == "stopped", timeout=60_000)
-    w.bridge.shutdown()
+    try:
+        w.actions_.launch.trigger()
+        qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") in ("ready", "failed"), timeout=240_000)
+        assert w.profile_list.lamp("tiny-gui") == "ready", w.logs_view.text.toPlainText()[-3000:]
+        assert w.server_view.launch_panel.headline.text() == "Serving"
+        qtbot.waitUntil(
+            lambda: "Application startup complete" in w.logs_view.text.toPlainText(), timeout=10_000
+        )
+        # the memory estimate beside vLLM's own "CPU KV cache size" (exact on CPU: VLLM_CPU_KVCACHE_SPACE=1)
+        dash = w.server_view.dashboards["profile:tiny-gui"]
+        want = "KV cache: vLLM 1,048,576 tokens · estimate 1,048,576 (100.0% of the estimate)"
+        qtbot.waitUntil(lambda: dash.kv_note.text() == want, timeout=10_000)
+        assert w.server_view.launch_panel.kv_compare.text() == want
+        w.actions_.stop.trigger()
+        qtbot.waitUntil(lambda: w.profile_list.lamp("tiny-gui") == "stopped", timeout=60_000)
+    finally:  # a failed check leaves no server running (its 2 GB would slow every later test)
+        w.bridge.shutdown()
+        if w.bridge.manager.get("tiny-gui") is not None:
+            w.bridge.manager.stop("tiny-gui", timeout=60)
+
+
+def test_the_benchmark_views_launch_and_the_ab_tabs_stop_buttons_fix_what_they_say(  # type: ignore[no-untyped-def]
+    swindow, qtbot, fake, store: ProfileStore
+) -> None:
+    """ "Not running: Launch it" and "running: stop it first" each come with the button that does it."""
+    from PySide6.QtCore import Qt
+
+    w = swindow
+    store.save(
+        Profile(
+            name="ab-gui",
+            runtime=Runtime.PROCESS,
+            process=ProcessSettings(executable="vllm"),
+            model="org/m",
+            args=("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}'),
+        )
+    )
+    qtbot.waitUntil(lambda: w.session.get("ab-gui") is not None, timeout=5000)
+    w.select_profile("ab-gui")
+    w.show_view("benchmark")
+    view = w.bench_view
+    assert view.target_label.text() == "“ab-gui” is not running: Launch it, or attach to a URL."
+    assert view.launch_button.isVisible() and not view.run_button.isEnabled()
+    qtbot.mouseClick(view.launch_button, Qt.MouseButton.LeftButton)
+    assert w.profile_list.lamp("ab-gui") == "loading"  # launched as the toolbar's Launch does
+    qtbot.waitUntil(lambda: bool(fake.handles), timeout=5000)
+    handle = fake.handles[-1]
+    qtbot.waitUntil(lambda: bool(handle._status_subs), timeout=5000)
+    handle.push(ServerState.READY)
+    qtbot.waitUntil(lambda: w.profile_list.lamp("ab-gui") == "ready", timeout=5000)
+    w.show_view("benchmark")
+    qtbot.waitUntil(lambda: view.run_button.isEnabled(), timeout=5000)
+    assert not view.launch_button.isVisible()
+    # the A/B launches the profile itself: while it runs, the tab says so once, beside its Stop button
+    view.tabs.setCurrentWidget(view.ab)
+    ab = view.ab
+    assert not ab.run_button.isEnabled()
+    assert ab.status.text() == "“ab-gui” is running: the A/B launches it twice itself, so stop it first."
+    assert ab.stop_button.isVisible() and ab.stop_button.text() == "Stop “ab-gui”"
+    qtbot.mouseClick(ab.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: handle.stopped, timeout=5000)
+    handle.push(ServerState.STOPPED)
+    qtbot.waitUntil(lambda: ab.run_button.isEnabled(), timeout=5000)
+    assert not ab.stop_button.isVisible()
+    assert ab.status.text() == "Ready to A/B “ab-gui”."
 
 
 def test_phases_shown_are_the_ones_this_server_goes_through(swindow, qtbot, fake) -> None:  # type: ignore[no-untyped-def]

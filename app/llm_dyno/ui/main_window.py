@@ -270,6 +270,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         view.errorMessage.connect(self.show_error)
         view.benchmark_finished.connect(self.notify_benchmark_finished)
+        view.launchRequested.connect(self.launch_server)
+        view.stopRequested.connect(self.stop_server)
         view.set_target(*self._analysis_target())
         return view
 
@@ -405,6 +407,12 @@ class MainWindow(ProfileCommands, QMainWindow):
             QMessageBox.warning(self, APP_TITLE, message)
         else:
             self.statusBar().showMessage(message, 8000)
+
+    def launch_server(self, name: str) -> None:
+        """Launch a profile's server (a view's Launch button): it is selected, then launched as the
+        toolbar's Launch does."""
+        self.select_profile(name)
+        self.servers.launch_selected()
 
     def stop_server(self, name: str) -> None:
         """Stop a profile's server (a view's Stop button): it is selected, then stopped as the toolbar's

@@ -46,6 +46,7 @@ class ABPanel(QWidget):
 
     abRequested = Signal()
     abFinished = Signal(object)  # ABResult, once both sides are benchmarked and stored
+    stopRequested = Signal(str)  # the running profile the A/B must not run beside (its Stop button)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -54,6 +55,7 @@ class ABPanel(QWidget):
         self.result: ABResult | None = None
         self.outcome: ABOutcome | None = None
         self.busy = False  # from start() until the result (or the failure) is shown
+        self._running_name: str | None = None  # the profile the Stop button stops
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
         row = QHBoxLayout()
@@ -73,6 +75,10 @@ class ABPanel(QWidget):
         self.status.setObjectName("sectionSubtitle")
         self.status.setWordWrap(True)
         row.addWidget(self.status, 1)
+        self.stop_button = QPushButton()  # shown while the profile runs: what makes the A/B possible
+        self.stop_button.setVisible(False)
+        self.stop_button.clicked.connect(self._stop_clicked)
+        row.addWidget(self.stop_button)
         layout.addLayout(row)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -98,10 +104,22 @@ class ABPanel(QWidget):
         elif not has_spec_config(profile):
             reason = f"“{profile.name}” has no --speculative-config: nothing to compare."
         elif running:
-            reason = f"Stop “{profile.name}” first: the A/B launches it twice itself."
+            reason = f"“{profile.name}” is running: the A/B launches it twice itself, so stop it first."
         if not self.busy and (reason is not None or self.result is None):
             self.status.setText(reason or f"Ready to A/B “{profile.name if profile else ''}”.")
         self.run_button.setEnabled(reason is None and not busy and not self.busy)
+        stoppable = profile is not None and running and has_spec_config(profile) and not self.busy
+        self._running_name = profile.name if stoppable and profile is not None else None
+        self.stop_button.setVisible(stoppable)
+        if profile is not None and stoppable:
+            self.stop_button.setText(f"Stop “{profile.name}”")
+            self.stop_button.setEnabled(True)
+
+    def _stop_clicked(self) -> None:
+        if self._running_name is not None:
+            self.stop_button.setEnabled(False)
+            self.status.setText(f"Stopping “{self._running_name}”…")
+            self.stopRequested.emit(self._running_name)
 
     def start(
         self, profile: Profile, suite: Suite, *, thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT

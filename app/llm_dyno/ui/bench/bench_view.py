@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QProgressBar,
     QPushButton,
     QTabWidget,
@@ -26,7 +25,7 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, SweepResult
-from llm_dyno.core.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
@@ -39,6 +38,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
+from llm_dyno.ui.bench.attach_row import AttachRow
 from llm_dyno.ui.bench.compare_panel import ComparePanel
 from llm_dyno.ui.bench.history_panel import HistoryPanel
 from llm_dyno.ui.bench.levels_panel import LevelsPanel
@@ -58,6 +58,8 @@ class BenchmarkView(QWidget):
     benchmark_finished = Signal(str)
     statusMessage = Signal(str)
     errorMessage = Signal(str)
+    launchRequested = Signal(str)  # the selected profile, not running: its Launch button here
+    stopRequested = Signal(str)  # the running profile an A/B must not run beside
 
     def __init__(
         self,
@@ -106,28 +108,16 @@ class BenchmarkView(QWidget):
         self.target_label.setWordWrap(True)  # a long URL wraps: it never widens the view past the window
         self.target_label.setMinimumWidth(120)
         top.addWidget(self.target_label, 1)
+        self.launch_button = QPushButton(icon("play"), "Launch")  # when the selected profile is not running
+        self.launch_button.setVisible(False)
+        self.launch_button.clicked.connect(self._launch_clicked)
+        top.addWidget(self.launch_button)
         layout.addLayout(top)
 
-        attach = QHBoxLayout()
-        attach.addWidget(QLabel("Or attach to"))
-        self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("http://host:8000 (a server not started from a profile)")
-        self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText("served model name")
-        self.model_edit.setMaximumWidth(220)
-        self.key_edit = QLineEdit()
-        self.key_edit.setPlaceholderText("API key variable (optional)")
-        self.key_edit.setToolTip(
-            "The environment variable that holds the server's API key, e.g. VLLM_API_KEY. The key "
-            "itself is never stored."
-        )
-        self.key_edit.setMaximumWidth(200)
-        attach.addWidget(self.url_edit, 2)
-        attach.addWidget(self.model_edit, 1)
-        attach.addWidget(self.key_edit, 1)
-        for edit in (self.url_edit, self.model_edit, self.key_edit):
-            edit.textChanged.connect(lambda _t: self._update_target())
-        layout.addLayout(attach)
+        self.attach = AttachRow()
+        self.url_edit, self.model_edit = self.attach.url_edit, self.attach.model_edit
+        self.attach.changed.connect(self._update_target)
+        layout.addWidget(self.attach)
 
         prog = QHBoxLayout()
         self.progress = QProgressBar()
@@ -170,6 +160,7 @@ class BenchmarkView(QWidget):
         self.sweep.saveCapRequested.connect(self.save_cap)
         self.sweep.set_unavailable(control_unavailable_reason())
         self.ab.abRequested.connect(lambda: self.start_ab())
+        self.ab.stopRequested.connect(self.stopRequested)
         self.ab.registry = self.registry
         self.ab.abFinished.connect(self._ab_finished)
         self.ab.worker.failed.connect(lambda _m: self._update_target())
@@ -213,17 +204,17 @@ class BenchmarkView(QWidget):
     def target(self) -> Profile | Endpoint | None:
         """What a click on Run benchmarks: an attached URL first, else the selected profile's ready
         server (its URL, key and GPUs come from the registry when the job is prepared)."""
-        url = self.url_edit.text().strip()
-        if url:
-            model = self.model_edit.text().strip() or (self.profile.served_model_name if self.profile else "")
-            key_env = self.key_edit.text().strip() or None
-            try:
-                return url_endpoint(url, model, api_key_env=key_env) if model else None
-            except DynoError:
-                return None
+        if self.attach.url():
+            return self.attach.endpoint(self.profile.served_model_name if self.profile else None)
         if self.profile is not None and self.server_url:
             return self.profile
         return None
+
+    def _launch_clicked(self) -> None:
+        if self.profile is not None:
+            self.launch_button.setEnabled(False)
+            self.target_label.setText(f"Launching “{self.profile.name}”…")
+            self.launchRequested.emit(self.profile.name)
 
     def thermal_wait(self) -> ThermalWait | None:
         """The thermal wait the user chose for benchmarks, sweeps and A/Bs started here."""
@@ -239,10 +230,10 @@ class BenchmarkView(QWidget):
         target = self.target()
         if target is not None:
             self.target_label.setText(f"Target: {self._describe(target)}")
-        elif self.url_edit.text().strip():
+        elif self.attach.url():
             self.target_label.setText("Give the served model name of the attached server.")
         elif self.profile is not None:
-            self.target_label.setText(f"“{self.profile.name}” is not running: launch it, or attach to a URL.")
+            self.target_label.setText(f"“{self.profile.name}” is not running: Launch it, or attach to a URL.")
         else:
             self.target_label.setText("Select a running profile, or attach to a server URL.")
         # the button about to be disabled hands its focus to the other one, not to the next field (the URL)
@@ -253,6 +244,10 @@ class BenchmarkView(QWidget):
             following.setFocus()
         self.run_button.setEnabled(run_on)
         self.cancel_button.setEnabled(busy)
+        self.launch_button.setVisible(
+            target is None and self.profile is not None and not self.server_url and not self.attach.url()
+        )
+        self.launch_button.setEnabled(not busy)
         self.suite_combo.setEnabled(not busy)
         self.sweep.set_busy(busy or not isinstance(target, Profile))
         self.ab.set_profile(self.profile, running=self.server_url is not None, busy=busy)

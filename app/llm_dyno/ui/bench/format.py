@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from llm_dyno.core.bench.result import BenchRun
+from llm_dyno.core.bench.result import BenchResult, BenchRun
 from llm_dyno.core.bench.stats import Comparison, Verdict
 
 RUN_COLUMNS = (
@@ -54,6 +54,17 @@ def run_cells(run: BenchRun) -> list[str]:
         run.finish_reason or "—",
         "; ".join(run.warnings),
     ]
+
+
+def warning_lines(result: BenchResult) -> list[str]:
+    """Each distinct warning of the measured runs once, with the runs it came from (the table's cell
+    ends in "…" where the text is longer than its column)."""
+    runs_of: dict[str, list[str]] = {}
+    for run in result.all_runs():
+        if not run.warmup:
+            for warning in run.warnings:
+                runs_of.setdefault(warning, []).append(f"{run.prompt} run {run.index}")
+    return [f"Warning ({', '.join(runs)}): {warning}" for warning, runs in runs_of.items()]
 
 
 def verdict_word(comparison: Comparison) -> str:

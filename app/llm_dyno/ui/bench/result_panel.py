@@ -7,6 +7,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -28,14 +29,18 @@ from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines
 from llm_dyno.core.bench.result import BenchResult, BenchRun
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import SpreadChart
-from llm_dyno.ui.bench.format import METRIC_LABELS, RUN_COLUMNS, run_cells
+from llm_dyno.ui.bench.format import METRIC_LABELS, RUN_COLUMNS, run_cells, warning_lines
 from llm_dyno.ui.icons import icon
 
 _NUMERIC = {1, 3, 4, 5, 6, 7, 8, 9, 10}
 
 
 class RunsTable(QTableWidget):
-    """One row per run, warm-ups and runs left out of the headlines greyed, warnings in amber."""
+    """One row per run, runs left out of the headlines greyed, warnings in amber. Rows are one line high
+    (a long warning ends in "…", whole in its tooltip and under the table), warm-ups are hidden until
+    asked for, and a column no shown run has a figure in is hidden, so the measured runs fit."""
+
+    OPTIONAL = ("Warm-up", "TPOT ms", "Accept %", "Energy J", "Warnings")  # hidden while empty
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(RUN_COLUMNS), parent)
@@ -47,13 +52,18 @@ class RunsTable(QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
-        self.setWordWrap(True)  # a warning wraps in its row instead of ending in "…"
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        rows = self.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.show_warmups = False
+        self._warmup_rows: set[int] = set()
 
     def rows_height(self) -> int:
-        """The height that shows every row whole (header and frame included)."""
-        rows = sum(self.rowHeight(r) for r in range(self.rowCount()))
+        """The height that shows every shown row whole (header and frame included)."""
+        rows = sum(self.rowHeight(r) for r in range(self.rowCount()) if not self.isRowHidden(r))
         return rows + self.horizontalHeader().height() + 2 * self.frameWidth() + 2
 
     def add_run(self, run: BenchRun) -> None:
@@ -71,18 +81,48 @@ class RunsTable(QTableWidget):
                 item.setForeground(QColor(c.amber))
                 item.setToolTip("\n".join(run.warnings))
             self.setItem(row, col, item)
+        if run.warmup:
+            self._warmup_rows.add(row)
+            self.setRowHidden(row, not self.show_warmups)
+        self.fit_columns()
         self.scrollToBottom()
+
+    def set_show_warmups(self, show: bool) -> None:
+        """Show or hide the warm-up rows."""
+        self.show_warmups = show
+        for row in self._warmup_rows:
+            self.setRowHidden(row, not show)
+        self.fit_columns()
+
+    def empty_columns(self) -> list[str]:
+        """The optional columns no shown run has a figure in (hidden)."""
+        shown = [r for r in range(self.rowCount()) if not self.isRowHidden(r)]
+        empty = []
+        for name in self.OPTIONAL:
+            col = RUN_COLUMNS.index(name)
+            cells = (self.item(r, col) for r in shown)
+            if all(i is None or i.text() in ("", "—") for i in cells):
+                empty.append(name)
+        return empty
+
+    def fit_columns(self) -> None:
+        """Hide the optional columns that hold nothing for the shown rows."""
+        empty = set(self.empty_columns())
+        for name in self.OPTIONAL:
+            self.setColumnHidden(RUN_COLUMNS.index(name), name in empty)
 
     def clear_runs(self) -> None:
         """Empty the table."""
         self.setRowCount(0)
+        self._warmup_rows.clear()
+        self.fit_columns()
 
 
 class NoteBox(QPlainTextEdit):
-    """Read-only wrapped lines under the table: as tall as its text up to four lines, then it scrolls (a
+    """Read-only wrapped lines under the table: as tall as its text up to three lines, then it scrolls (a
     word-wrapped label at the bottom of a full view is cut instead)."""
 
-    MAX_LINES = 4
+    MAX_LINES = 3
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,7 +145,9 @@ class NoteBox(QPlainTextEdit):
     def _fit(self) -> None:
         lines = max(1, min(self.MAX_LINES, int(self.document().size().height()))) if self.toPlainText() else 0
         line = self.fontMetrics().lineSpacing()
-        self.setFixedHeight(lines * line + 2 * int(self.document().documentMargin()) + 2 if lines else 0)
+        m = self.contentsMargins()  # the theme's padding
+        frame = 2 * int(self.document().documentMargin()) + m.top() + m.bottom() + 2
+        self.setFixedHeight(lines * line + frame if lines else 0)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -115,36 +157,43 @@ class NoteBox(QPlainTextEdit):
 class ResultPanel(QWidget):
     """Table, chart and Markdown line of one result (running or loaded from the history)."""
 
+    CHART_MIN = 110
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
         self.title = QLabel("No result yet: pick a suite and run it.")
         self.title.setObjectName("sectionSubtitle")
-        layout.addWidget(self.title)
+        self.title.setMinimumWidth(80)
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        self.empty_note = QLabel("")  # the figures no run has, said instead of shown as empty columns
+        self.empty_note.setObjectName("sectionSubtitle")
+        top.addWidget(self.empty_note)
+        self.warmups_check = QCheckBox("Show warm-ups")
+        self.warmups_check.setToolTip(
+            "Warm-up runs warm the server's caches and are not counted in any figure; they are hidden "
+            "so that every measured run fits."
+        )
+        self.warmups_check.toggled.connect(self._warmups_toggled)
+        top.addWidget(self.warmups_check)
+        top.addSpacing(12)
+        top.addWidget(QLabel("Spread of"))
+        self.metric_box = QComboBox()
+        for key in ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j"):
+            self.metric_box.addItem(METRIC_LABELS[key], key)
+        self.metric_box.setToolTip("The figure whose spread per prompt the chart under the table shows")
+        self.metric_box.currentIndexChanged.connect(self._metric_changed)
+        top.addWidget(self.metric_box)
+        layout.addLayout(top)
         split = self.split = QSplitter(Qt.Orientation.Vertical)
         split.installEventFilter(self)
         self.table = RunsTable()
         split.addWidget(self.table)
-        chart_box = QWidget()
-        cl = QVBoxLayout(chart_box)
-        cl.setContentsMargins(0, 6, 0, 0)
-        row = QHBoxLayout()
-        label = QLabel("Spread per prompt")
-        label.setObjectName("sectionTitle")
-        row.addWidget(label)
-        row.addStretch(1)
-        row.addWidget(QLabel("Metric"))
-        self.metric_box = QComboBox()
-        for key in ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j"):
-            self.metric_box.addItem(METRIC_LABELS[key], key)
-        self.metric_box.currentIndexChanged.connect(self._metric_changed)
-        row.addWidget(self.metric_box)
-        cl.addLayout(row)
         self.chart = SpreadChart()
-        self.chart.setMinimumHeight(140)  # under a full runs table on a laptop's screen
-        cl.addWidget(self.chart, 1)
-        split.addWidget(chart_box)
+        self.chart.setMinimumHeight(self.CHART_MIN)  # under a full runs table on a laptop's screen
+        split.addWidget(self.chart)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout.addWidget(split, 1)
@@ -178,6 +227,17 @@ class ResultPanel(QWidget):
         layout.addWidget(self.peer)
         self._runs: list[BenchRun] = []
 
+    def _warmups_toggled(self, show: bool) -> None:
+        self.table.set_show_warmups(show)
+        self._say_empty()
+        self.fit_table()
+
+    def _say_empty(self) -> None:
+        empty = [c for c in self.table.empty_columns() if c not in ("Warm-up", "Warnings")]
+        self.empty_note.setText(
+            f"not measured: {', '.join(empty)}" if empty and self.table.rowCount() else ""
+        )
+
     def _metric_changed(self) -> None:
         self.chart.set_runs(self._runs, self.metric_box.currentData())
 
@@ -186,6 +246,7 @@ class ResultPanel(QWidget):
         self.title.setText(title)
         self._runs = []
         self.table.clear_runs()
+        self._say_empty()
         self.chart.set_runs([], self.metric_box.currentData())
         self.markdown.clear()
         self.roofline.clear()
@@ -196,6 +257,7 @@ class ResultPanel(QWidget):
         """A run finished."""
         self._runs.append(run)
         self.table.add_run(run)
+        self._say_empty()
         self.chart.set_runs(self._runs, self.metric_box.currentData())
         self.fit_table()
 
@@ -205,8 +267,7 @@ class ResultPanel(QWidget):
         total = sum(self.split.sizes())
         if total <= 0:
             return
-        chart_min = 175  # the chart's 140 and its title row
-        table = min(self.table.rows_height(), max(total - chart_min, total // 2))
+        table = min(self.table.rows_height(), max(total - self.CHART_MIN, total // 2))
         if self.split.sizes() != [table, total - table]:
             self.split.setSizes([table, total - table])
 
@@ -227,6 +288,7 @@ class ResultPanel(QWidget):
         for run in result.all_runs():
             self._runs.append(run)
             self.table.add_run(run)
+        self._say_empty()
         self.chart.set_runs(self._runs, self.metric_box.currentData())
         self.fit_table()
         self.set_markdown(markdown_line(result) if result.all_runs() else "")
@@ -237,7 +299,7 @@ class ResultPanel(QWidget):
         is unknown) and ``vllm bench serve``'s figures with what the headlines left out."""
         self.roofline.setText(roofline_summary(result) if result.all_runs() else "")
         note = burst_note(result)  # once per result, not a warning on every run
-        lines = [*prompt_lines(result), *([note] if note else [])]
+        lines = [*prompt_lines(result), *([note] if note else []), *warning_lines(result)]
         self.peer.setText("\n".join(lines) if result.all_runs() else "")
 
     def copy_markdown(self) -> None:
