@@ -24,9 +24,10 @@ def speaks_cli(text: str) -> bool:
 
 def window_message(exc: BaseException) -> str:
     """An error as the window shows it: what failed and where, and what to do in the window (a core
-    hint that names a command line is left out: the window's own hint for its fix replaces it)."""
+    hint that names a command line is left out: the window's own hint for its fix replaces it). Any
+    other error (a field's ValueError) is shown as its text."""
     if not isinstance(exc, DynoError):
-        return window_message(exc)
+        return str(exc) or type(exc).__name__
     text = exc.message
     if exc.where is not None and str(exc.where):
         text = f"{exc.where}: {text}"
