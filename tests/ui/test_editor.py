@@ -64,6 +64,23 @@ def test_invalid_input_disables_save_with_message(window, qtbot) -> None:  # typ
     assert window.editor.save_button.isEnabled()
 
 
+def test_a_flag_that_does_not_read_is_refused_under_its_field(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    # the engine-flag check lives in the Profile model: the form shows its message under the field
+    _pick(window, MTP)
+    field = window.editor.form.editor("max_model_len")
+    field.selectAll()
+    qtbot.keyClicks(field, "abc")
+    hint = window.editor.form.fields["max_model_len"].hint
+    assert not hint.isHidden()
+    assert hint.text() == "Expected a whole number of tokens, e.g. 32768"
+    assert window.editor.validation.profile is None
+    assert not window.editor.save_button.isEnabled()
+    field.selectAll()
+    qtbot.keyClicks(field, "32k")
+    assert hint.isHidden() and window.editor.save_button.isEnabled()
+    assert window.editor.validation.profile.engine().max_model_len == 32000
+
+
 def test_invalid_name_names_the_problem(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     _pick(window, MTP)
     field = window.editor.form.editor("name")
