@@ -12,7 +12,7 @@ The JSON shape is a contract (other tools and the history store read it)::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
@@ -142,19 +142,9 @@ class ThermalState:
             text += f"; run started at {self.start_c:.0f} °C"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "stable": self.stable,
-            "settled_c": self.settled_c,
-            "waited_s": self.waited_s,
-            "start_c": self.start_c,
-            "note": self.note,
-        }
-
     @staticmethod
     def from_dict(d: dict[str, Any]) -> ThermalState:
-        """Inverse of :meth:`to_dict`."""
+        """Read back the JSON form (``dataclasses.asdict``)."""
         return ThermalState(
             d.get("stable"), d.get("settled_c"), float(d.get("waited_s") or 0.0), d.get("start_c"),
             str(d.get("note") or ""),
@@ -228,7 +218,7 @@ class BenchRun:
             "warnings": list(self.warnings),
             "started_at": self.started_at,
             "peer": self.peer.to_dict() if self.peer else None,
-            "thermal": self.thermal.to_dict() if self.thermal else None,
+            "thermal": asdict(self.thermal) if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
             "request_acceptance": self.request_acceptance.to_dict() if self.request_acceptance else None,
         }
