@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from llm_dyno.core.profiles.edit import get_flag
 from llm_dyno.core.profiles.store import ProfileStore
@@ -139,10 +140,15 @@ def test_switches_and_speculative_fields(window, store: ProfileStore) -> None:  
     editor = window.editor
     spec = editor.form.fields["spec_json"].editor  # a long JSON shows its start, not its middle
     assert spec.text().startswith('{"method":"mtp"') and spec.cursorPosition() == 0
-    editor.set_field("spec_tokens", "5")
+    tokens = editor.form.editor("spec_tokens")
+    tokens.selectAll()
+    QTest.keyClicks(tokens, "5")
     profile = editor.validation.profile
     assert profile.engine().num_speculative_tokens == 5
-    editor.set_field("prefix_caching", False)
+    prefix = editor.form.editor("prefix_caching")  # Default / On / Off, picked with the keyboard
+    prefix.setFocus()
+    while prefix.currentText() != "Off":
+        QTest.keyClick(prefix, Qt.Key.Key_Down)
     assert editor.validation.profile.engine().enable_prefix_caching is False
     editor.save()
     assert ProfileStore(store.folder).get(MTP).engine().num_speculative_tokens == 5
