@@ -331,9 +331,10 @@ class LevelResult:
         )  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoadResult:
-    """A load run: the suite's prompts at every level, in order; finished levels only."""
+    """A load run: the suite's prompts at every level, in order; finished levels only. Frozen: the
+    runner makes a new one as each level finishes."""
 
     suite: str
     url: str
@@ -345,9 +346,12 @@ class LoadResult:
     seed: int = 0
     requests_per_level: int = 0
     gpus: str | None = None
-    levels: list[LevelResult] = field(default_factory=list)
+    levels: tuple[LevelResult, ...] = ()
     cancelled: bool = False
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", tuple(self.levels))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form: the run, ``levels`` (figures) and ``raw_levels`` (requests, to re-derive)."""
@@ -381,7 +385,7 @@ class LoadResult:
             started=str(d.get("started") or ""), finished=str(d.get("finished") or ""),
             slo=Slo.from_dict(d.get("slo") or {}), seed=int(d.get("seed") or 0),
             requests_per_level=int(d.get("requests_per_level") or 0), gpus=d.get("gpus"),
-            levels=[LevelResult.from_dict(x) for x in d.get("raw_levels") or []],
+            levels=tuple(LevelResult.from_dict(x) for x in d.get("raw_levels") or []),
             cancelled=bool(d.get("cancelled")), error=d.get("error"),
         )  # fmt: skip
 
