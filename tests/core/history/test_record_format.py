@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.store import HistoryStore
 
@@ -29,6 +30,17 @@ def test_a_stored_record_reads_and_writes_back_byte_for_byte(name: str, tmp_path
     # the older recording (fewer keys) reads into the same record, whose JSON is today's format
     old = BenchResult.from_dict(json.loads((FIXTURES / "cpu-tiny-ngram.json").read_text()))
     assert old.to_json() + "\n" == (FIXTURES / "cpu-tiny-ngram.stored.json").read_text()
+
+
+def test_a_stored_load_run_reads_and_writes_back_byte_for_byte(tmp_path: Path) -> None:
+    from tests.core.bench.test_load import _result
+
+    stored = (FIXTURES / "load-levels.stored.json").read_text()
+    assert _result().to_json() + "\n" == stored
+    with HistoryStore(tmp_path / "history.db") as history:
+        rid = history.add_load(LoadResult.from_dict(json.loads(stored)))
+        _entry, again = history.get_load(rid)
+    assert again.to_json() + "\n" == stored
 
 
 def test_results_are_frozen() -> None:
