@@ -35,7 +35,6 @@ class Problem:
     message: str
     where: Location
     hint: str | None = None
-    loc: Path_ = ()  # the field's path, for callers that locate it themselves (an import's draft)
 
     @property
     def field(self) -> str | None:
@@ -75,4 +74,4 @@ def problem_of(
         msg += f" (and {len(errors) - 1} more problem(s))"
     path = (*at, *loc)
     line = line_for(lines, path) if lines else None
-    return Problem(msg, Location(source, line, field_name(path)), hint, path)
+    return Problem(msg, Location(source, line, field_name(path)), hint)
