@@ -41,6 +41,16 @@ def _isolate_home() -> None:
 _isolate_home()
 
 
+@pytest.fixture(autouse=True)
+def _settings_taken_back() -> Iterator[None]:
+    """What a test applied of the app's settings (default Docker host, data folder; held in the process
+    since they no longer travel through os.environ) does not reach the next test."""
+    yield
+    from llm_dyno.core import settings
+
+    settings.apply(settings.Settings())
+
+
 # ==== docker backend: fixtures live in tests/conftest_docker.py ====================================
 # (Restored by the runtime engineer, whose first write replaced this file by accident: check it.)
 pytest_plugins = ["tests.conftest_docker"]

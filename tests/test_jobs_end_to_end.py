@@ -12,7 +12,9 @@ vLLM accepts).
 GPU readings come from a real H200 recording replayed at the NVML boundary (``tests/support/nvml_shim``:
 the only fake, where no GPU can run here), so energy, tokens per joule, watts, GPU, driver and limit
 must reach the stored runs and the sweep table. Last, the API process of a fresh server is killed with
-SIGKILL and ``llm-dyno status`` must leave none of its engine processes behind.
+SIGKILL and ``llm-dyno status`` must leave none of its engine processes behind; that server's profile
+names no key, and it is launched and benchmarked from a shell with VLLM_API_KEY set: it must not
+inherit that key (no 401).
 """
 
 from __future__ import annotations
@@ -506,18 +508,61 @@ def test_cli_ab_stores_both_sides_with_gpu_readings_and_diagnosis_reads_it(
     assert f"spec-decode A/B #{ids[0]} vs #{ids[1]}" in sources
 
 
-def test_sigkill_of_the_api_process_leaves_no_engine_behind(home: Path) -> None:
-    done = cli(home, "launch", NAME, "--wait", "--timeout", "240", timeout=260, gpu=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (row,) = our_rows(home)
-    pid = int(row["pid"])  # type: ignore[arg-type]
+def _keyless_profile(tiny_model: Path, vllm_exe: Path, vllm_cache: Path) -> Profile:
+    """A server whose profile names no API key (no --api-key, no VLLM_API_KEY in its env)."""
+    return Profile(
+        name="keyless-tiny",
+        runtime=Runtime.PROCESS,
+        process=ProcessSettings(executable=str(vllm_exe)),
+        model=str(tiny_model),
+        args=(
+            *vllm_env.FAST_ARGS,
+            "--served-model-name",
+            "tiny",
+            "--port",
+            str(vllm_env.free_port()),
+            "--max-model-len",
+            "512",
+        ),
+        env=vllm_env.server_env(vllm_cache),
+    )
+
+
+def test_sigkill_of_the_api_process_leaves_no_engine_behind(
+    home: Path, tiny_model: Path, vllm_exe: Path, vllm_cache: Path
+) -> None:
+    # The fresh server is one whose profile names no key, launched and benchmarked from a shell that
+    # has VLLM_API_KEY set (cli() sets it): the server must not inherit that key, or it would refuse
+    # every request with 401 while no client sends one.
+    profile = _keyless_profile(tiny_model, vllm_exe, vllm_cache)
+    (home / "config" / "profiles" / f"{profile.name}.yaml").write_text(profile.to_yaml())
+
+    def rows() -> list[dict[str, object]]:
+        done = cli(home, "status", "--json", gpu=False)
+        assert done.returncode == 0, done.stderr
+        return [r for r in json.loads(done.stdout) if r["profile"] == profile.name]
+
+    try:
+        done = cli(home, "launch", profile.name, "--wait", "--timeout", "240", timeout=260, gpu=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        (row,) = rows()
+        pid = int(row["pid"])  # type: ignore[arg-type]
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        assert [v for v in environ if v.startswith(b"VLLM_API_KEY=")] == []
+        bench = cli(home, "bench", profile.name, "--suite", str(home / "tiny.yaml"), "--no-thermal-wait",
+                    "--no-save", timeout=300, gpu=False)  # fmt: skip
+        assert bench.returncode == 0, bench.stdout + bench.stderr
+        assert "401" not in bench.stdout + bench.stderr and "narrative" in bench.stdout
+    except BaseException:
+        cli(home, "stop", profile.name, gpu=False)
+        raise
     members = group_members(pid)
     assert len(members) >= 2, f"vLLM runs its engine in a second process: {members}"
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
     while pid in group_members(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert our_rows(home) == []  # status forgets the dead server...
+    assert rows() == []  # status forgets the dead server...
     deadline = time.monotonic() + 10
     while group_members(pid) and time.monotonic() < deadline:
         time.sleep(0.2)

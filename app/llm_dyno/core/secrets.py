@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from llm_dyno.core.errors import DynoError
 
@@ -215,6 +215,21 @@ def resolve_env(env: Mapping[str, str], environ: Mapping[str, str] | None = None
     The result holds secrets: hand it to the engine, never log or store it.
     """
     return {k: resolve_reference(v, environ, key=k) or "" for k, v in env.items()}
+
+
+def inherited_env(environ: Mapping[str, str], named: Iterable[str]) -> dict[str, str]:
+    """The app's environment as a server it starts may inherit it: without vLLM's own secrets
+    (``VLLM_API_KEY``, and any other ``VLLM_…`` secret-named variable) that the launch does not name.
+
+    vLLM reads ``VLLM_API_KEY`` from its environment: inherited from the shell the app was started in,
+    it would make the server demand a key that its profile does not name, so no client would send it
+    and every request would get 401."""
+    keep = set(named)
+    return {
+        k: v
+        for k, v in environ.items()
+        if k in keep or not (k.upper().startswith("VLLM_") and is_secret_name(k))
+    }
 
 
 def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -> list[str]:

@@ -6,16 +6,18 @@ a malformed one raises :class:`SettingsError` with the file, line and field, so 
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from llm_dyno.core import paths
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.errors import DynoError, Location, ProfileError
 from llm_dyno.core.profiles import yamlio
+from llm_dyno.core.profiles.validation import FieldProblem, problem_of
+from llm_dyno.core.runtime import docker_contexts
 
 SETTINGS_FILE = "settings.yaml"
 MIN_SAMPLE_S = 0.1
@@ -34,15 +36,59 @@ class SettingsError(DynoError):
     """The settings file cannot be read or written."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
     """The user's settings. ``docker_host`` None: DOCKER_HOST / the active docker context;
     ``data_dir`` None: the platform's data folder (or ``LLM_DYNO_HOME``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     theme: Theme = Theme.SYSTEM
     docker_host: str | None = None
     sample_interval_s: float = 1.0
     data_dir: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known(cls, data: Any) -> Any:
+        known = sorted(cls.model_fields)
+        for key in data if isinstance(data, dict) else ():
+            if key not in known:
+                raise FieldProblem(
+                    f"unknown setting {key!r}", loc=(str(key),), hint=f"known settings: {', '.join(known)}"
+                )
+        return data
+
+    @field_validator("theme", mode="before")
+    @classmethod
+    def _theme(cls, v: Any) -> Any:
+        if v is None:
+            return Theme.SYSTEM
+        try:
+            return Theme(str(v).lower())
+        except ValueError:
+            raise ValueError(f"theme {v!r}: expected system, light or dark") from None
+
+    @field_validator("docker_host", "data_dir", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"must be text, got {type(v).__name__}")
+        return (v.strip() or None) if isinstance(v, str) else None
+
+    @field_validator("sample_interval_s", mode="before")
+    @classmethod
+    def _interval(cls, v: Any) -> Any:
+        if v is None:
+            return 1.0
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"sample_interval_s must be a number, got {v!r}")
+        if not MIN_SAMPLE_S <= float(v) <= MAX_SAMPLE_S:
+            raise FieldProblem(
+                f"sample_interval_s {v} is out of range",
+                loc=(),
+                hint=f"choose between {MIN_SAMPLE_S} and {MAX_SAMPLE_S} seconds",
+            )
+        return float(v)
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with some fields changed (validated like a loaded file)."""
@@ -54,9 +100,7 @@ class Settings:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for YAML (the theme as its string)."""
-        out = asdict(self)
-        out["theme"] = self.theme.value
-        return out
+        return self.model_dump(mode="json")
 
 
 def default_path() -> Path:
@@ -67,48 +111,19 @@ def default_path() -> Path:
 def settings_from_data(
     data: Any, *, source: str | None = None, lines: dict[yamlio.Path_, int] | None = None
 ) -> Settings:
-    """Validate loaded YAML data into :class:`Settings`; errors name the field (and line)."""
-    lines = lines or {}
-
-    def fail(field: str, message: str, hint: str | None = None) -> SettingsError:
-        line = yamlio.line_for(lines, (field,)) if field else yamlio.line_for(lines, ())
-        return SettingsError(message, where=Location(source, line, field or None), hint=hint)
-
+    """Validate loaded YAML data into :class:`Settings`; errors name the file, line and field."""
     if data is None:
         return Settings()
     if not isinstance(data, dict):
-        raise fail("", f"expected a mapping of settings, got {type(data).__name__}")
-    known = {f.name for f in fields(Settings)}
-    for key in data:
-        if key not in known:
-            raise fail(
-                str(key), f"unknown setting {key!r}", hint=f"known settings: {', '.join(sorted(known))}"
-            )
-    out = Settings()
-    if data.get("theme") is not None:
-        try:
-            out = replace(out, theme=Theme(str(data["theme"]).lower()))
-        except ValueError:
-            raise fail("theme", f"theme {data['theme']!r}: expected system, light or dark") from None
-    texts: dict[str, str | None] = {}
-    for key in ("docker_host", "data_dir"):
-        value = data.get(key)
-        if value is not None and not isinstance(value, str):
-            raise fail(key, f"{key} must be text, got {type(value).__name__}")
-        texts[key] = (value.strip() or None) if isinstance(value, str) else None
-    out = replace(out, docker_host=texts["docker_host"], data_dir=texts["data_dir"])
-    interval = data.get("sample_interval_s")
-    if interval is not None:
-        if isinstance(interval, bool) or not isinstance(interval, int | float):
-            raise fail("sample_interval_s", f"sample_interval_s must be a number, got {interval!r}")
-        if not MIN_SAMPLE_S <= float(interval) <= MAX_SAMPLE_S:
-            raise fail(
-                "sample_interval_s",
-                f"sample_interval_s {interval} is out of range",
-                hint=f"choose between {MIN_SAMPLE_S} and {MAX_SAMPLE_S} seconds",
-            )
-        out = replace(out, sample_interval_s=float(interval))
-    return out
+        raise SettingsError(
+            f"expected a mapping of settings, got {type(data).__name__}",
+            where=Location(source, yamlio.line_for(lines or {}, ()) or 1),
+        )
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problem = problem_of(exc, source=source, lines=lines)
+        raise SettingsError(problem.message, where=problem.where, hint=problem.hint) from None
 
 
 def load(path: Path | None = None) -> Settings:
@@ -144,33 +159,10 @@ def save(settings: Settings, path: Path | None = None) -> Path:
     return path
 
 
-# The environment variables apply() changed, with the value each had before (None: unset), so that
-# clearing a setting gives the user's own DOCKER_HOST / DOCKER_CONTEXT / data folder back.
-_applied: dict[str, str | None] = {}
-
-
 def apply(settings: Settings) -> None:
-    """Make the settings the process's defaults, where the rest of the app (and docker-py, and the
-    ``docker`` CLI of a plan's description) reads them: the Docker host of profiles that name none
-    (a URL becomes DOCKER_HOST, a context name DOCKER_CONTEXT) and the data folder
-    (:data:`paths.DATA_ENV`). A setting left empty changes nothing, and one cleared since the last
-    call gives back what the environment said before."""
-    wanted: dict[str, str | None] = {}
-    if settings.docker_host:
-        url = "://" in settings.docker_host
-        wanted["DOCKER_HOST"] = settings.docker_host if url else None
-        wanted["DOCKER_CONTEXT"] = None if url else settings.docker_host
-    if settings.data_dir:
-        wanted[paths.DATA_ENV] = str(Path(settings.data_dir).expanduser())
-    for key in [k for k in _applied if k not in wanted]:
-        _set_env(key, _applied.pop(key))
-    for key, value in wanted.items():
-        _applied.setdefault(key, os.environ.get(key))
-        _set_env(key, value)
-
-
-def _set_env(key: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(key, None)
-    else:
-        os.environ[key] = value
+    """Make the settings this process's defaults: the Docker host of profiles that name none (a URL
+    or a docker context's name) and the data folder (history, logs, servers). Held in the process,
+    not in its environment, so the servers and tools it starts do not inherit them; a setting left
+    empty gives the user's own DOCKER_HOST / docker context / data folder."""
+    docker_contexts.use_default_host(settings.docker_host)
+    paths.use_data_dir(Path(settings.data_dir).expanduser() if settings.data_dir else None)

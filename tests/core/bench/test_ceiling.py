@@ -56,9 +56,10 @@ def test_rtx_3090_ceiling_by_hand() -> None:
 
 
 def test_attach_stores_ceiling_and_share_per_prompt() -> None:
-    res = result()
-    data = attach_roofline(res, LOG)
-    assert data is not None and res.context.roofline is data
+    before = result()
+    res = attach_roofline(before, LOG)
+    data = res.context.roofline
+    assert data is not None and before.context.roofline is None  # a new result; the old one as it was
     assert data.bandwidth_bytes_s == 936e9 and data.bandwidth_source == "RTX 3090 datasheet"
     assert data.weights_bytes == pytest.approx(16.87 * GIB)
     p = data.prompts["narrative"]
@@ -75,8 +76,7 @@ def test_attach_stores_ceiling_and_share_per_prompt() -> None:
 
 
 def test_json_round_trip_and_old_json() -> None:
-    res = result()
-    attach_roofline(res, LOG)
+    res = attach_roofline(result(), LOG)
     back = BenchResult.from_dict(json.loads(res.to_json()))
     (r,) = result_rooflines(back).values()
     assert r.achieved_share == pytest.approx(0.33799, abs=1e-4)
@@ -89,10 +89,10 @@ def test_json_round_trip_and_old_json() -> None:
 
 def test_unknown_inputs_store_nothing() -> None:
     res = result()
-    assert attach_roofline(res, ["INFO nothing about the model"]) is None
-    res.context.gpu = None
-    assert attach_roofline(res, LOG) is None  # no GPU name and no NVML reading
-    assert attach_roofline(res, LOG, gpu_name="Some Unknown Accelerator") is None
+    assert attach_roofline(res, ["INFO nothing about the model"]) == res
+    res = res.with_context(gpu=None)
+    assert attach_roofline(res, LOG) == res  # no GPU name and no NVML reading
+    assert attach_roofline(res, LOG, gpu_name="Some Unknown Accelerator") == res
     assert res.context.roofline is None and "roofline" not in res.to_dict()["context"]
     assert "model size" in (missing_inputs(None, (1.0, "x")) or "")
     assert "bandwidth" in (missing_inputs(1.0, None) or "")
@@ -132,8 +132,8 @@ def test_mfu_counters_give_a_second_ceiling_beside() -> None:
     assert [r.read_bytes_delta for r in runs] == [1021049856, 349927936]  # frames 1 - 0 and 3 - 2
     per_token = res.prompts[0].engine_bytes_per_token()
     assert per_token == pytest.approx((1021049856 + 349927936) / (1200 + 409))
-    res.context.gpu = "NVIDIA GeForce RTX 3090"
-    data = attach_roofline(res, LOG)
+    res = attach_roofline(res.with_context(gpu="NVIDIA GeForce RTX 3090"), LOG)
+    data = res.context.roofline
     assert data is not None and data.prompts["narrative"].engine_ceiling_tps == pytest.approx(
         936e9 / per_token
     )

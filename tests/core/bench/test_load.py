@@ -3,6 +3,7 @@ the JSON shape, the Pareto front and the history's storage of load runs (schema 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import sqlite3
@@ -145,8 +146,8 @@ def test_history_stores_lists_and_reads_load_runs_apart_from_benchmarks(tmp_path
         assert h.list() == [] and [e.id for e in h.list(kind=None)] == [rid]
         with pytest.raises(HistoryError, match="load run"):
             h.get(rid)
-        more = _result()
-        more.levels.append(LEVEL)
+        first = _result()
+        more = dataclasses.replace(first, levels=(*first.levels, LEVEL))
         h.replace_load(rid, more)
         assert len(h.get_load(rid)[1].levels) == 3
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3

@@ -76,7 +76,7 @@ def test_a_cancel_keeps_finished_levels_only(stalling_url: str) -> None:
     threading.Timer(0.5, cancel.set).start()
     plan = LoadPlan((LoadLevel(concurrency=2),), 2)
     result = LoadRunner(stalling_url, "tiny", SUITE, plan, cancel=cancel).run(LoadResult("s", "", "tiny"))
-    assert result.cancelled and result.levels == [] and _load_threads() == []
+    assert result.cancelled and result.levels == () and _load_threads() == []
 
 
 def test_recorded_streams_are_accounted_and_a_dead_server_fails_the_level() -> None:

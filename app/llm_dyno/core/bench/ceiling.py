@@ -95,19 +95,19 @@ def attach_roofline(
     readings: Sequence[GpuReading] = (),
     speculative_tokens: int | None = None,
     draft_bytes_per_pass: float = 0.0,
-) -> StoredCeiling | None:
-    """Compute the ceiling per prompt and store it in ``result.context.roofline``.
+) -> BenchResult:
+    """The result with its ceiling per prompt in ``context.roofline`` (a new, frozen result).
 
     ``lines`` are the server's log lines (the weights; SpecDecoding lines when /metrics had no
     acceptance), ``gpu_name`` defaults to the context's GPU, ``speculative_tokens`` is the profile's k
-    (0: no speculative decoding; None: unknown). Returns what it stored, or None (and stores nothing)
-    when the weights or the bandwidth are unknown.
+    (0: no speculative decoding; None: unknown). The result comes back as it was when the weights or
+    the bandwidth are unknown.
     """
     lines = list(lines)
     weights = weights_bytes_from_log(lines)
     bandwidth = bandwidth_for(gpu_name or result.context.gpu, readings)
     if weights is None or bandwidth is None:
-        return None
+        return result
     prompts: dict[str, PromptCeiling] = {}
     for prompt in result.prompts:
         tokens = prompt_tokens_per_pass(prompt, lines, speculative_tokens)
@@ -124,8 +124,7 @@ def attach_roofline(
             engine_ceiling_tps=r.engine_ceiling_tps,
         )
     stored = StoredCeiling(weights, bandwidth[0], bandwidth[1], draft_bytes_per_pass, prompts)
-    result.context.roofline = stored
-    return stored
+    return result.with_context(roofline=stored)
 
 
 def result_rooflines(result: BenchResult) -> dict[str, Roofline]:
@@ -207,10 +206,11 @@ def latest_log_lines(profile: Profile) -> list[str]:
     return data.decode(errors="replace").replace("\r", "\n").splitlines()
 
 
-def attach_roofline_for(result: BenchResult, profile: Profile | None) -> StoredCeiling | None:
-    """Attach the ceiling using the profile's latest server log and the local GPU (None when unknown)."""
+def attach_roofline_for(result: BenchResult, profile: Profile | None) -> BenchResult:
+    """The result with its ceiling, from the profile's latest server log and the local GPU (as it was
+    when they cannot tell)."""
     if profile is None:
-        return None
+        return result
     reading = local_gpu()
     readings = (reading,) if reading is not None else ()
     gpu_name = result.context.gpu or (reading.name if reading is not None else None)

@@ -65,13 +65,9 @@ class Slo:
         ]
         return ",".join(p for p in parts if not p.endswith("=None"))
 
-    def to_dict(self) -> dict[str, float | None]:
-        """JSON form."""
-        return {"ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "e2e_s": self.e2e_s}
-
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Slo:
-        """Inverse of :meth:`to_dict`."""
+        """Read back the JSON form (``dataclasses.asdict``)."""
         return Slo(*(None if d.get(k) is None else float(d[k]) for k in ("ttft_s", "tpot_s", "e2e_s")))
 
 
@@ -190,10 +186,6 @@ class Stat:
             return None
         return Stat(sum(values) / len(values), percentile(values, 50), percentile(values, 99))
 
-    def to_dict(self) -> dict[str, float]:
-        """JSON form."""
-        return {"mean": self.mean, "median": self.median, "p99": self.p99}
-
 
 @dataclass(frozen=True)
 class LevelResult:
@@ -271,7 +263,7 @@ class LevelResult:
         """The level's figures (the ``levels`` entries of ``--json``)."""
 
         def s(stat: Stat | None) -> dict[str, float] | None:
-            return None if stat is None else stat.to_dict()
+            return None if stat is None else dataclasses.asdict(stat)
 
         acc = self.acceptance
         energy = self.energy
@@ -331,9 +323,10 @@ class LevelResult:
         )  # fmt: skip
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoadResult:
-    """A load run: the suite's prompts at every level, in order; finished levels only."""
+    """A load run: the suite's prompts at every level, in order; finished levels only. Frozen: the
+    runner makes a new one as each level finishes."""
 
     suite: str
     url: str
@@ -345,9 +338,12 @@ class LoadResult:
     seed: int = 0
     requests_per_level: int = 0
     gpus: str | None = None
-    levels: list[LevelResult] = field(default_factory=list)
+    levels: tuple[LevelResult, ...] = ()
     cancelled: bool = False
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "levels", tuple(self.levels))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form: the run, ``levels`` (figures) and ``raw_levels`` (requests, to re-derive)."""
@@ -359,7 +355,7 @@ class LoadResult:
             "profile": self.profile,
             "started": self.started,
             "finished": self.finished,
-            "slo": self.slo.to_dict(),
+            "slo": dataclasses.asdict(self.slo),
             "seed": self.seed,
             "requests_per_level": self.requests_per_level,
             "gpus": self.gpus,
@@ -381,7 +377,7 @@ class LoadResult:
             started=str(d.get("started") or ""), finished=str(d.get("finished") or ""),
             slo=Slo.from_dict(d.get("slo") or {}), seed=int(d.get("seed") or 0),
             requests_per_level=int(d.get("requests_per_level") or 0), gpus=d.get("gpus"),
-            levels=[LevelResult.from_dict(x) for x in d.get("raw_levels") or []],
+            levels=tuple(LevelResult.from_dict(x) for x in d.get("raw_levels") or []),
             cancelled=bool(d.get("cancelled")), error=d.get("error"),
         )  # fmt: skip
 

@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
 from llm_dyno.core.bench.counters import counter_delta, metrics_source
@@ -126,33 +126,34 @@ class LoadRunner:
         self._path = "/v1/chat/completions" if suite.endpoint == "chat" else "/v1/completions"
 
     def run(self, result: LoadResult) -> LoadResult:
-        """Warm up, then every level in turn; never raises for server trouble (see ``result.error``)."""
-        result.started = result.started or _now_iso()
+        """Warm up, then every level in turn; never raises for server trouble (see ``result.error``).
+        Returns ``result`` with the levels, times and outcome filled in (a new, frozen result)."""
+        result = replace(result, started=result.started or _now_iso())
         with BenchClient(self.url, api_key=self.api_key) as control:
             counters = metrics_source(control)
             try:
                 self._warm_up(control)
                 for i, level in enumerate(self.plan.levels, 1):
                     if self.cancel.is_set():
-                        result.cancelled = True
+                        result = replace(result, cancelled=True)
                         break
                     lr = self._level(level, i, counters)
                     if lr is None:  # cancelled midway: the finished levels stay
-                        result.cancelled = True
+                        result = replace(result, cancelled=True)
                         break
-                    result.levels.append(lr)
+                    result = replace(result, levels=(*result.levels, lr))
                     self.emit(LevelFinished(lr, self.plan.slo))
                     if self.on_level is not None:
                         self.on_level(result)
                     if lr.error is not None:
-                        result.error = f"{level.describe()}: {lr.error}"
+                        result = replace(result, error=f"{level.describe()}: {lr.error}")
                         break
             except StreamCancelled:
-                result.cancelled = True
+                result = replace(result, cancelled=True)
             except StreamError as exc:
-                result.error = f"warm-up failed: {exc.message}"
+                result = replace(result, error=f"warm-up failed: {exc.message}")
             finally:
-                result.finished = _now_iso()
+                result = replace(result, finished=_now_iso())
         return result
 
     def _warm_up(self, client: BenchClient) -> None:

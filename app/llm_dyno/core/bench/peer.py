@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 BURST_SHARE = 0.25
@@ -126,10 +126,6 @@ class Spread:
         ms = [v * 1000 for v in values]
         return Spread(len(ms), sum(ms) / len(ms), percentile(ms, 50), percentile(ms, 99))
 
-    def to_dict(self) -> dict[str, float | int]:
-        """JSON form."""
-        return {"n": self.n, "mean_ms": self.mean_ms, "median_ms": self.median_ms, "p99_ms": self.p99_ms}
-
 
 @dataclass(frozen=True)
 class PeerSummary:
@@ -161,7 +157,7 @@ class PeerSummary:
         """JSON form (``ttft_ms`` … ``e2el_ms`` spreads, ``output_throughput_tps``)."""
 
         def d(s: Spread | None) -> dict[str, float | int] | None:
-            return None if s is None else s.to_dict()
+            return None if s is None else asdict(s)
 
         return {
             "requests": self.requests,

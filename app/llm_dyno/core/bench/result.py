@@ -12,7 +12,7 @@ The JSON shape is a contract (other tools and the history store read it)::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from llm_dyno.core.bench.client import LatencySummary
@@ -142,19 +142,9 @@ class ThermalState:
             text += f"; run started at {self.start_c:.0f} °C"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "stable": self.stable,
-            "settled_c": self.settled_c,
-            "waited_s": self.waited_s,
-            "start_c": self.start_c,
-            "note": self.note,
-        }
-
     @staticmethod
     def from_dict(d: dict[str, Any]) -> ThermalState:
-        """Inverse of :meth:`to_dict`."""
+        """Read back the JSON form (``dataclasses.asdict``)."""
         return ThermalState(
             d.get("stable"), d.get("settled_c"), float(d.get("waited_s") or 0.0), d.get("start_c"),
             str(d.get("note") or ""),
@@ -228,7 +218,7 @@ class BenchRun:
             "warnings": list(self.warnings),
             "started_at": self.started_at,
             "peer": self.peer.to_dict() if self.peer else None,
-            "thermal": self.thermal.to_dict() if self.thermal else None,
+            "thermal": asdict(self.thermal) if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
             "request_acceptance": self.request_acceptance.to_dict() if self.request_acceptance else None,
         }
@@ -284,7 +274,7 @@ class BenchRun:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class PromptResult:
     """All runs of one prompt; summaries cover the counted runs: measured (not warm-up) and full-length.
 
@@ -293,7 +283,14 @@ class PromptResult:
     """
 
     name: str
-    runs: list[BenchRun] = field(default_factory=list)
+    runs: tuple[BenchRun, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "runs", tuple(self.runs))  # a list given is kept as it was then
+
+    def with_run(self, run: BenchRun) -> PromptResult:
+        """This prompt with one more run."""
+        return PromptResult(self.name, (*self.runs, run))
 
     @property
     def measured(self) -> list[BenchRun]:
@@ -375,19 +372,41 @@ class PromptResult:
         return {"name": self.name, "runs": [r.to_dict() for r in self.runs], "summary": summary}
 
 
-@dataclass
+@dataclass(frozen=True)
 class BenchResult:
-    """A whole suite run: context, per-prompt runs, and how it ended (``error`` / ``cancelled``)."""
+    """A whole suite run: context, per-prompt runs, and how it ended (``error`` / ``cancelled``).
+
+    Frozen: the runner and the jobs make a new one as runs finish (:meth:`with_run`,
+    :meth:`with_context`, ``dataclasses.replace``), so a result handed to a store or a view never
+    changes under it."""
 
     suite: str
     context: RunContext = field(default_factory=RunContext)
-    prompts: list[PromptResult] = field(default_factory=list)
+    prompts: tuple[PromptResult, ...] = ()
     error: str | None = None
     cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prompts", tuple(self.prompts))
 
     def prompt(self, name: str) -> PromptResult | None:
         """The prompt of that name, if it ran."""
         return next((p for p in self.prompts if p.name == name), None)
+
+    def with_run(self, prompt: str, run: BenchRun | None = None) -> BenchResult:
+        """This result with ``run`` added to ``prompt`` (the prompt added after the others when it is
+        new; with no run, only the prompt)."""
+        current = self.prompt(prompt)
+        if current is None:
+            started = PromptResult(prompt, (run,) if run is not None else ())
+            return replace(self, prompts=(*self.prompts, started))
+        if run is None:
+            return self
+        return replace(self, prompts=tuple(p.with_run(run) if p.name == prompt else p for p in self.prompts))
+
+    def with_context(self, **changes: Any) -> BenchResult:
+        """This result with some context fields changed."""
+        return replace(self, context=replace(self.context, **changes))
 
     def all_runs(self) -> list[BenchRun]:
         """Every run, warm-ups included, in order."""
@@ -415,10 +434,10 @@ class BenchResult:
     @staticmethod
     def from_dict(data: dict[str, Any]) -> BenchResult:
         """Read a result back (summaries are recomputed from the runs)."""
-        prompts = [
-            PromptResult(p["name"], [BenchRun.from_dict(p["name"], r) for r in p.get("runs", [])])
+        prompts = tuple(
+            PromptResult(p["name"], tuple(BenchRun.from_dict(p["name"], r) for r in p.get("runs", [])))
             for p in data.get("prompts", [])
-        ]
+        )
         return BenchResult(
             str(data.get("suite", "")),
             RunContext.from_dict(data.get("context")),

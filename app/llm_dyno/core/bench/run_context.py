@@ -145,11 +145,12 @@ class StoredCeiling:
 _OPTIONAL = ("gpus", "gpu_read_from", "gpu_before", "gpu_under_load", "rounds", "roofline")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunContext:
     """Where and on what a result ran. None is "unknown" (an older result, a server that does not say,
-    no GPU read). Set while the run goes on: ``started``/``finished`` by the runner, the GPU fields by
-    the bench job, ``power_limit_w`` by a sweep, ``rounds`` when rounds are merged."""
+    no GPU read). Filled in as the run goes on, each time as a new copy (``dataclasses.replace``):
+    ``started``/``finished`` by the runner, the GPU fields by the bench job, ``power_limit_w`` by a
+    sweep, ``rounds`` when rounds are merged, ``roofline`` after the run."""
 
     url: str | None = None
     model: str | None = None

@@ -19,7 +19,7 @@ from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
 from llm_dyno.core.bench.counters import CounterSource, counter_delta
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler, settle_temperature
 from llm_dyno.core.bench.peer import PeerTimings, burst_reason
-from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult, ThermalState
+from llm_dyno.core.bench.result import BenchResult, BenchRun, ThermalState
 from llm_dyno.core.bench.suite import Suite, SuitePrompt
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
@@ -98,6 +98,7 @@ class BenchRunner:
         self._thermal = NO_GPU_THERMAL  # the state the current prompt's runs start from
         # how long to re-scrape when the counters lag the stream's end
         self.settle_s = settle_s
+        self.result = BenchResult(suite.name)  # the result so far (see run)
 
     def _emit(self, event: ProgressEvent) -> None:
         if self.progress is not None:
@@ -118,42 +119,48 @@ class BenchRunner:
             return None
 
     def run(self, result: BenchResult | None = None) -> BenchResult:
-        """Run the whole suite; never raises for server trouble (see ``result.error``)."""
+        """Run the whole suite; never raises for server trouble (see ``result.error``).
+
+        ``result`` is the result to fill in (its context collected beforehand); :attr:`result` is the
+        result so far while the suite runs (the frozen results are replaced run by run)."""
         result = result or BenchResult(self.suite.name)
-        result.context.started = result.context.started or _now_iso()
+        self.result = result.with_context(started=result.context.started or _now_iso())
         try:
             for prompt in self.suite.prompts:
-                pr = PromptResult(prompt.name)
-                result.prompts.append(pr)
-                if not self._run_prompt(prompt, pr, result):
+                self.result = self.result.with_run(prompt.name)
+                if not self._run_prompt(prompt):
                     break
         finally:
-            result.context.finished = _now_iso()
-        return result
+            self.result = self.result.with_context(finished=_now_iso())
+        return self.result
 
-    def _run_prompt(self, prompt: SuitePrompt, pr: PromptResult, result: BenchResult) -> bool:
+    def _end(self, **changes: object) -> None:  # error=… or cancelled=True
+        self.result = dataclasses.replace(self.result, **changes)  # type: ignore[arg-type]
+
+    def _run_prompt(self, prompt: SuitePrompt) -> bool:
         total = self.suite.warmups + self.suite.runs
         self._thermal = self._settle(prompt.name)
         for i in range(1, total + 1):
             warmup = i <= self.suite.warmups
             if self.cancel.is_set():
-                result.cancelled = True
+                self._end(cancelled=True)
                 return False
             self._emit(ProgressEvent(EventKind.RUN_STARTED, prompt.name, i, total, warmup))
             try:
                 run = self._one(prompt, i, warmup)
             except StreamCancelled:
-                result.cancelled = True
+                self._end(cancelled=True)
                 return False
             except StreamError as exc:
+                result = self.result
                 if exc.kind == "connection":
                     last = next(
                         ((p.name, p.runs[-1].index) for p in reversed(result.prompts) if p.runs), None
                     )
                     where = f"after run {last[1]} of {last[0]}" if last else "before any run completed"
-                    result.error = f"server stopped answering {where}: {exc.message}"
+                    self._end(error=f"server stopped answering {where}: {exc.message}")
                 else:
-                    result.error = f"run {i} of {prompt.name} failed: {exc.message}"
+                    self._end(error=f"run {i} of {prompt.name} failed: {exc.message}")
                 kept = len(result.all_runs())
                 self._emit(
                     ProgressEvent(
@@ -162,11 +169,11 @@ class BenchRunner:
                         i,
                         total,
                         warmup,
-                        message=f"{result.error} ({kept} completed runs kept)",
+                        message=f"{self.result.error} ({kept} completed runs kept)",
                     )
                 )
                 return False
-            pr.runs.append(run)
+            self.result = self.result.with_run(prompt.name, run)
             self._emit(ProgressEvent(EventKind.RUN_FINISHED, prompt.name, i, total, warmup, run))
         return True
 

@@ -54,7 +54,7 @@ def run_benchmark(
         def report(event: ProgressEvent) -> None:
             # a run is stored before it is shown: what a user saw finish is what Ctrl-C keeps
             if on_run is not None and event.kind is EventKind.RUN_FINISHED:
-                on_run(result)
+                on_run(runner.result)
             if progress is not None:
                 progress(event)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
-from llm_dyno.core.bench.result import BenchResult, PromptResult
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
@@ -176,18 +176,19 @@ def merge_rounds(parts: list[BenchResult]) -> BenchResult:
         return parts[0]
     first = parts[0]
     context = dataclasses.replace(first.context, rounds=len(parts))
-    merged = BenchResult(first.suite, context, [], first.error, first.cancelled)
+    runs: dict[str, list[BenchRun]] = {}  # per prompt, in the order the prompts first ran
     for part in parts:
         for prompt in part.prompts:
-            into = merged.prompt(prompt.name)
-            if into is None:
-                into = PromptResult(prompt.name)
-                merged.prompts.append(into)
-            start = len(into.runs)  # runs numbered on from the rounds before, warm-ups included
-            into.runs.extend(dataclasses.replace(r, index=start + k) for k, r in enumerate(prompt.runs, 1))
-        merged.error = merged.error or part.error
-        merged.cancelled = merged.cancelled or part.cancelled
-    return merged
+            into = runs.setdefault(prompt.name, [])
+            start = len(into)  # runs numbered on from the rounds before, warm-ups included
+            into.extend(dataclasses.replace(r, index=start + k) for k, r in enumerate(prompt.runs, 1))
+    return BenchResult(
+        first.suite,
+        context,
+        tuple(PromptResult(name, tuple(rs)) for name, rs in runs.items()),
+        next((p.error for p in parts if p.error), None),
+        any(p.cancelled for p in parts),
+    )
 
 
 def without_spec_decode(profile: Profile) -> Profile:

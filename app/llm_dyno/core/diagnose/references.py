@@ -19,6 +19,7 @@ from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.paths import data_dir, resources_dir
 from llm_dyno.core.profiles.importers import import_text
 from llm_dyno.core.profiles.model import Profile, profile_from_data
+from llm_dyno.core.profiles.validation import problem_of
 from llm_dyno.core.profiles.yamlio import Path_, dump, line_for, load_with_lines
 
 REFERENCE_SCHEMA = 1
@@ -205,15 +206,8 @@ def _validate(data: Any, source: str | None, lines: dict[Path_, int], at: Path_)
     try:
         return Reference.model_validate({**data, "file": source})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc: Path_ = tuple(err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown field '{loc[-1]}'"
-        elif err["type"] == "missing":
-            msg = f"required field '{loc[-1]}' is missing"
-        field = ".".join(str(p) for p in (*at, *loc))
-        raise ReferenceError(msg, where=Location(source, line_for(lines, (*at, *loc)), field)) from None
+        problem = problem_of(exc, source=source, lines=lines, at=at)
+        raise ReferenceError(problem.message, where=problem.where, hint=problem.hint) from None
 
 
 def references_from_yaml(text: str, source: str | None = None) -> list[Reference]:

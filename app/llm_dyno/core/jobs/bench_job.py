@@ -14,6 +14,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from llm_dyno.core.bench.ceiling import attach_roofline_for
 from llm_dyno.core.bench.gpu import GpuReader
@@ -169,8 +170,7 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
 
     def store(result: BenchResult) -> None:
         if history is not None:
-            _add_gpu_context(result, spec, recording)
-            by_run(result)
+            by_run(_with_gpu_context(result, spec, recording))
 
     if recording is None and spec.gpus.reason:
         emit(ProgressEvent(EventKind.MESSAGE, message=f"GPU not read: {spec.gpus.reason}"))
@@ -187,7 +187,9 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
             thermal_wait=spec.thermal_wait,
             on_run=store,
         )
-        attach_roofline_for(result, spec.profile)
+        result = attach_roofline_for(result, spec.profile)
+        if history is not None:  # the result returned is the one stored
+            result = _with_gpu_context(result, spec, recording)
         if result.all_runs():
             store(result)
     finally:
@@ -196,11 +198,13 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
     return BenchOutcome(result, by_run.result_id)
 
 
-def _add_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> None:
-    ctx = result.context
-    ctx.gpus = spec.gpus.label if spec.gpus.source is not None else None
-    ctx.gpu_read_from = spec.gpus.source.where if spec.gpus.source is not None else None
+def _with_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> BenchResult:
+    changes: dict[str, Any] = {
+        "gpus": spec.gpus.label if spec.gpus.source is not None else None,
+        "gpu_read_from": spec.gpus.source.where if spec.gpus.source is not None else None,
+    }
     if recording is not None:
         if recording.first is not None:
-            ctx.gpu_before = (recording.first,)
-        ctx.gpu_under_load = tuple(recording.kept)
+            changes["gpu_before"] = (recording.first,)
+        changes["gpu_under_load"] = tuple(recording.kept)
+    return result.with_context(**changes)

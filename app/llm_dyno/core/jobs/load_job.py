@@ -101,7 +101,7 @@ def run_load(spec: LoadSpec, emit: Emit, cancel: threading.Event | None = None) 
         emit=emit, cancel=cancel, on_level=store,
     )  # fmt: skip
     try:
-        runner.run(result)
+        result = runner.run(result)
         if result.levels:
             store(result)  # the finish time and a final error or cancel
     finally:

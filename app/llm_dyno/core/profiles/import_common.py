@@ -17,6 +17,7 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.validation import problem_of
 from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
@@ -392,11 +393,12 @@ def build_result(
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
+        problem = problem_of(exc)
+        key = problem.field or ""
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
-        raise ImportFormatError(f"{key}: {msg}{draft.unset_note()}", where=where) from None
+        raise ImportFormatError(
+            f"{key}: {problem.message}{draft.unset_note()}", where=where, hint=problem.hint
+        ) from None
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)

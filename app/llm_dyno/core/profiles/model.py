@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
-from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, line_for, load_with_lines
+from llm_dyno.core.profiles.validation import FieldProblem, problem_of
+from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, load_with_lines
 from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
 
 __all__ = ["is_secret_name"]  # re-exported: the importers ask the model which names are secret
@@ -249,7 +250,18 @@ class Profile(_Frozen):
             if secret is not None and problem is not None:
                 var = SECRET_FLAG_ENV[secret]
                 spelled = flag.spelled.split("=", 1)[0]
-                raise ValueError(f"args[{flag.index}]: {spelled} {problem}; use a reference like ${{{var}}}")
+                raise FieldProblem(
+                    f"args[{flag.index}]: {spelled} {problem}; use a reference like ${{{var}}}",
+                    loc=("args", flag.index),
+                )
+        try:  # the typed flags must read: --max-model-len abc is refused here, wherever it comes from
+            engine_config(self.args)
+        except ProfileError as exc:
+            field = exc.where.field if exc.where is not None else None
+            m = re.fullmatch(r"args\[(\d+)\]", field or "")
+            raise FieldProblem(
+                exc.message, loc=("args", int(m.group(1))) if m else ("args",), hint=exc.hint
+            ) from None
         return self
 
     # ---- derived views -------------------------------------------------------------------------
@@ -295,10 +307,8 @@ class Profile(_Frozen):
         try:
             return Profile.model_validate(data)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or None
-            msg = str(err["msg"]).removeprefix("Value error, ")
-            raise ProfileError(msg, where=Location(field=field)) from None
+            problem = problem_of(exc)
+            raise ProfileError(problem.message, where=problem.where, hint=problem.hint) from None
 
 
 def profile_from_data(
@@ -316,30 +326,10 @@ def profile_from_data(
             where=Location(source, (lines or {}).get(("schema",)), "schema"),
         )
     try:
-        profile = Profile.model_validate(data)
-        profile.engine(source)  # typed flags must read
+        return Profile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown field '{loc[-1]}'"
-        elif err["type"] == "missing":
-            msg = f"required field '{loc[-1]}' is missing"
-        field = ".".join(str(p) for p in loc) or None
-        m = re.match(r"args\[(\d+)\]", msg)
-        if m:
-            field = f"args[{m.group(1)}]"
-            loc = ("args", int(m.group(1)))
-        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-        raise ProfileError(msg + more, where=Location(source, line_for(lines or {}, loc), field)) from None
-    except ProfileError as exc:
-        if exc.where is not None and exc.where.field and lines:
-            m = re.match(r"args\[(\d+)\]", exc.where.field)
-            if m:
-                exc.where = Location(source, line_for(lines, ("args", int(m.group(1)))), exc.where.field)
-        raise
-    return profile
+        problem = problem_of(exc, source=source, lines=lines)
+        raise ProfileError(problem.message, where=problem.where, hint=problem.hint) from None
 
 
 def profile_from_yaml(text: str, source: str | None = None) -> Profile:

@@ -106,11 +106,19 @@ class ProfileStore:
         return self.folder / (file_stem(name) + SUFFIX)
 
     def get(self, name: str) -> Profile:
-        """The profile called ``name``; a :class:`StoreError` listing the known names otherwise."""
+        """The profile called ``name``; its file's own error when that file does not read; a
+        :class:`StoreError` listing the known names otherwise."""
         report = self.load_all()
         for sp in report.profiles:
             if sp.profile.name == name:
                 return sp.profile
+        for exc in report.errors:  # its file is there but does not read: say why, not "no profile"
+            if (
+                exc.where is not None
+                and exc.where.file
+                and Path(exc.where.file) == self.folder / (file_stem(name) + SUFFIX)
+            ):
+                raise exc
         known = ", ".join(report.names()) or "none"
         raise StoreError(
             f"no profile named {name!r}", where=Location(str(self.folder)), hint=f"known profiles: {known}"

@@ -17,6 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# the app's "Default Docker host" setting, once applied (settings.apply): held here, not in os.environ
+_default_host: str | None = None
+
+
+def use_default_host(host: str | None) -> None:
+    """The Docker host (a URL or a context's name) of profiles that name none; None: the environment's."""
+    global _default_host
+    _default_host = host or None
+
+
+def default_host() -> str | None:
+    """The app's default Docker host setting, if one was applied (None: DOCKER_HOST / the context)."""
+    return _default_host
+
 
 @dataclass(frozen=True)
 class Endpoint:

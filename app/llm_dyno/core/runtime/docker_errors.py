@@ -15,7 +15,7 @@ from docker.transport.sshconn import SSHSocket
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureKind, FailureReason
-from llm_dyno.core.runtime.docker_contexts import find_context
+from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, is_url_host
 
 
@@ -32,7 +32,7 @@ class DockerError(DynoError):
 
 
 def _where(host: str | None) -> str:
-    return host or os.environ.get("DOCKER_HOST") or "the local Docker engine"
+    return host or default_host() or os.environ.get("DOCKER_HOST") or "the local Docker engine"
 
 
 def connection_error(exc: BaseException, host: str | None) -> DockerError:
@@ -71,6 +71,7 @@ def connect(host: str | None) -> docker.DockerClient:
     a URL (``unix://``, ``tcp://``, ``ssh://``) is used as given (TLS for ``tcp://`` from the same
     environment variables); anything else names a docker context.
     """
+    host = host or default_host()  # the app's setting, for a profile that names no host
     if host is None and not os.environ.get("DOCKER_HOST") and os.environ.get("DOCKER_CONTEXT"):
         host = os.environ["DOCKER_CONTEXT"]  # docker-py's from_env reads DOCKER_HOST only
     try:

@@ -21,7 +21,7 @@ from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
-from llm_dyno.core.runtime.docker_contexts import find_context
+from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.secrets import reference_name, require_secrets, resolve_reference, split_secret_flags
@@ -404,7 +404,7 @@ def remote_engine_host(host: str | None, environ: Mapping[str, str] | None = Non
     localhost are this machine; so is a context that cannot be found (connecting would fail anyway).
     """
     env = os.environ if environ is None else environ
-    url = host or env.get("DOCKER_HOST") or None
+    url = host or default_host() or env.get("DOCKER_HOST") or None
     if url is None or not is_url_host(url):
         # a context that cannot be found: the launch reports it; GPUs are read locally meanwhile
         ctx = find_context(url or env.get("DOCKER_CONTEXT") or None, env)

@@ -56,7 +56,13 @@ from llm_dyno.core.runtime.registry_files import (
     state_path,
     was_stopped,
 )
-from llm_dyno.core.secrets import require_secrets, resolve_command, resolve_env, split_secret_flags
+from llm_dyno.core.secrets import (
+    inherited_env,
+    require_secrets,
+    resolve_command,
+    resolve_env,
+    split_secret_flags,
+)
 
 TAIL_LINES = 400  # lines classified after an exit; the cause is often 40+ lines above the last one
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -314,8 +320,9 @@ class ProcessRuntime(Runtime):
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
-        """os.environ plus the plan's overrides, references resolved (never written anywhere)."""
-        env = dict(os.environ)
+        """os.environ (less vLLM secrets the plan does not name) plus the plan's overrides, references
+        resolved (never written anywhere)."""
+        env = inherited_env(os.environ, _spec(plan).env)
         # vLLM logs to stdout, which is block-buffered into the log file: without this, start-up lines
         # (and so the launch phases) arrive in 8 KB lumps, up to minutes late
         env.setdefault("PYTHONUNBUFFERED", "1")

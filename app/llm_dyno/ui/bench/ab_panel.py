@@ -190,7 +190,3 @@ class ABPanel(QWidget):
         self.details.setText(
             f"Without: {roofline_summary(ab.without_spec)}\nWith: {roofline_summary(ab.with_spec)}"
         )
-
-    def verdict_texts(self) -> list[str]:
-        """The Verdict column (for tests)."""
-        return [self.table.item(r, 4).text() for r in range(self.table.rowCount())]

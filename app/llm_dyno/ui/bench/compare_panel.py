@@ -132,13 +132,3 @@ class ComparePanel(QWidget):
             item = QTableWidgetItem(text)
             item.setToolTip(text)
             self.diff.setItem(row, col, item)
-
-    def verdict_tones(self) -> list[tuple[str, str, str]]:
-        """(prompt, metric key label, tone) of every row: what the colours say (for tests and a11y)."""
-        out: list[tuple[str, str, str]] = []
-        for row in range(self.verdicts.rowCount()):
-            prompt = self.verdicts.item(row, 1).text()
-            metric = self.verdicts.item(row, 2).text()
-            tone = str(self.verdicts.item(row, len(VERDICT_COLUMNS) - 1).data(Qt.ItemDataRole.UserRole))
-            out.append((prompt, metric, tone))
-        return out

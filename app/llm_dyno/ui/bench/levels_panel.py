@@ -8,7 +8,7 @@ in this panel's own job runner; the levels appear as they finish, and a cancel k
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -274,7 +274,7 @@ class LevelsPanel(QWidget):
         self.busyChanged.emit()
 
     # ---- showing ---------------------------------------------------------------------------------
-    def show_levels(self, levels: list[LevelResult], slo: Slo) -> None:
+    def show_levels(self, levels: Sequence[LevelResult], slo: Slo) -> None:
         """Fill the chart and the table; Pareto-front rows in bold."""
         self._shown = list(levels)
         self.chart.set_levels(self._shown)

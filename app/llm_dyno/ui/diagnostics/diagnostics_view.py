@@ -212,11 +212,6 @@ class DiagnosticsView(QWidget):
         rid = self.reference_combo.currentData()
         return next((r for r in self._references if r.id == rid), None)
 
-    def select_reference(self, reference_id: str | None) -> None:
-        """Choose a reference by id (None: none) and diagnose again."""
-        index = self.reference_combo.findData(reference_id) if reference_id else 0
-        self.reference_combo.setCurrentIndex(max(index, 0))
-
     def _reference_changed(self) -> None:
         if self.profile is not None:
             try:

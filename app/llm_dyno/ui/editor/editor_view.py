@@ -160,11 +160,6 @@ class ProfileEditor(QWidget):
         self._original = profile
         self._revalidate()
 
-    def set_field(self, key: str, value: Any) -> None:
-        """Change a form field as the user would (tests, shortcuts)."""
-        self._field_edited(key, value)
-        self.form.load(self._draft)
-
     # ---- edits ---------------------------------------------------------------------------------
     def _field_edited(self, key: str, value: Any) -> None:
         self._draft.set(key, value)

@@ -187,11 +187,6 @@ class ServerView(QWidget):
         self.stack.setCurrentWidget(dash)
         return dash
 
-    def current_dashboard(self) -> Dashboard | None:
-        """The dashboard shown, if one is."""
-        w = self.stack.currentWidget()
-        return next((dash for dash in self.dashboards.values() if dash is w), None)
-
     def feed_log_lines(self, profile: str, lines: list[str]) -> None:
         """New log lines of a profile's server: warnings become event markers on its dashboard."""
         weights = weights_bytes_from_log(lines)  # the model size arrives before the dashboard exists
