@@ -139,7 +139,8 @@ def _wanted_names() -> frozenset[str]:
 
 
 # one reader for every server: the same series recur across servers of one vLLM version
-_READER = SampleReader(_wanted_names(), prefix="vllm:")
+READ_NAMES = _wanted_names()  # every series name a scrape keeps
+_READER = SampleReader(READ_NAMES, prefix="vllm:")
 
 
 def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
