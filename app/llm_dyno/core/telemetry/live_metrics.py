@@ -76,18 +76,6 @@ def _pct(x: float | None) -> float | None:
 
 LIVE_METRICS: tuple[LiveMetric, ...] = (
     LiveMetric(
-        "running", ("vllm:num_requests_running",), lambda s, _r: s.running, "", "{:.0f}", "running",
-        "requests", "Requests", watch="run", from_rates=False,
-    ),
-    LiveMetric(
-        "waiting", ("vllm:num_requests_waiting",), lambda s, _r: s.waiting, "", "{:.0f}", "waiting",
-        "requests", "Requests", watch="wait", from_rates=False,
-    ),
-    LiveMetric(
-        "kv_pct", ("vllm:kv_cache_usage_perc",), lambda s, _r: _pct(s.kv_cache_usage), "%", "{:.1f}",
-        "KV cache", "kv", "KV cache use · %", header="KV cache", watch="kv", from_rates=False,
-    ),
-    LiveMetric(
         "gen_tps", ("vllm:generation_tokens_total",), lambda _s, r: r.generation_tps, "tok/s", "{:.1f}",
         "generation", "tokens", "Throughput · tok/s", header="Generation tok/s", header_fmt="{:,.1f}",
         watch="gen",
@@ -112,11 +100,23 @@ LIVE_METRICS: tuple[LiveMetric, ...] = (
         spec_decode=True,
     ),
     LiveMetric(
+        "running", ("vllm:num_requests_running",), lambda s, _r: s.running, "", "{:.0f}", "running",
+        "requests", "Requests", watch="run", from_rates=False,
+    ),
+    LiveMetric(
+        "waiting", ("vllm:num_requests_waiting",), lambda s, _r: s.waiting, "", "{:.0f}", "waiting",
+        "requests", "Requests", watch="wait", from_rates=False,
+    ),
+    LiveMetric(
+        "kv_pct", ("vllm:kv_cache_usage_perc",), lambda s, _r: _pct(s.kv_cache_usage), "%", "{:.1f}",
+        "KV cache", "kv", "KV cache use · %", header="KV cache", watch="kv", from_rates=False,
+    ),
+    LiveMetric(
         "prefix_hit_pct", ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"),
         lambda _s, r: _pct(r.prefix_cache_hit_rate), "%", "{:.1f}", "prefix hit", None, watch="prefix hit",
     ),
     LiveMetric(
-        "preemptions_per_s", ("vllm:num_preemptions_total",), lambda _s, r: r.preemptions_per_s or None,
+        "preemptions_per_s", ("vllm:num_preemptions_total",), lambda _s, r: r.preemptions_per_s,
         "/s", "{:.2f}", "preemptions", None, watch="preempt",
     ),
     # vLLM's own estimate of the bytes it read (--enable-mfu-metrics): the Roofline figure's second input
