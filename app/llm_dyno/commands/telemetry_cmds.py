@@ -112,10 +112,8 @@ def _watch(args: argparse.Namespace) -> int:
         raise DynoError(f"--interval must be positive, got {args.interval}")
 
     samples: queue.Queue[MetricsSample] = queue.Queue()
-    key = endpoint.api_key()
-    sampler = MetricsSampler(
-        endpoint.url, samples.put, interval_s=args.interval, api_key=key, max_samples=args.count
-    )
+    endpoint.check_key()  # a key that cannot be sent is refused before the first scrape
+    sampler = MetricsSampler(endpoint, samples.put, interval_s=args.interval, max_samples=args.count)
     sampler.start()
     printed = answered = 0
     last_error = ""

@@ -159,10 +159,7 @@ class TelemetryFeed(QObject):
         self.stop()
         sink = self._running.sink
         self._metrics = MetricsSampler(
-            endpoint.url,
-            sink(self.metricsSampled.emit),
-            interval_s=metrics_interval_s,
-            api_key=endpoint.api_key_or_none(),
+            endpoint, sink(self.metricsSampled.emit), interval_s=metrics_interval_s
         )
         self._running.samplers.append(self._metrics)
         self._metrics.start()
