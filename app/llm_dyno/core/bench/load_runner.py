@@ -117,8 +117,9 @@ class LoadRunner:
         cancel: threading.Event | None = None,
         on_level: Callable[[LoadResult], None] | None = None,
     ) -> None:
-        self.url, self.model, self.suite, self.plan = endpoint.url, endpoint.model, suite, plan
-        self.api_key = endpoint.api_key()
+        self.endpoint, self.suite, self.plan = endpoint, suite, plan
+        self.url, self.model = endpoint.url, endpoint.model
+        endpoint.check_key()  # refused here, before the first request
         self.gpu = gpu
         self.emit = emit or (lambda _e: None)
         self.cancel = cancel or threading.Event()
@@ -128,7 +129,7 @@ class LoadRunner:
     def run(self, result: LoadResult) -> LoadResult:
         """Warm up, then every level in turn; never raises for server trouble (see ``result.error``)."""
         result.started = result.started or _now_iso()
-        with BenchClient(self.url, api_key=self.api_key) as control:
+        with BenchClient(self.endpoint) as control:
             counters = metrics_source(control)
             try:
                 self._warm_up(control)
@@ -190,7 +191,7 @@ class LoadRunner:
         lock = threading.Lock()
         next_index = [0]
         # the connections' clients are made before the clock starts: making one costs milliseconds
-        clients = [BenchClient(self.url, api_key=self.api_key) for _ in range(workers)]
+        clients = [BenchClient(self.endpoint) for _ in range(workers)]
         t0 = time.monotonic()
 
         def worker(client: BenchClient) -> None:
