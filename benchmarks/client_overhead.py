@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
 
 from llm_dyno.core.bench.client import BenchClient
+from llm_dyno.core.endpoint import url_endpoint
 
 PATH = "/v1/chat/completions"
 
@@ -113,7 +114,7 @@ def main() -> int:
     parts = urlsplit(args.url)
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=600)
     load_before = os.getloadavg()
-    clients: dict[str, Any] = {"app": BenchClient(args.url)}
+    clients: dict[str, Any] = {"app": BenchClient(url_endpoint(args.url, ""))}
     if args.compare_client:
         clients["compared app"] = load_client(args.compare_client)(args.url)
     tps: dict[str, list[float]] = {name: [] for name in (*clients, "stdlib")}

@@ -42,7 +42,7 @@ def values(i: int) -> dict[str, float]:
     return {
         "gen_tps": 900 + 300 * math.sin(x), "prompt_tps": 2000 + 900 * math.sin(x / 3),
         "running": 8 + 4 * math.sin(x / 5), "waiting": max(0.0, 3 * math.sin(x / 7)),
-        "acceptance_pct": 62 + 10 * math.sin(x / 2), "mean_acc_len": 2.8 + 0.4 * math.sin(x / 2),
+        "acceptance_pct": 62 + 10 * math.sin(x / 2), "mean_acceptance_length": 2.8 + 0.4 * math.sin(x / 2),
         "acc_pos1_pct": 80 + 5 * math.sin(x), "acc_pos2_pct": 60 + 5 * math.sin(x),
         "acc_pos3_pct": 40 + 5 * math.sin(x),
         "power_w": 550 + 140 * math.sin(x / 4), "power_limit_w": 700.0,

@@ -30,6 +30,7 @@ from prometheus_client.parser import text_string_to_metric_families
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "app"))
 
+from llm_dyno.core.endpoint import url_endpoint  # noqa: E402
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler  # noqa: E402
 from llm_dyno.core.telemetry.nvml import GpuReading  # noqa: E402
 from llm_dyno.core.telemetry.rates import MetricsRates  # noqa: E402
@@ -95,7 +96,7 @@ def sampling_cost(url: str | None, seconds: float) -> dict[str, float]:
 
     try:
         cpu0, wall0 = time.process_time(), time.monotonic()
-        sampler = MetricsSampler(url, sink, interval_s=0.25)
+        sampler = MetricsSampler(url_endpoint(url, ""), sink, interval_s=0.25)
         naive = naive_sampler(url)
         sampler.start()
         naive.start()

@@ -111,7 +111,7 @@ def replay_nvml(gpus: int) -> None:
 def stream_load(url: str, stop: threading.Event, out: dict[str, float]) -> None:
     """Benchmark-like requests (2,000 tokens each) until ``stop``; tokens and thread CPU into ``out``."""
     cpu0 = time.thread_time()
-    with BenchClient(url, timeout_s=60) as client:
+    with BenchClient(url_endpoint(url, ""), timeout_s=60) as client:
         while not stop.is_set():
             outcome = client.stream(
                 "/v1/chat/completions", {"model": "x", "max_tokens": 2000, "stream": True}

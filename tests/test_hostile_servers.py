@@ -16,6 +16,7 @@ import pytest
 
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled
 from llm_dyno.core.bench.context import VERSION_DEADLINE_S
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.telemetry.metrics import SCRAPE_DEADLINE_S
 from tests.support.hostile_server import HostileServer
@@ -179,7 +180,7 @@ def test_diagnose_says_live_metrics_unavailable(shape: str, home: Path) -> None:
 @pytest.mark.parametrize("shape", ["silent", "header_drip"])  # after the headers, and before them
 def test_cancel_ends_a_silent_stream_within_a_second(shape: str) -> None:
     cancel = threading.Event()
-    with HostileServer(shape, lifetime_s=30) as server, BenchClient(server.url) as client:
+    with HostileServer(shape, lifetime_s=30) as server, BenchClient(url_endpoint(server.url, "")) as client:
         threading.Timer(0.5, cancel.set).start()
         start = time.monotonic()
         with pytest.raises(StreamCancelled):

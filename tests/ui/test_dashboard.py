@@ -163,8 +163,12 @@ def test_gpu_samples_and_header(dash: Dashboard) -> None:
         dash.feed_metrics(sample(250.0, kv=0.423, acc=0.625), t=T0 + i)
     dash.redraw()
     h = dash.header
-    assert (h.text("gen_tps"), h.text("acceptance"), h.text("mean_len")) == ("250.0", "62.5 %", "2.88")
-    assert (h.text("power"), h.text("temp"), h.text("kv")) == ("412 / 700 W", "61 °C", "42.3 %")
+    assert (h.text("gen_tps"), h.text("acceptance_pct"), h.text("mean_acceptance_length")) == (
+        "250.0",
+        "62.5 %",
+        "2.88",
+    )
+    assert (h.text("power"), h.text("temp"), h.text("kv_pct")) == ("412 / 700 W", "61 °C", "42.3 %")
     assert dash.plots.widgets["power"].isVisible() and not dash.gpu_notice.isVisible()
     assert "power 412 W" in dash.readout_at(T0 + 5) and "limit 700 W" in dash.readout_at(T0 + 5)
 

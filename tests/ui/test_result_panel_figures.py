@@ -10,6 +10,7 @@ from llm_dyno.core.bench.client import BenchClient
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import BenchRunner
 from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.ui.bench.format import RUN_COLUMNS
 from llm_dyno.ui.bench.result_panel import ResultPanel
 from tests.core.bench.replay import fixture, sse_transport
@@ -21,7 +22,9 @@ SUITE = suite_from_yaml(
 
 
 def recorded_result() -> BenchResult:
-    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+    with BenchClient(
+        url_endpoint("http://test", ""), transport=sse_transport(fixture("chat_length.sse"))
+    ) as client:
         result = BenchRunner(client, SUITE, "tiny").run()
     data = result.to_dict()
     short = data["prompts"][0]["runs"][2]  # measured run 2 ends at 10 of 24 tokens, as a real short run

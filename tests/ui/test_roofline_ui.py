@@ -42,7 +42,7 @@ def test_recorded_data_shows_the_share_of_the_ceiling(dash: Dashboard) -> None:
 
     replay_gpu(dash, RECORDED_GPU, END)
     dash.redraw()
-    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acc_len")
+    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acceptance_length")
     assert gen is not None and length is not None and length > 1
     expected = 100 * gen / (PASSES_PER_S * length)
     assert round(PASSES_PER_S, 3) == 191.364
@@ -57,7 +57,7 @@ def test_attached_gpu_name_is_enough(dash: Dashboard) -> None:
     dash.feed_log_lines(["INFO Model loading took 16.87 GiB memory and 12.0 seconds"])
     dash.set_gpu_name("NVIDIA GeForce RTX 3090")  # a remote server: no NVML reading here
     dash.redraw()
-    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acc_len")
+    gen, length = latest(dash, "gen_tps"), latest(dash, "mean_acceptance_length")
     assert gen is not None and length is not None
     ceiling = 936e9 / (16.87 * 1024**3) * length  # 51.673 passes/s × length
     assert dash.header.text("roofline") == f"{100 * gen / ceiling:.0f} %"

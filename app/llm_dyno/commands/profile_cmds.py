@@ -10,6 +10,7 @@ from typing import Any
 from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.bounded_read import MAX_IMPORT_BYTES, read_text_capped
 from llm_dyno.core.errors import DynoError, Location, StoreError
+from llm_dyno.core.profiles import export_formats
 from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
 
 
@@ -51,7 +52,10 @@ def register(sub: Any) -> None:
 
     exp = psub.add_parser("export", help="print a profile as a compose file or a docker run line")
     exp.add_argument("name")
-    exp.add_argument("--format", choices=["compose", "docker-run", "vllm-serve", "yaml"], default="compose")
+    exp.add_argument(
+        "--format", choices=list(export_formats.EXPORT_FORMATS), default="compose",
+        help="; ".join(f"{k}: {f.description}" for k, f in export_formats.EXPORT_FORMATS.items()),
+    )  # fmt: skip
     exp.set_defaults(handler=cmd_export)
 
     diff = psub.add_parser("diff", help="semantic difference between two profiles")
@@ -161,18 +165,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Print a profile in another format."""
-    from llm_dyno.core.profiles import exporters
-
-    profile = store().get(args.name)
-    if args.format == "compose":
-        out = exporters.to_compose(profile)
-    elif args.format == "docker-run":
-        out = exporters.to_docker_run(profile)
-    elif args.format == "vllm-serve":
-        out = exporters.to_vllm_serve(profile)
-    else:
-        out = profile.to_yaml()
-    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    sys.stdout.write(export_formats.export_profile(store().get(args.name), args.format))
     return 0
 
 

@@ -14,6 +14,7 @@ from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.power_job import restore_limit, set_limits
 from llm_dyno.core.jobs.watch_job import prepare_watch
+from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, nvml
@@ -58,38 +59,30 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 
 
 def format_sample(sample: MetricsSample) -> str:
-    """One human line for a sample."""
+    """One human line for a sample: every live metric with a ``watch`` label, in registry order."""
     stamp = time.strftime("%H:%M:%S")
     if not sample.reachable:
         return f"{stamp}  unreachable: {sample.error}"
     snap = sample.snapshot
     if snap is None:  # reachable samples always carry one
         return f"{stamp}  no data"
-    head = (
-        f"{stamp}  run {_fmt(snap.running, '.0f')} wait {_fmt(snap.waiting, '.0f')}"
-        f"  kv {_fmt(None if snap.kv_cache_usage is None else snap.kv_cache_usage * 100, '.1f', '%')}"
-    )
+    drafting = snap.has_spec_decode
+    shown = [m for m in live_metrics.LIVE_METRICS if m.watch is not None and (drafting or not m.spec_decode)]
+    head = "  ".join([stamp, *(f"{m.watch} {m.text(m.value(sample))}" for m in shown if not m.from_rates)])
     r = sample.rates
     if r is None:
         return f"{head}  (collecting counters of {', '.join(snap.model_names) or 'the server'}; rates follow)"
     if r.reset:
         return f"{head}  counters reset (server restarted); rates resume when the window refills"
-    # the generation rate is measured between the counter's changes inside the window: say over how long
-    span = r.generation_span_s if r.generation_span_s is not None else r.interval_s
-    parts = [
-        head,
-        f"gen {_fmt(r.generation_tps, '.1f')} tok/s (over {span:.1f} s)",
-        f"prompt {_fmt(r.prompt_tps, '.1f')} tok/s",
-    ]
+    parts = [head]
+    for m in (m for m in shown if m.from_rates):
+        text = f"{m.watch} {m.text(m.value(sample))}"
+        if m.key == "gen_tps":  # measured between the counter's changes in the window: say over how long
+            span = r.generation_span_s if r.generation_span_s is not None else r.interval_s
+            text += f" (over {span:.1f} s)"
+        parts.append(text)
     if snap.has_spec_decode:
-        acc = None if r.acceptance_rate is None else r.acceptance_rate * 100
-        pos = " ".join(f"{p:.2f}" for p in r.per_position) if r.per_position else "–"
-        length = _fmt(r.mean_acceptance_length, ".2f")
-        parts.append(f"accept {_fmt(acc, '.1f', '%')} len {length} pos [{pos}]")
-    if r.prefix_cache_hit_rate is not None:
-        parts.append(f"prefix hit {r.prefix_cache_hit_rate * 100:.1f}%")
-    if r.preemptions_per_s:
-        parts.append(f"preempt {r.preemptions_per_s:.2f}/s")
+        parts.append(f"pos [{' '.join(f'{p:.2f}' for p in r.per_position) if r.per_position else '–'}]")
     parts.append(f"(window {r.interval_s:.1f} s)")  # ratios cover the whole window of snapshots
     return "  ".join(parts)
 
@@ -119,10 +112,8 @@ def _watch(args: argparse.Namespace) -> int:
         raise DynoError(f"--interval must be positive, got {args.interval}")
 
     samples: queue.Queue[MetricsSample] = queue.Queue()
-    key = endpoint.api_key()
-    sampler = MetricsSampler(
-        endpoint.url, samples.put, interval_s=args.interval, api_key=key, max_samples=args.count
-    )
+    endpoint.check_key()  # a key that cannot be sent is refused before the first scrape
+    sampler = MetricsSampler(endpoint, samples.put, interval_s=args.interval, max_samples=args.count)
     sampler.start()
     printed = answered = 0
     last_error = ""

@@ -109,6 +109,7 @@ def test_mfu_counters_give_a_second_ceiling_beside() -> None:
     from llm_dyno.core.bench.counters import metrics_source
     from llm_dyno.core.bench.runner import BenchRunner
     from llm_dyno.core.bench.suite import suite_from_yaml
+    from llm_dyno.core.endpoint import url_endpoint
     from tests.core.bench.replay import fixture, sse_transport
 
     path = (
@@ -124,7 +125,8 @@ def test_mfu_counters_give_a_second_ceiling_beside() -> None:
         "  - {name: narrative, max_tokens: 24, messages: [{role: u, content: a}]}\n"
     )
     with BenchClient(
-        "http://test", transport=sse_transport(fixture("chat_length.sse"), metrics=lambda: next(served))
+        url_endpoint("http://test", ""),
+        transport=sse_transport(fixture("chat_length.sse"), metrics=lambda: next(served)),
     ) as c:
         res = BenchRunner(c, suite, "tiny", counters=metrics_source(c), settle_s=0.0).run()
     runs = res.prompts[0].runs

@@ -7,13 +7,14 @@ import threading
 import pytest
 
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError, _plain_content
+from llm_dyno.core.endpoint import url_endpoint
 from tests.core.bench.replay import fixture, sse_transport
 
 BODY = {"model": "tiny", "messages": [], "stream": True}
 
 
 def client(body: bytes, **kw: object) -> BenchClient:
-    return BenchClient("http://test", transport=sse_transport(body, **kw))  # type: ignore[arg-type]
+    return BenchClient(url_endpoint("http://test", ""), transport=sse_transport(body, **kw))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 4096])
@@ -141,7 +142,9 @@ def test_every_event_with_a_choice_is_timed_as_vllm_bench_serve_does() -> None:
     from llm_dyno.core.bench.peer import PeerTimings
     from tests.core.bench.replay import fixture, sse_transport
 
-    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+    with BenchClient(
+        url_endpoint("http://test", ""), transport=sse_transport(fixture("chat_length.sse"))
+    ) as client:
         out = client.stream("/v1/chat/completions", {"model": "tiny"})
     assert len(out.event_times_s) == 9
     times = out.event_times_s

@@ -14,6 +14,7 @@ import pytest
 from llm_dyno.core.bench.load import LoadLevel, LoadResult
 from llm_dyno.core.bench.load_runner import LevelFinished, LoadPlan, LoadRunner
 from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.endpoint import url_endpoint
 from tests.core.bench.replay import ReplayServer, fixture
 
 SUITE = suite_from_yaml(
@@ -63,7 +64,9 @@ def _load_threads() -> list[str]:
 def test_a_level_past_its_deadline_ends_and_the_run_stops(stalling_url: str) -> None:
     plan = LoadPlan((LoadLevel(concurrency=2), LoadLevel(concurrency=4)), 4, level_timeout_s=1.0)
     t0 = time.monotonic()
-    result = LoadRunner(stalling_url, "tiny", SUITE, plan).run(LoadResult("s", stalling_url, "tiny"))
+    result = LoadRunner(url_endpoint(stalling_url, "tiny"), SUITE, plan).run(
+        LoadResult("s", stalling_url, "tiny")
+    )
     assert time.monotonic() - t0 < 10
     assert len(result.levels) == 1 and result.levels[0].error is not None
     assert "did not finish within 1 s" in result.levels[0].error and result.error is not None
@@ -75,7 +78,9 @@ def test_a_cancel_keeps_finished_levels_only(stalling_url: str) -> None:
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
     plan = LoadPlan((LoadLevel(concurrency=2),), 2)
-    result = LoadRunner(stalling_url, "tiny", SUITE, plan, cancel=cancel).run(LoadResult("s", "", "tiny"))
+    result = LoadRunner(url_endpoint(stalling_url, "tiny"), SUITE, plan, cancel=cancel).run(
+        LoadResult("s", "", "tiny")
+    )
     assert result.cancelled and result.levels == () and _load_threads() == []
 
 
@@ -83,7 +88,7 @@ def test_recorded_streams_are_accounted_and_a_dead_server_fails_the_level() -> N
     events: list[object] = []
     with ReplayServer(fixture("chat_length.sse")) as server:
         plan = LoadPlan((LoadLevel(concurrency=3),), 6)
-        result = LoadRunner(server.url, "tiny", SUITE, plan, emit=events.append).run(
+        result = LoadRunner(url_endpoint(server.url, "tiny"), SUITE, plan, emit=events.append).run(
             LoadResult("s", server.url, "tiny")
         )
     (lv,) = result.levels
@@ -93,6 +98,8 @@ def test_recorded_streams_are_accounted_and_a_dead_server_fails_the_level() -> N
     assert lv.generation_tokens_delta is None  # no /metrics on this server: not claimed
     assert any(isinstance(e, LevelFinished) for e in events)
     with ReplayServer(fixture("chat_length.sse"), die_after=0) as dead:
-        result = LoadRunner(dead.url, "tiny", SUITE, plan).run(LoadResult("s", dead.url, "tiny"))
+        result = LoadRunner(url_endpoint(dead.url, "tiny"), SUITE, plan).run(
+            LoadResult("s", dead.url, "tiny")
+        )
     assert result.error is not None and "every request failed" in result.error
     assert len(result.levels) == 1 and result.levels[0].ok == ()

@@ -18,6 +18,7 @@ from llm_dyno.core.bench.runner import (
     ThermalWait,
 )
 from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.telemetry.nvml import GpuReading
 from tests.core.bench.replay import ReplayServer, fixture, sse_transport
 
@@ -53,7 +54,7 @@ def test_runs_records_and_metric_deltas() -> None:
     fake = FakeServerCounters()
     transport = sse_transport(fixture("chat_length.sse"), metrics=fake.text)
     events: list[ProgressEvent] = []
-    with BenchClient("http://test", transport=transport) as client:
+    with BenchClient(url_endpoint("http://test", ""), transport=transport) as client:
         source = metrics_source(client)
         runner = BenchRunner(client, SUITE, "tiny", counters=source, progress=events.append)
         # advance the fake server's counters when a run finishes streaming
@@ -98,7 +99,9 @@ def test_gpu_energy_per_run() -> None:
 
     # a visible GPU: the runner waits for a stable temperature by default (here a short window)
     quick = ThermalWait(window_s=0.3, interval_s=0.05, timeout_s=5.0)
-    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+    with BenchClient(
+        url_endpoint("http://test", ""), transport=sse_transport(fixture("chat_length.sse"))
+    ) as client:
         result = BenchRunner(client, SUITE, "tiny", gpu=read, thermal_wait=quick).run()
     run = result.all_runs()[0]
     assert run.thermal is not None and run.thermal.stable is True
@@ -113,7 +116,9 @@ def test_gpu_energy_per_run() -> None:
 
 def test_thermal_wait_is_the_default_and_no_gpu_says_so() -> None:
     assert BenchRunner.__init__.__kwdefaults__["thermal_wait"] == DEFAULT_THERMAL_WAIT  # type: ignore[index]
-    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+    with BenchClient(
+        url_endpoint("http://test", ""), transport=sse_transport(fixture("chat_length.sse"))
+    ) as client:
         run = BenchRunner(client, SUITE, "tiny").run().all_runs()[0]
     assert run.thermal is not None and run.thermal.stable is None
     assert run.thermal.describe() == "no GPU visible: thermal state unknown"
@@ -126,7 +131,9 @@ def test_a_rising_temperature_is_not_stable_and_the_runs_go_on() -> None:
         return GpuReading(index=0, taken_at=0.0, temperature_c=next(temps))
 
     quick = ThermalWait(window_s=0.2, interval_s=0.02, timeout_s=0.5)
-    with BenchClient("http://test", transport=sse_transport(fixture("chat_length.sse"))) as client:
+    with BenchClient(
+        url_endpoint("http://test", ""), transport=sse_transport(fixture("chat_length.sse"))
+    ) as client:
         result = BenchRunner(client, SUITE, "tiny", gpu=read, thermal_wait=quick).run()
     assert result.complete and len(result.all_runs()) == 6
     state = result.all_runs()[0].thermal
@@ -141,7 +148,7 @@ def test_warnings_for_early_stop_and_invisible_text() -> None:
         "name: t\nwarmups: 0\nruns: 1\nprompts:\n"
         "  - {name: n, max_tokens: 100, messages: [{role: u, content: a}]}\n"
     )
-    with BenchClient("http://test", transport=sse_transport(body)) as client:
+    with BenchClient(url_endpoint("http://test", ""), transport=sse_transport(body)) as client:
         run = BenchRunner(client, long, "tiny").run().all_runs()[0]
     assert any("stopped early" in w for w in run.warnings)
     assert any("no visible text" in w for w in run.warnings)
@@ -149,7 +156,10 @@ def test_warnings_for_early_stop_and_invisible_text() -> None:
 
 
 def test_server_dying_mid_suite_keeps_completed_runs() -> None:
-    with ReplayServer(fixture("chat_length.sse"), die_after=4) as server, BenchClient(server.url) as client:
+    with (
+        ReplayServer(fixture("chat_length.sse"), die_after=4) as server,
+        BenchClient(url_endpoint(server.url, "")) as client,
+    ):
         result = BenchRunner(client, SUITE, "tiny").run()
     assert len(result.all_runs()) == 4
     assert result.error is not None
@@ -164,7 +174,10 @@ def test_cancel_between_runs() -> None:
         if e.kind == EventKind.RUN_FINISHED and e.index == 2:
             cancel.set()
 
-    with ReplayServer(fixture("chat_length.sse")) as server, BenchClient(server.url) as client:
+    with (
+        ReplayServer(fixture("chat_length.sse")) as server,
+        BenchClient(url_endpoint(server.url, "")) as client,
+    ):
         result = BenchRunner(client, SUITE, "tiny", progress=progress, cancel=cancel).run()
     assert result.cancelled and len(result.all_runs()) == 2 and result.error is None
 

@@ -21,6 +21,7 @@ from llm_dyno.core.bench.counters import counter_delta, metrics_source
 from llm_dyno.core.bench.result import sum_acceptance
 from llm_dyno.core.bench.runner import BenchRunner, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import suite_from_yaml
+from llm_dyno.core.endpoint import url_endpoint
 from tests.support import vllm_env
 
 pytestmark = pytest.mark.vllm
@@ -48,7 +49,7 @@ def server(
 
 def test_tokens_and_acceptance_add_up_exactly(server: tuple[str, subprocess.Popen[bytes]]) -> None:
     url, _ = server
-    with BenchClient(url) as client:
+    with BenchClient(url_endpoint(url, "")) as client:
         source = metrics_source(client)
         before = source()
         result = BenchRunner(client, SUITE, "tiny", counters=source).run()
@@ -76,7 +77,7 @@ def test_server_killed_mid_suite_keeps_finished_runs(server: tuple[str, subproce
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
 
-    with BenchClient(url, timeout_s=30) as client:
+    with BenchClient(url_endpoint(url, ""), timeout_s=30) as client:
         result = BenchRunner(
             client, SUITE, "tiny", counters=metrics_source(client), progress=kill_after_third
         ).run()

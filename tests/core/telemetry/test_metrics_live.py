@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler, MetricsSnapshot, scrape
 from llm_dyno.core.telemetry.rates import step_rate
 from tests.support import vllm_env
@@ -131,7 +132,7 @@ def _check_against_counters(window: list[MetricsSnapshot], sample: MetricsSample
 
 def test_rates_equal_recomputed_counters_under_load(server: Server) -> None:
     samples: list[MetricsSample] = []
-    with MetricsSampler(server.url, samples.append, interval_s=0.5):
+    with MetricsSampler(url_endpoint(server.url, ""), samples.append, interval_s=0.5):
         _load(server.url)
         time.sleep(2.5)
     good = [s for s in samples if s.reachable]
@@ -173,7 +174,7 @@ def test_watch_cli_prints_lines(server: Server) -> None:
 def test_restart_mid_watch_flags_reset_and_no_negative_rates(server: Server) -> None:
     _load(server.url, n=2, max_tokens=24)  # make sure counters are well above zero
     samples: list[MetricsSample] = []
-    with MetricsSampler(server.url, samples.append, interval_s=0.5, timeout_s=2.0):
+    with MetricsSampler(url_endpoint(server.url, ""), samples.append, interval_s=0.5, timeout_s=2.0):
         time.sleep(1.0)
         server.stop()
         time.sleep(1.5)

@@ -26,8 +26,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llm_dyno.core.bench.latency import LatencySummary
 from llm_dyno.core.bench.request_acceptance import RequestAcceptance
 from llm_dyno.core.bench.sse import SSEDataParser, SSELimitError
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import (
     SMALL_LIMIT,
@@ -67,45 +69,6 @@ class StreamCancelled(DynoError):
 
 
 @dataclass(frozen=True)
-class LatencySummary:
-    """Summary of inter-chunk gaps (seconds) between successive text-carrying chunks."""
-
-    count: int
-    mean_s: float
-    p50_s: float
-    p99_s: float
-    max_s: float
-
-    @staticmethod
-    def of(gaps: list[float]) -> LatencySummary | None:
-        """Summarise gaps; ``None`` for fewer than one gap."""
-        if not gaps:
-            return None
-        ordered = sorted(gaps)
-        return LatencySummary(
-            len(gaps), sum(gaps) / len(gaps), _quantile(ordered, 0.50), _quantile(ordered, 0.99), ordered[-1]
-        )
-
-    def to_dict(self) -> dict[str, float | int]:
-        """JSON form."""
-        return {
-            "count": self.count,
-            "mean_s": self.mean_s,
-            "p50_s": self.p50_s,
-            "p99_s": self.p99_s,
-            "max_s": self.max_s,
-        }
-
-
-def _quantile(ordered: list[float], q: float) -> float:
-    # linear interpolation between closest ranks (numpy's default)
-    pos = (len(ordered) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-@dataclass(frozen=True)
 class StreamOutcome:
     """What one streamed request measured."""
 
@@ -126,21 +89,23 @@ class StreamOutcome:
 
 
 class BenchClient:
-    """Streams completions from one OpenAI-compatible server over a single keep-alive connection.
+    """Streams completions from one OpenAI-compatible server (``endpoint``) over a single keep-alive
+    connection, sending the endpoint's key (:class:`~llm_dyno.core.endpoint.MissingSecret` here when it
+    cannot be resolved: every request would get 401).
 
     ``transport`` lets tests substitute an ``httpx.MockTransport``.
     """
 
     def __init__(
         self,
-        base_url: str,
+        endpoint: Endpoint,
         *,
         timeout_s: float = 600.0,
-        api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._client = http_client(self.base_url, api_key=api_key, timeout_s=timeout_s, transport=transport)
+        self.base_url = endpoint.url.rstrip("/")
+        key = endpoint.api_key()
+        self._client = http_client(self.base_url, api_key=key, timeout_s=timeout_s, transport=transport)
 
     @property
     def http(self) -> httpx.Client:

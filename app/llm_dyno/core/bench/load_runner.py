@@ -24,6 +24,7 @@ from llm_dyno.core.bench.gpu import GpuReader, RunSampler
 from llm_dyno.core.bench.load import LevelResult, LoadLevel, LoadResult, RequestRecord, Slo
 from llm_dyno.core.bench.peer import PeerTimings
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
 MAX_WORKERS = 64  # an open-loop level never has more streams in flight than this
@@ -102,23 +103,23 @@ def _now_iso() -> str:
 
 
 class LoadRunner:
-    """Runs a :class:`LoadPlan` of ``suite`` against ``url``; ``emit`` gets the events above."""
+    """Runs a :class:`LoadPlan` of ``suite`` against ``endpoint`` (its URL, model and key; a key that
+    cannot be resolved is refused here, before any request); ``emit`` gets the events above."""
 
     def __init__(
         self,
-        url: str,
-        model: str,
+        endpoint: Endpoint,
         suite: Suite,
         plan: LoadPlan,
         *,
-        api_key: str | None = None,
         gpu: GpuReader | None = None,
         emit: Callable[[LoadEvent], None] | None = None,
         cancel: threading.Event | None = None,
         on_level: Callable[[LoadResult], None] | None = None,
     ) -> None:
-        self.url, self.model, self.suite, self.plan = url, model, suite, plan
-        self.api_key = api_key
+        self.endpoint, self.suite, self.plan = endpoint, suite, plan
+        self.url, self.model = endpoint.url, endpoint.model
+        endpoint.check_key()  # refused here, before the first request
         self.gpu = gpu
         self.emit = emit or (lambda _e: None)
         self.cancel = cancel or threading.Event()
@@ -129,7 +130,7 @@ class LoadRunner:
         """Warm up, then every level in turn; never raises for server trouble (see ``result.error``).
         Returns ``result`` with the levels, times and outcome filled in (a new, frozen result)."""
         result = replace(result, started=result.started or _now_iso())
-        with BenchClient(self.url, api_key=self.api_key) as control:
+        with BenchClient(self.endpoint) as control:
             counters = metrics_source(control)
             try:
                 self._warm_up(control)
@@ -191,7 +192,7 @@ class LoadRunner:
         lock = threading.Lock()
         next_index = [0]
         # the connections' clients are made before the clock starts: making one costs milliseconds
-        clients = [BenchClient(self.url, api_key=self.api_key) for _ in range(workers)]
+        clients = [BenchClient(self.endpoint) for _ in range(workers)]
         t0 = time.monotonic()
 
         def worker(client: BenchClient) -> None:

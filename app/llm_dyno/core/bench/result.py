@@ -15,7 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from llm_dyno.core.bench.client import LatencySummary
+from llm_dyno.core.bench.latency import LatencySummary
 from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
 from llm_dyno.core.bench.request_acceptance import RequestAcceptance, combine
 from llm_dyno.core.bench.run_context import RunContext

@@ -19,28 +19,29 @@ from llm_dyno.core.bench.runner import (
     ThermalWait,
 )
 from llm_dyno.core.bench.suite import Suite
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.profiles.model import Profile
 
 
 def run_benchmark(
-    url: str,
-    model: str,
+    endpoint: Endpoint,
     suite: Suite,
     *,
     profile: Profile | None = None,
     gpu: GpuReader | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
-    api_key: str | None = None,
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
     on_run: Callable[[BenchResult], None] | None = None,
 ) -> BenchResult:
-    """Benchmark the server at ``url`` with ``suite``; server trouble ends up in ``result.error``.
+    """Benchmark the server of ``endpoint`` (its URL, model and key) with ``suite``; server trouble ends
+    up in ``result.error``.
 
     With a ``gpu`` reader each prompt first waits for a stable temperature (``thermal_wait``; None:
     no wait) and every run records the thermal state it started from. ``on_run(result)`` is called
     after every finished run with the result so far (to store it)."""
-    with BenchClient(url, api_key=api_key) as client:
+    model = endpoint.model
+    with BenchClient(endpoint) as client:
         reading = None
         if gpu is not None:
             try:

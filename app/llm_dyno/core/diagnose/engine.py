@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.bench.roofline import Roofline, roofline, separate_draft_bytes
+from llm_dyno.core.diagnose import rules as registry
 from llm_dyno.core.diagnose.causes import Cause, rank_causes
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import (
@@ -17,7 +18,7 @@ from llm_dyno.core.diagnose.fingerprint import (
 )
 from llm_dyno.core.diagnose.gap_split import GapSplit, gap_split
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
-from llm_dyno.core.diagnose.rules import RULES, Rule
+from llm_dyno.core.diagnose.rules import Rule
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Diagnosis:
     shown, but apart, since they say nothing about the speed that was asked about. ``split`` divides
     the gap into tokens per pass and time per pass; ``boot`` is the boot-log fingerprint against the
     reference's (differences first); ``causes`` the field's known causes with a verdict for this case.
+    ``checked`` names every rule that ran and what it looked at: (rule id, looks at).
     """
 
     findings: tuple[Finding, ...]
@@ -36,6 +38,7 @@ class Diagnosis:
     split: GapSplit | None = None
     boot: tuple[FingerprintRow, ...] = ()
     causes: tuple[Cause, ...] = ()
+    checked: tuple[tuple[str, str], ...] = ()
 
     @property
     def performance(self) -> tuple[Finding, ...]:
@@ -82,6 +85,10 @@ class Diagnosis:
             "gap_split": None if self.split is None else self.split.to_dict(),
             "boot_log": [row.to_dict() for row in self.boot],
             "causes": [c.to_dict() for c in self.causes],
+            "rules": [
+                {"id": i, "looks_at": looks, "found": sum(f.id == i for f in self.findings)}
+                for i, looks in self.checked
+            ],
         }
 
 
@@ -91,8 +98,10 @@ def rank(findings: Sequence[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.impact.security, *f.rank_key()))
 
 
-def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
-    """Every finding the rules make on ``inp``, ranked; a rule that raises is reported, not fatal."""
+def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagnosis:
+    """Every finding the rules (by default the registry's) make on ``inp``, ranked; a rule that raises
+    is reported, not fatal."""
+    rules = registry.RULES if rules is None else rules
     found: list[Finding] = []
     errors: list[tuple[str, str]] = []
     for rule in rules:
@@ -130,4 +139,5 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] = RULES) -> Diagnosis:
         theirs = reference_fingerprint(inp.reference, inp.reference_log) if inp.reference else None
         boot = compare(user_fingerprint(inp), theirs)
     causes = rank_causes(inp, split, boot) if inp.reference is not None else ()
-    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors), split, boot, causes)
+    checked = tuple((rule.id, rule.looks_at) for rule in rules)
+    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors), split, boot, causes, checked)

@@ -15,6 +15,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, busy_readings
+from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 _THERMAL = {"SwThermalSlowdown", "HwThermalSlowdown", "HwSlowdown"}
@@ -39,6 +40,7 @@ def _same_gpu(a: str | None, b: str | None) -> bool:
     return a.lower().replace("nvidia", "").strip() == b.lower().replace("nvidia", "").strip()
 
 
+@rule("power-cap-below-reference", "profile, GPU, reference")
 def power_cap_below_reference(inp: DiagnosisInput) -> list[Finding]:
     """Our power limit is lower than the one the reference ran at, on the same GPU model."""
     ref = inp.reference
@@ -60,7 +62,7 @@ def power_cap_below_reference(inp: DiagnosisInput) -> list[Finding]:
         return []
     return [
         Finding(
-            "power-cap-below-reference",
+            THIS_RULE,
             f"Power limit {ours:.0f} W, the reference ran at {theirs:.0f} W",
             Severity.MEDIUM,
             Impact(basis="founding post: ~33 → ~43 narrative TPS from 230 W to 330 W on a 3090"),
@@ -72,6 +74,7 @@ def power_cap_below_reference(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("power-cap-binding", "GPU under load")
 def power_cap_binding(inp: DiagnosisInput) -> list[Finding]:
     """Under load the GPU sits at its power limit and the driver lowers clocks for it (SwPowerCap)."""
     busy = busy_readings(inp.gpu_under_load)
@@ -97,7 +100,7 @@ def power_cap_binding(inp: DiagnosisInput) -> list[Finding]:
         evidence.append(MetricEvidence("maximum allowed limit", r0.max_limit_w, "W", source="nvml"))
     return [
         Finding(
-            "power-cap-binding",
+            THIS_RULE,
             "Power limit is binding under load",
             Severity.MEDIUM if room else Severity.LOW,
             Impact(basis="clocks drop to stay under the cap; memory-bound decode loses less than that"),
@@ -115,6 +118,7 @@ def power_cap_binding(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("thermal-throttling", "GPU under load")
 def thermal_throttling(inp: DiagnosisInput) -> list[Finding]:
     """The driver slowed the GPU for heat, or it ran at the temperature where air-cooled cards do."""
     busy = busy_readings(inp.gpu_under_load)
@@ -132,7 +136,7 @@ def thermal_throttling(inp: DiagnosisInput) -> list[Finding]:
         evidence.append(MetricEvidence("peak temperature", peak, "°C", source="nvml"))
     return [
         Finding(
-            "thermal-throttling",
+            THIS_RULE,
             "GPU throttles for heat",
             Severity.HIGH,
             Impact(basis="clocks drop as long as the card stays hot; results vary run to run"),
@@ -143,6 +147,7 @@ def thermal_throttling(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("sm-clock-below-max", "GPU under load")
 def sm_clock_below_max(inp: DiagnosisInput) -> list[Finding]:
     """Under load the SM clock stays well below its maximum."""
     busy = [r for r in busy_readings(inp.gpu_under_load) if r.sm_clock_mhz and r.max_sm_clock_mhz]
@@ -156,7 +161,7 @@ def sm_clock_below_max(inp: DiagnosisInput) -> list[Finding]:
     explained = bool(reasons)
     return [
         Finding(
-            "sm-clock-below-max",
+            THIS_RULE,
             f"SM clock {clock:.0f} of {top:.0f} MHz under load",
             Severity.LOW if explained else Severity.MEDIUM,
             Impact(basis="decode is memory-bound: it loses less than the clock ratio; prefill about that"),
@@ -173,6 +178,7 @@ def sm_clock_below_max(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("pcie-link-below-max", "GPU under load")
 def pcie_link_below_max(inp: DiagnosisInput) -> list[Finding]:
     """Under load the PCIe link runs below its maximum generation or width (idle links downshift normally)."""
     busy = busy_readings(inp.gpu_under_load)
@@ -189,7 +195,7 @@ def pcie_link_below_max(inp: DiagnosisInput) -> list[Finding]:
     multi = (tp or 1) > 1
     return [
         Finding(
-            "pcie-link-below-max",
+            THIS_RULE,
             f"PCIe link Gen{r.pcie_gen} x{r.pcie_width}, capable of Gen{r.pcie_gen_max} x{r.pcie_width_max}",
             Severity.MEDIUM if multi else Severity.LOW,
             Impact(

@@ -14,6 +14,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.diff import DiffRow
 from llm_dyno.core.profiles.model import Runtime
 from llm_dyno.core.runtime.base import FailureKind
@@ -44,6 +45,7 @@ def reference_gap(inp: DiagnosisInput) -> float | None:
     return 1 - sum(ratios) / len(ratios) if ratios else None
 
 
+@rule("cuda-graphs-downgraded", "launch log")
 def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
     """vLLM warned that it lowered the CUDA-graph mode (spec decode with an attention backend that can't)."""
     found: list[tuple[int, str, str]] = []
@@ -73,7 +75,7 @@ def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
         )
     return [
         Finding(
-            "cuda-graphs-downgraded",
+            THIS_RULE,
             f"CUDA graphs downgraded from {requested or 'FULL'} to {worst}",
             sev,
             impact,
@@ -87,6 +89,7 @@ def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("enforce-eager", "profile, launch log")
 def enforce_eager(inp: DiagnosisInput) -> list[Finding]:
     """``--enforce-eager`` (flag or the warning it causes) turns off torch.compile and CUDA graphs (on a
     GPU: vLLM on the CPU has no CUDA graphs to lose, and the CPU demo sets it to start fast)."""
@@ -105,7 +108,7 @@ def enforce_eager(inp: DiagnosisInput) -> list[Finding]:
     ) + tuple(lines[:1])
     return [
         Finding(
-            "enforce-eager",
+            THIS_RULE,
             "Eager mode: no torch.compile, no CUDA graphs",
             Severity.HIGH,
             Impact(tps_pct=50.0, basis="the reference recipe: --enforce-eager costs about half the TPS"),
@@ -132,6 +135,7 @@ def _volume_target(volume: str) -> str:
     return parts[1] if len(parts) >= 2 else parts[0]
 
 
+@rule("compile-cache-not-on-volume", "profile, launch log")
 def compile_cache_not_on_volume(inp: DiagnosisInput) -> list[Finding]:
     """A container profile whose compile cache dies with the container: every start compiles again."""
     p = inp.profile
@@ -160,7 +164,7 @@ def compile_cache_not_on_volume(inp: DiagnosisInput) -> list[Finding]:
     )
     return [
         Finding(
-            "compile-cache-not-on-volume",
+            THIS_RULE,
             "torch.compile cache is not on a volume",
             Severity.LOW,
             Impact(
@@ -176,6 +180,7 @@ def compile_cache_not_on_volume(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("image-differs-from-reference", "profile, environment, reference")
 def image_differs_from_reference(inp: DiagnosisInput) -> list[Finding]:
     """The image (digest or tag) or vLLM version differs from the one the reference was measured on."""
     ref = inp.reference
@@ -200,7 +205,7 @@ def image_differs_from_reference(inp: DiagnosisInput) -> list[Finding]:
     big = gap is not None and gap > _BIG_GAP
     return [
         Finding(
-            "image-differs-from-reference",
+            THIS_RULE,
             "Another vLLM build than the reference's",
             Severity.HIGH if big else Severity.MEDIUM,
             Impact(basis="unknown: kernels, CUDA-graph support and defaults change between builds"),
@@ -216,6 +221,7 @@ def image_differs_from_reference(inp: DiagnosisInput) -> list[Finding]:
 _FLOATING_TAGS = {"latest", "nightly"}
 
 
+@rule("image-not-pinned", "profile, environment")
 def image_not_pinned(inp: DiagnosisInput) -> list[Finding]:
     """A floating tag (``latest``, ``nightly``, none) makes results impossible to reproduce."""
     p = inp.profile
@@ -230,7 +236,7 @@ def image_not_pinned(inp: DiagnosisInput) -> list[Finding]:
     change = (ProfileChange(ChangeKind.SET_IMAGE, value=f"{repo}@{digest}"),) if digest else ()
     return [
         Finding(
-            "image-not-pinned",
+            THIS_RULE,
             f"Image tag '{tag}' is not pinned",
             Severity.LOW,
             Impact(basis="reproducibility: the same profile can pull another vLLM tomorrow"),
@@ -242,6 +248,7 @@ def image_not_pinned(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("scheduled-tokens-capped", "launch log, profile")
 def scheduled_tokens_warning(inp: DiagnosisInput) -> list[Finding]:
     """vLLM capped max_num_scheduled_tokens to make room for draft tokens (or left none at all)."""
     hits = [
@@ -265,7 +272,7 @@ def scheduled_tokens_warning(inp: DiagnosisInput) -> list[Finding]:
             changes = (ProfileChange(ChangeKind.SET_FLAG, "max-num-batched-tokens", str(want)),)
     return [
         Finding(
-            "scheduled-tokens-capped",
+            THIS_RULE,
             "No tokens can be scheduled with these spec-decode settings"
             if fatal
             else "Scheduled tokens per step capped by spec-decode settings",
@@ -279,6 +286,7 @@ def scheduled_tokens_warning(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("exposed-without-api-key", "profile")
 def exposed_without_api_key(inp: DiagnosisInput) -> list[Finding]:
     """The server answers anyone on the network and asks for no key (where it listens: the same
     :func:`exposure_of` the plan and the launch report)."""
@@ -294,7 +302,7 @@ def exposed_without_api_key(inp: DiagnosisInput) -> list[Finding]:
     ]
     return [
         Finding(
-            "exposed-without-api-key",
+            THIS_RULE,
             "Server reachable from the network without an API key",
             Severity.HIGH,
             Impact(security=True, basis="anyone on the network can use the model and its GPU"),
@@ -312,6 +320,7 @@ def exposed_without_api_key(inp: DiagnosisInput) -> list[Finding]:
 _IDLE_MEMORY_BYTES = 2 * GIB
 
 
+@rule("gpu-busy", "launch log, GPU before launch")
 def gpu_busy(inp: DiagnosisInput) -> list[Finding]:
     """Another process held GPU memory before launch (or the start failed for lack of free memory)."""
     evidence: list[Evidence] = []
@@ -341,7 +350,7 @@ def gpu_busy(inp: DiagnosisInput) -> list[Finding]:
         return []
     return [
         Finding(
-            "gpu-busy",
+            THIS_RULE,
             "Another process uses the GPU",
             Severity.HIGH,
             Impact(basis="less memory for the KV cache, or no start at all; shared compute when it runs"),

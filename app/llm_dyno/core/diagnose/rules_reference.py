@@ -12,6 +12,7 @@ from __future__ import annotations
 from llm_dyno.core.diagnose.evidence import Evidence, Finding, Impact, MetricEvidence, Severity
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.references import EngineFlags, Reference
+from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 
 _ABOVE = 1.05  # a claim this much above the best published row is not the same measurement
 
@@ -29,8 +30,9 @@ def _ours(inp: DiagnosisInput) -> EngineFlags | None:
     )
 
 
+@rule("spec-decode-differs-from-reference", "profile, reference")
 def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
-    """Speculative decoding (and the KV-cache dtype) set differently from the reference's."""
+    """Speculative decoding set differently from the reference's."""
     ref = inp.reference
     ours = _ours(inp)
     theirs = ref.engine_flags() if ref is not None else None
@@ -45,7 +47,7 @@ def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
         if ours.speculates and not theirs.speculates:
             out.append(
                 Finding(
-                    "spec-decode-differs-from-reference",
+                    THIS_RULE,
                     f"The reference runs without speculative decoding; you run {ours.describe_spec()}",
                     Severity.HIGH,
                     Impact(
@@ -61,7 +63,7 @@ def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
         elif theirs.speculates and not ours.speculates:
             out.append(
                 Finding(
-                    "spec-decode-differs-from-reference",
+                    THIS_RULE,
                     f"The reference speculates ({theirs.describe_spec()}); you do not",
                     Severity.HIGH,
                     Impact(
@@ -83,7 +85,7 @@ def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
         ):
             out.append(
                 Finding(
-                    "spec-decode-differs-from-reference",
+                    THIS_RULE,
                     f"{ours.num_speculative_tokens} speculative tokens against the reference's "
                     f"{theirs.num_speculative_tokens}",
                     Severity.MEDIUM,
@@ -93,6 +95,18 @@ def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
                     fix_label="spec tokens",
                 )
             )
+    return out
+
+
+@rule("kv-dtype-differs-from-reference", "profile, reference")
+def kv_dtype_differs(inp: DiagnosisInput) -> list[Finding]:
+    """The KV-cache dtype set differently from the reference's."""
+    ref = inp.reference
+    ours = _ours(inp)
+    theirs = ref.engine_flags() if ref is not None else None
+    if ref is None or ours is None or theirs is None:
+        return []
+    out: list[Finding] = []
     if (
         ours.kv_cache_dtype
         and theirs.kv_cache_dtype
@@ -100,7 +114,7 @@ def engine_flags_differ(inp: DiagnosisInput) -> list[Finding]:
     ):
         out.append(
             Finding(
-                "kv-dtype-differs-from-reference",
+                THIS_RULE,
                 f"KV cache {ours.kv_cache_dtype} against the reference's {theirs.kv_cache_dtype}",
                 Severity.LOW,
                 Impact(basis="at short context the KV cache is a small share of the bytes read per step"),
@@ -142,6 +156,7 @@ def _comparable_rows(ref: Reference, rows: tuple[Reference, ...]) -> list[Refere
     return out
 
 
+@rule("claim-above-published", "reference, its source's other rows")
 def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
     """The reference's figures are above what its own source measured for the same setup."""
     ref = inp.reference
@@ -189,7 +204,7 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
     cost = max(g[4] for g in gaps)
     return [
         Finding(
-            "claim-above-published",
+            THIS_RULE,
             f"Claimed {claimed_txt} TPS; its source's own table: {best_txt} at best",
             Severity.HIGH,
             Impact(

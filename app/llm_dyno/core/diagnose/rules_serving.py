@@ -13,6 +13,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.runtime.logformats import parse_engine_stats
 
 # A position this much (absolute) below the reference's counts as lower, not noise.
@@ -24,6 +25,7 @@ def _severity_for(pct: float) -> Severity:
     return Severity.HIGH if pct >= 15 else Severity.MEDIUM if pct >= 5 else Severity.LOW
 
 
+@rule("acceptance-below-reference", "metrics or benchmark, reference")
 def acceptance_below_reference(inp: DiagnosisInput) -> list[Finding]:
     """Per-position acceptance lower than the reference's.
 
@@ -50,7 +52,7 @@ def acceptance_below_reference(inp: DiagnosisInput) -> list[Finding]:
     )
     return [
         Finding(
-            "acceptance-below-reference",
+            THIS_RULE,
             "Speculative acceptance below the reference's",
             _severity_for(cost),
             Impact(
@@ -65,6 +67,7 @@ def acceptance_below_reference(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("kv-cache-pressure", "metrics, engine log lines")
 def kv_cache_pressure(inp: DiagnosisInput) -> list[Finding]:
     """The KV cache is nearly full, or requests were preempted (recomputed) for lack of room."""
     evidence: list[Evidence] = []
@@ -88,7 +91,7 @@ def kv_cache_pressure(inp: DiagnosisInput) -> list[Finding]:
         return []
     return [
         Finding(
-            "kv-cache-pressure",
+            THIS_RULE,
             "KV cache near full or requests preempted",
             Severity.MEDIUM,
             Impact(basis="preempted requests are recomputed; fewer requests run at once"),
@@ -100,6 +103,7 @@ def kv_cache_pressure(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("thinking-tokens", "benchmark")
 def thinking_tokens(inp: DiagnosisInput) -> list[Finding]:
     """Benchmark runs spent tokens on reasoning text: not comparable with the community's numbers."""
     if inp.bench is None:
@@ -110,7 +114,7 @@ def thinking_tokens(inp: DiagnosisInput) -> list[Finding]:
     warning = next(w for w in runs[0].warnings if "thinking" in w)
     return [
         Finding(
-            "thinking-tokens",
+            THIS_RULE,
             f"The model thought in {len(runs)} benchmark run(s)",
             Severity.MEDIUM,
             Impact(basis="reasoning tokens change the text generated, so speed and acceptance differ"),
@@ -124,6 +128,7 @@ def thinking_tokens(inp: DiagnosisInput) -> list[Finding]:
     ]
 
 
+@rule("spec-decode-not-net-gain", "spec-decode A/B")
 def spec_decode_not_net_gain(inp: DiagnosisInput) -> list[Finding]:
     """The A/B says speculative decoding is slower than, or no faster than, plain decoding."""
     bad = [(p, c) for p, c in inp.spec_ab if c.verdict in (Verdict.WORSE, Verdict.WITHIN_NOISE)]
@@ -147,7 +152,7 @@ def spec_decode_not_net_gain(inp: DiagnosisInput) -> list[Finding]:
     )
     return [
         Finding(
-            "spec-decode-not-net-gain",
+            THIS_RULE,
             "Speculative decoding is not a net gain here" + (" (slower)" if worse else ""),
             Severity.HIGH if worse else Severity.MEDIUM,
             Impact(

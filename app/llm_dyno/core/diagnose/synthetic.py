@@ -28,6 +28,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, SyntheticSupport
+from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.model import Profile, Runtime
 
 _FIND = (
@@ -94,6 +95,7 @@ def synthetic_config(spec: dict[str, object], rates: tuple[float, ...]) -> str:
     return json.dumps(pinned, separators=(",", ":"))
 
 
+@rule("synthetic-acceptance-ab", "profile, its vLLM, reference")
 def synthetic_acceptance_ab(inp: DiagnosisInput) -> list[Finding]:
     """Offer a copy of the profile whose acceptance is pinned to the reference's, where vLLM has it."""
     ref, profile, support = inp.reference, inp.profile, inp.synthetic
@@ -112,7 +114,7 @@ def synthetic_acceptance_ab(inp: DiagnosisInput) -> list[Finding]:
     if support.supported is False:
         return [
             Finding(
-                "synthetic-acceptance-ab",
+                THIS_RULE,
                 "This vLLM cannot pin acceptance (no synthetic rejection sampling)",
                 Severity.INFO,
                 Impact(basis=basis),
@@ -125,7 +127,7 @@ def synthetic_acceptance_ab(inp: DiagnosisInput) -> list[Finding]:
     unknown = "" if support.supported else " First check that its vLLM has the option (see the evidence)."
     return [
         Finding(
-            "synthetic-acceptance-ab",
+            THIS_RULE,
             f"A/B with acceptance pinned to the reference's ({pinned}) to measure pure step time",
             Severity.INFO,
             Impact(basis=basis),

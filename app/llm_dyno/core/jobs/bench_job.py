@@ -157,7 +157,7 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
     """Run the benchmark; every event goes to ``emit`` (runner :class:`ProgressEvent`,
     :class:`ResultStored`, :class:`StoreFailed`); server trouble ends up in ``result.error``."""
     cancel = cancel or threading.Event()
-    api_key = spec.endpoint.api_key()
+    spec.endpoint.check_key()  # a key that cannot be sent is refused before anything runs
     recording = _Recording(gpu_reader(spec.gpus.source)) if spec.gpus.source is not None else None
     history = HistoryStore(spec.history_path) if spec.history_path is not None else None
     by_run: RunByRun[BenchResult] = RunByRun(
@@ -176,14 +176,12 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
         emit(ProgressEvent(EventKind.MESSAGE, message=f"GPU not read: {spec.gpus.reason}"))
     try:
         result = run_benchmark(
-            spec.endpoint.url,
-            spec.endpoint.model,
+            spec.endpoint,
             spec.suite,
             profile=spec.profile,
             gpu=recording,
             progress=emit,
             cancel=cancel,
-            api_key=api_key,
             thermal_wait=spec.thermal_wait,
             on_run=store,
         )

@@ -95,8 +95,7 @@ def run_load(spec: LoadSpec, emit: Emit, cancel: threading.Event | None = None) 
         gpus=b.gpus.label if b.gpus.source is not None else None,
     )
     runner = LoadRunner(
-        b.endpoint.url, b.endpoint.model, b.suite, spec.plan,
-        api_key=b.endpoint.api_key(),
+        b.endpoint, b.suite, spec.plan,
         gpu=gpu_reader(b.gpus.source) if b.gpus.source is not None else None,
         emit=emit, cancel=cancel, on_level=store,
     )  # fmt: skip

@@ -58,8 +58,7 @@ class ServerWatch:
                 self.power_w = watts
 
         self._samplers: list[PeriodicSampler[Any]] = []
-        key = endpoint.api_key_or_none()
-        self._samplers.append(MetricsSampler(endpoint.url, on_metrics, interval_s=interval_s, api_key=key))
+        self._samplers.append(MetricsSampler(endpoint, on_metrics, interval_s=interval_s))
         if gpu_read is not None:
             gpu = PeriodicSampler(gpu_read, on_power, interval_s=interval_s, name="watch-gpu")
             self._samplers.append(gpu)

@@ -26,8 +26,8 @@ from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
 from llm_dyno.core.jobs.tune_spec import LaunchMode, TuneSpec
 from llm_dyno.core.runtime.base import ServerHandle
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry import clocks, power
-from llm_dyno.core.tune.knobs import KnobKind, Setting
+from llm_dyno.core.tune.knob_kinds import KINDS, GpuKind, KnobKind
+from llm_dyno.core.tune.knobs import Setting
 from llm_dyno.core.tune.record import TrialFinished, TrialRun, TrialStarted, TuneMessage, TuneRecord
 from llm_dyno.core.tune.trials import Trial, schedule
 
@@ -44,48 +44,34 @@ class _Gpu:
 
     gpus: tuple[int, ...]
     say: Callable[[str], None]
-    original_w: dict[int, float] = field(default_factory=dict)
-    locked: set[tuple[int, clocks.ClockDomain]] = field(default_factory=set)
+    remembered: dict[tuple[KnobKind, int], float | None] = field(default_factory=dict)
+    changed: set[tuple[KnobKind, int]] = field(default_factory=set)
 
     def remember(self, record: TuneRecord, settings: tuple[Setting, ...]) -> None:
-        # read before any change, so a failure at the very first set still restores the right limit
-        if any(s.knob.kind is KnobKind.POWER for s in settings):
+        # read before any change, so a failure at the very first set still restores the right value
+        for kind in {k for s in settings if (k := s.knob.gpu) is not None}:
             for g in self.gpus:
-                self.original_w[g] = power.read_power_limit(g).current_w
-            record.original_power_w = dict(self.original_w)
+                self.remembered[(kind.kind, g)] = kind.remember(g)
+        record.original_power_w = {
+            g: w for (k, g), w in self.remembered.items() if k is KnobKind.POWER and w is not None
+        }
 
     def apply(self, settings: tuple[Setting, ...]) -> None:
         for s in settings:
+            kind = s.knob.gpu
+            if kind is None:
+                continue
             for g in self.gpus:
-                if s.knob.kind is KnobKind.POWER:
-                    self.say(f"setting GPU {g} power limit to {s.value} W")
-                    power.set_power_limit(g, float(s.value))
-                else:
-                    domain = (
-                        clocks.ClockDomain.SM
-                        if s.knob.kind is KnobKind.SM_CLOCK
-                        else clocks.ClockDomain.MEMORY
-                    )
-                    self.say(f"locking GPU {g} {domain.value} clock at {s.value} MHz")
-                    self.locked.add((g, domain))  # before the call: a half-applied lock is reset too
-                    clocks.lock_clock(g, domain, int(s.value))
+                self.changed.add((kind.kind, g))  # before the call: a half-applied change is put back too
+                kind.set(g, s.value, self.say)
 
     def restore(self, record: TuneRecord) -> None:
-        for g, watts in self.original_w.items():
-            try:
-                self.say(f"restoring GPU {g} power limit to {watts:g} W")
-                power.set_power_limit(g, watts)
-                record.restored.append(f"GPU {g} power limit {watts:g} W")
-            except Exception as exc:  # every GPU is tried; what failed is in the record and said
-                record.restore_errors.append(f"GPU {g} power limit: {exc}")
-        for g in sorted({g for g, _ in self.locked}):
-            domains = tuple(sorted((d for gg, d in self.locked if gg == g), key=str))
-            try:
-                self.say(f"unlocking GPU {g} clocks ({', '.join(d.value for d in domains)})")
-                clocks.reset_clocks(g, domains)
-                record.restored.append(f"GPU {g} clocks unlocked ({', '.join(d.value for d in domains)})")
-            except Exception as exc:
-                record.restore_errors.append(f"GPU {g} clocks: {exc}")
+        for kind in (k for k in KINDS.values() if isinstance(k, GpuKind)):  # power caps, then clock locks
+            for g in sorted(g for k, g in self.changed if k is kind.kind):
+                try:
+                    record.restored.append(kind.restore(g, self.remembered.get((kind.kind, g)), self.say))
+                except Exception as exc:  # every GPU is tried; what failed is in the record and said
+                    record.restore_errors.append(f"GPU {g} {kind.kind.value}: {exc}")
 
 
 class _Server:

@@ -20,8 +20,7 @@ from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.core.telemetry import clocks, power
-from llm_dyno.core.tune.knobs import KnobError, KnobKind, Vary, apply_settings, check_knob_for
+from llm_dyno.core.tune.knobs import KnobError, Vary, apply_settings, check_knob_for
 from llm_dyno.core.tune.recipes import recipe_vary
 from llm_dyno.core.tune.record import tunes_dir
 from llm_dyno.core.tune.trials import MAX_TRIALS, Trial, build_trials
@@ -90,24 +89,10 @@ def _check_gpus(varies: tuple[Vary, ...], gpus: tuple[int, ...], name: str, reas
             hint="set gpus: in the profile (or --gpu N with --url)",
         )
     for v in gpu_varies:
+        kind = v.knob.gpu
         for gpu in gpus:
-            if v.knob.kind is KnobKind.POWER:
-                problem = power.control_unavailable_reason(gpu)
-                if problem is not None:
-                    raise KnobError(problem)
-                limit = power.read_power_limit(gpu)
-                for value in v.values:
-                    limit.check(float(value))
-            else:
-                problem = clocks.clock_control_unavailable_reason(gpu)
-                if problem is not None:
-                    raise KnobError(problem)
-                supported = clocks.read_supported_clocks(gpu)
-                domain = (
-                    clocks.ClockDomain.SM if v.knob.kind is KnobKind.SM_CLOCK else clocks.ClockDomain.MEMORY
-                )
-                for value in v.values:
-                    supported.check(domain, int(value))
+            if kind is not None:
+                kind.preflight(gpu, v.values)
 
 
 def prepare_tune(

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body, send_bounded
 from llm_dyno.core.httpclient import auth_headers
@@ -139,7 +140,8 @@ def _wanted_names() -> frozenset[str]:
 
 
 # one reader for every server: the same series recur across servers of one vLLM version
-_READER = SampleReader(_wanted_names(), prefix="vllm:")
+READ_NAMES = _wanted_names()  # every series name a scrape keeps
+_READER = SampleReader(READ_NAMES, prefix="vllm:")
 
 
 def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
@@ -329,7 +331,10 @@ class MetricsSample:
 
 
 class MetricsSampler(PeriodicSampler[MetricsSample]):
-    """Scrape ``/metrics`` every ``interval_s`` seconds on a thread; each result goes to ``sink``.
+    """Scrape ``/metrics`` of ``endpoint`` every ``interval_s`` seconds on a thread; each result goes
+    to ``sink``. The endpoint's key is sent when it resolves; when it does not, the samples say what the
+    server answers (401), as a watcher should (a front end that must refuse first calls
+    :meth:`~llm_dyno.core.endpoint.Endpoint.check_key`).
 
     A server that stops answering yields "unreachable" samples and is tried again on every tick;
     when it comes back (maybe restarted) the first interval is flagged ``reset`` if counters fell.
@@ -337,17 +342,16 @@ class MetricsSampler(PeriodicSampler[MetricsSample]):
 
     def __init__(
         self,
-        base_url: str,
+        endpoint: Endpoint,
         sink: Callable[[MetricsSample], None],
         *,
         interval_s: float = 1.0,
-        api_key: str | None = None,
         timeout_s: float | None = None,
         max_samples: int | None = None,
     ) -> None:
         # A scrape must not outlive its slot by much, or a hung server stalls the sampler.
         timeout = timeout_s if timeout_s is not None else max(1.0, 2 * interval_s)
-        self._reader = MetricsReader(base_url, api_key=api_key, timeout_s=timeout)
+        self._reader = MetricsReader(endpoint.url, api_key=endpoint.api_key_or_none(), timeout_s=timeout)
         self.url = self._reader.url
         self.window = RateWindow.for_interval(interval_s)
         super().__init__(

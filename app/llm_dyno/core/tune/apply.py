@@ -3,23 +3,19 @@ saved through the profile store beside the original, which is never overwritten.
 
 from __future__ import annotations
 
-from llm_dyno.core.profiles.model import PowerSettings, Profile
+from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.profiles.store import ProfileStore
-from llm_dyno.core.tune.knobs import KnobKind, Setting, apply_settings
+from llm_dyno.core.tune.knobs import Setting, apply_settings
 
 
 def tuned_copy(profile: Profile, settings: tuple[Setting, ...], taken: set[str]) -> tuple[Profile, list[str]]:
     """The copy with the settings applied, a free name, and notes on what a profile cannot hold."""
     notes: list[str] = []
     copy = apply_settings(profile, tuple(s for s in settings if s.knob.relaunch))
-    for s in settings:
-        if s.knob.kind is KnobKind.POWER:
-            kept = profile.power or PowerSettings()
-            copy = copy.with_changes(
-                power=kept.model_copy(update={"limit_w": float(s.value), "per_gpu_w": {}})
-            )
-        elif not s.knob.relaunch:
-            notes.append(f"{s} is a GPU clock lock: a profile cannot hold it (lock it with the tune's value)")
+    for s in (s for s in settings if not s.knob.relaunch):  # the server settings are applied above
+        copy, note = s.knob.spec.keep(copy, s.knob.name, s.value)
+        if note is not None:
+            notes.append(note)
     name, n = f"{profile.name}-tuned", 2
     while name in taken:
         name, n = f"{profile.name}-tuned-{n}", n + 1

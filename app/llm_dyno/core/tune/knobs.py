@@ -8,48 +8,18 @@ and image change the server (a relaunch); the GPU settings do not.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 
-from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.edit import set_flag
 from llm_dyno.core.profiles.flags import SWITCHES, canonical_name
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.tune.knob_kinds import KINDS, GpuKind, Kind, KnobError, KnobKind
 
+__all__ = [
+    "Knob", "KnobError", "KnobKind", "Setting", "Vary", "apply_setting", "apply_settings",
+    "check_knob_for", "current_value", "parse_knob", "parse_vary",
+]  # fmt: skip
 
-class KnobError(DynoError):
-    """A knob or a value a tune cannot use (said before anything starts)."""
-
-
-class KnobKind(StrEnum):
-    """What a knob changes."""
-
-    FLAG = "flag"
-    SPEC_TOKENS = "num_speculative_tokens"
-    ENV = "env"
-    IMAGE = "image"
-    POWER = "power"
-    SM_CLOCK = "sm_clock"
-    MEM_CLOCK = "mem_clock"
-
-
-GPU_KINDS = frozenset({KnobKind.POWER, KnobKind.SM_CLOCK, KnobKind.MEM_CLOCK})
-_ALIASES = {
-    "num_speculative_tokens": KnobKind.SPEC_TOKENS,
-    "num-speculative-tokens": KnobKind.SPEC_TOKENS,
-    "draft_depth": KnobKind.SPEC_TOKENS,
-    "power": KnobKind.POWER,
-    "power_cap": KnobKind.POWER,
-    "power-cap": KnobKind.POWER,
-    "sm_clock": KnobKind.SM_CLOCK,
-    "sm-clock": KnobKind.SM_CLOCK,
-    "mem_clock": KnobKind.MEM_CLOCK,
-    "mem-clock": KnobKind.MEM_CLOCK,
-    "memory_clock": KnobKind.MEM_CLOCK,
-    "image": KnobKind.IMAGE,
-}
 # flags a tune must not vary: they decide where the server answers and who may use it
 _FIXED_FLAGS = {
     "port": "the port the benchmark reaches the server on",
@@ -59,16 +29,6 @@ _FIXED_FLAGS = {
     "model": "the model (make a profile per model)",
     "speculative-config": "the whole speculative config (vary num_speculative_tokens instead)",
 }
-_INT_FLAGS = frozenset(
-    {
-        "max-num-batched-tokens",
-        "max-num-seqs",
-        "max-model-len",
-        "tensor-parallel-size",
-        "pipeline-parallel-size",
-    }
-)
-KV_CACHE_DTYPES = ("auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")  # what vLLM's flags look like (the CSV header trusts it)
 MAX_VALUES = 16
@@ -82,23 +42,36 @@ class Knob:
     name: str = ""
 
     @property
+    def spec(self) -> Kind:
+        """The object of its kind: how it is checked and applied."""
+        return KINDS[self.kind]
+
+    @property
+    def gpu(self) -> GpuKind | None:
+        """Its kind's object when it is a GPU setting (None for a server knob)."""
+        spec = self.spec
+        return spec if isinstance(spec, GpuKind) else None
+
+    @property
     def label(self) -> str:
         """How the knob reads in tables, charts and the CLI."""
-        if self.kind is KnobKind.FLAG:
-            return f"--{self.name}"
-        if self.kind is KnobKind.ENV:
-            return f"env:{self.name}"
-        return self.kind.value
+        return self.spec.label(self.name)
 
     @property
     def unit(self) -> str:
         """The unit of its values ("" when none)."""
-        return {KnobKind.POWER: "W", KnobKind.SM_CLOCK: "MHz", KnobKind.MEM_CLOCK: "MHz"}.get(self.kind, "")
+        return self.spec.unit
 
     @property
     def relaunch(self) -> bool:
         """Whether a new value needs a new server (a power cap or a clock lock does not)."""
-        return self.kind not in GPU_KINDS
+        return self.spec.relaunch
+
+    @classmethod
+    def from_label(cls, label: str, kind: str) -> Knob:
+        """The knob a stored record names by its label and kind."""
+        k = KnobKind(kind)
+        return cls(k, KINDS[k].name_from_label(label))
 
 
 @dataclass(frozen=True)
@@ -137,10 +110,12 @@ def parse_knob(text: str) -> Knob:
     name = text.strip()
     if not name:
         raise KnobError("a knob needs a name, e.g. --vary max-num-batched-tokens=2048,8192")
-    if name in _ALIASES:
-        return Knob(_ALIASES[name])
-    if name.startswith("env:"):
-        var = name[4:]
+    for kind in KINDS.values():
+        if name in kind.aliases:
+            return Knob(kind.kind)
+    env = KINDS[KnobKind.ENV].prefix or ""
+    if name.startswith(env):
+        var = name.removeprefix(env)
         if not _ENV_NAME.match(var):
             raise KnobError(f"knob {text!r}: {var!r} is not an environment variable name")
         return Knob(KnobKind.ENV, var)
@@ -176,52 +151,18 @@ def parse_vary(text: str) -> Vary:
 
 
 def _check_values(knob: Knob, values: tuple[str, ...], text: str) -> None:
-    whole = knob.kind in (KnobKind.SPEC_TOKENS, KnobKind.SM_CLOCK, KnobKind.MEM_CLOCK) or (
-        knob.kind is KnobKind.FLAG and knob.name in _INT_FLAGS
-    )
     for value in values:
-        if whole and not (value.isdigit() and int(value) > 0):
-            raise KnobError(f"--vary {text!r}: {value!r} is not a positive whole number")
-        if knob.kind is KnobKind.POWER:
-            try:
-                ok = float(value) > 0
-            except ValueError:
-                ok = False
-            if not ok:
-                raise KnobError(f"--vary {text!r}: {value!r} is not a power in watts")
-        if knob.kind is KnobKind.FLAG and knob.name == "kv-cache-dtype" and value not in KV_CACHE_DTYPES:
-            raise KnobError(
-                f"--vary {text!r}: {value!r} is not a KV-cache dtype vLLM knows",
-                hint="choose from " + ", ".join(KV_CACHE_DTYPES),
-            )
+        knob.spec.check(knob.name, value, text)
 
 
 def check_knob_for(profile: Profile, knob: Knob) -> None:
     """Refuse a knob the profile cannot take (no speculative config, no Docker image)."""
-    if knob.kind is KnobKind.SPEC_TOKENS and not profile.engine().speculative_config:
-        raise KnobError(
-            f"profile '{profile.name}' has no --speculative-config: num_speculative_tokens has nothing to "
-            "change",
-            hint='add e.g. --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
-        )
-    if knob.kind is KnobKind.IMAGE and profile.docker is None:
-        raise KnobError(f"profile '{profile.name}' runs as a process, not in Docker: it has no image to vary")
+    knob.spec.check_profile(profile, knob.name)
 
 
 def apply_setting(profile: Profile, setting: Setting) -> Profile:
     """The profile with one server setting applied (GPU settings leave it as it is)."""
-    knob, value = setting.knob, setting.value
-    if knob.kind is KnobKind.SPEC_TOKENS:
-        spec = dict(profile.engine().speculative_config or {})
-        spec["num_speculative_tokens"] = int(value)
-        return profile.with_changes(args=set_flag(profile.args, "speculative-config", json.dumps(spec)))
-    if knob.kind is KnobKind.FLAG:
-        return profile.with_changes(args=set_flag(profile.args, knob.name, value))
-    if knob.kind is KnobKind.ENV:
-        return profile.with_changes(env={**profile.env, knob.name: value})
-    if knob.kind is KnobKind.IMAGE and profile.docker is not None:
-        return profile.with_changes(docker={**profile.docker.model_dump(), "image": value})
-    return profile
+    return setting.knob.spec.apply(profile, setting.knob.name, setting.value)
 
 
 def apply_settings(profile: Profile, settings: tuple[Setting, ...]) -> Profile:
@@ -232,18 +173,5 @@ def apply_settings(profile: Profile, settings: tuple[Setting, ...]) -> Profile:
 
 
 def current_value(profile: Profile, knob: Knob) -> str | None:
-    """What the profile itself has for a server knob (None when unset or a GPU knob)."""
-    from llm_dyno.core.profiles.edit import get_flag
-
-    if knob.kind is KnobKind.SPEC_TOKENS:
-        n = profile.engine().num_speculative_tokens
-        return str(n) if n is not None else None
-    if knob.kind is KnobKind.FLAG:
-        return get_flag(profile.args, knob.name)
-    if knob.kind is KnobKind.ENV:
-        return profile.env.get(knob.name)
-    if knob.kind is KnobKind.IMAGE:
-        return profile.docker.image if profile.docker is not None else None
-    if knob.kind is KnobKind.POWER and profile.power is not None and profile.power.limit_w is not None:
-        return f"{profile.power.limit_w:g}"
-    return None
+    """What the profile itself has for a knob (None when unset, or a clock lock, which it cannot hold)."""
+    return knob.spec.current(profile, knob.name)

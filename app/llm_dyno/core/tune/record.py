@@ -16,7 +16,7 @@ from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
-from llm_dyno.core.tune.knobs import Knob, KnobKind, Setting, Vary
+from llm_dyno.core.tune.knobs import Knob, Setting, Vary
 from llm_dyno.core.tune.trials import Trial
 
 FORMAT = 1
@@ -150,19 +150,12 @@ def _run_dict(r: TrialRun) -> dict[str, Any]:
     }
 
 
-def _knob(label: str, kind: str) -> Knob:
-    k = KnobKind(kind)
-    if k is KnobKind.FLAG:
-        return Knob(k, label.removeprefix("--"))
-    if k is KnobKind.ENV:
-        return Knob(k, label.removeprefix("env:"))
-    return Knob(k)
-
-
 def record_from_dict(data: dict[str, Any]) -> TuneRecord:
     """A record read back from its JSON (:class:`DynoError` for a file that is not one)."""
     try:
-        varies = tuple(Vary(_knob(v["knob"], v["kind"]), tuple(v["values"])) for v in data["varies"])
+        varies = tuple(
+            Vary(Knob.from_label(v["knob"], v["kind"]), tuple(v["values"])) for v in data["varies"]
+        )
         knobs = {v.knob.label: v.knob for v in varies}
         trials = tuple(
             Trial(int(t["trial"]), tuple(Setting(knobs[k], str(val)) for k, val in t["settings"].items()))

@@ -20,6 +20,8 @@ from PySide6.QtCore import QObject, Signal
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
+from llm_dyno.core.telemetry import live_metrics
+from llm_dyno.core.telemetry.live_metrics import position_values, ready
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, GpuSampler
 
@@ -33,28 +35,20 @@ def wall_time(monotonic_t: float) -> float:
     return monotonic_t + (time.time() - time.monotonic())
 
 
-def _pct(x: float | None) -> float | None:
-    return None if x is None else 100.0 * x
-
-
 def metrics_values(sample: MetricsSample) -> dict[str, float | None]:
-    """The plotted numbers of one metrics sample (None where the server gives none)."""
-    snap, rates = sample.snapshot, sample.rates
+    """The numbers of one metrics sample, by series key (:data:`LIVE_METRICS`, then per position).
+
+    A plotted metric whose inputs are there but whose counter is not gives None (a gap); a
+    speculative-decoding one is left out while nothing is drafted, so its line joins the intervals
+    that had drafts instead of breaking at each idle one.
+    """
     out: dict[str, float | None] = {}
-    if snap is not None:
-        out.update(kv_pct=_pct(snap.kv_cache_usage), running=snap.running, waiting=snap.waiting)
-    if rates is not None and not rates.reset:
-        out.update(gen_tps=rates.generation_tps, prompt_tps=rates.prompt_tps)
-        if rates.read_bytes_per_s is not None:  # not plotted: the Roofline figure's second estimate
-            out["read_bytes_per_s"] = rates.read_bytes_per_s
-        # Acceptance only exists while drafting: skip idle intervals (no gap) so the line joins the
-        # intervals that had drafts, like the per-position lines do.
-        if rates.acceptance_rate is not None:
-            out["acceptance_pct"] = _pct(rates.acceptance_rate)
-        if rates.mean_acceptance_length is not None:
-            out["mean_acc_len"] = rates.mean_acceptance_length
-        for i, p in enumerate(rates.per_position or ()):
-            out[f"acc_pos{i + 1}_pct"] = _pct(p)
+    for metric in live_metrics.LIVE_METRICS:
+        value = metric.value(sample)
+        gap = metric.plot is not None and not metric.spec_decode and ready(metric, sample)
+        if value is not None or gap:
+            out[metric.key] = value
+    out.update(position_values(sample))
     return out
 
 
@@ -165,10 +159,7 @@ class TelemetryFeed(QObject):
         self.stop()
         sink = self._running.sink
         self._metrics = MetricsSampler(
-            endpoint.url,
-            sink(self.metricsSampled.emit),
-            interval_s=metrics_interval_s,
-            api_key=endpoint.api_key_or_none(),
+            endpoint, sink(self.metricsSampled.emit), interval_s=metrics_interval_s
         )
         self._running.samplers.append(self._metrics)
         self._metrics.start()

@@ -1,22 +1,30 @@
-"""The strip of big numbers above the plots: the latest figures of the watched server."""
+"""The strip of big numbers above the plots: the latest figures of the watched server.
+
+The live metrics with a header caption (:data:`~llm_dyno.core.telemetry.live_metrics.LIVE_METRICS`)
+come first, keyed by their series key; then the GPU figures and the Roofline figure.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from llm_dyno.core.telemetry import live_metrics
+from llm_dyno.core.telemetry.live_metrics import LiveMetric
 from llm_dyno.ui import theme
 
-# key, caption
-FIGURES: tuple[tuple[str, str], ...] = (
-    ("gen_tps", "Generation tok/s"),
-    ("acceptance", "Acceptance"),
-    ("mean_len", "Mean acc. length"),
+# the figures that are not live metrics: key, caption
+OTHER_FIGURES: tuple[tuple[str, str], ...] = (
     ("power", "Power / limit"),
     ("temp", "Temperature"),
-    ("kv", "KV cache"),
     ("roofline", "Roofline"),
 )
+
+
+def figures(metrics: tuple[LiveMetric, ...] | None = None) -> tuple[tuple[str, str], ...]:
+    """Every figure of the strip, in order: (key, caption); ``metrics`` by default the registry's."""
+    chosen = live_metrics.LIVE_METRICS if metrics is None else metrics
+    return (*((m.key, m.header) for m in chosen if m.header is not None), *OTHER_FIGURES)
 
 
 def _num(v: float | None, fmt: str) -> str:
@@ -26,8 +34,10 @@ def _num(v: float | None, fmt: str) -> str:
 class HeaderStrip(QFrame):
     """The figures; ``set_values`` takes the latest value of each series by name."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, metrics: tuple[LiveMetric, ...] | None = None) -> None:
         super().__init__(parent)
+        chosen = live_metrics.LIVE_METRICS if metrics is None else metrics
+        self.metrics = tuple(m for m in chosen if m.header is not None)
         self.setObjectName("dashboardHeader")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -35,7 +45,7 @@ class HeaderStrip(QFrame):
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
         c = theme.colors()
-        for key, caption in FIGURES:
+        for key, caption in figures(self.metrics):
             card = QFrame()
             card.setObjectName("figureCard")
             card.setStyleSheet(
@@ -69,7 +79,7 @@ class HeaderStrip(QFrame):
 
         With several GPUs the tooltips say how they are combined (the plots use the same numbers).
         """
-        captions = dict(FIGURES)
+        captions = dict(OTHER_FIGURES)
         several = count > 1
         tips = {
             "power": f"{label}: power and power limit summed over the {count} GPUs (the plots also "
@@ -92,14 +102,11 @@ class HeaderStrip(QFrame):
         """Update every figure from the latest series values (missing ones show a dash)."""
         g = latest.get
         power, limit = g("power_w"), g("power_limit_w")
-        texts = {
-            "gen_tps": _num(g("gen_tps"), "{:,.1f}"),
-            "acceptance": _num(g("acceptance_pct"), "{:.1f} %"),
-            "mean_len": _num(g("mean_acc_len"), "{:.2f}"),
-            "power": f"{_num(power, '{:.0f}')} / {_num(limit, '{:.0f} W')}" if power is not None else "—",
-            "temp": _num(g("temp_c"), "{:.0f} °C"),
-            "kv": _num(g("kv_pct"), "{:.1f} %"),
-        }
+        texts = {m.key: m.header_text(g(m.key)) for m in self.metrics}
+        texts.update(
+            power=f"{_num(power, '{:.0f}')} / {_num(limit, '{:.0f} W')}" if power is not None else "—",
+            temp=_num(g("temp_c"), "{:.0f} °C"),
+        )
         for key, text in texts.items():
             if self.values[key].text() != text:
                 self.values[key].setText(text)

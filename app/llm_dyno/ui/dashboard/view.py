@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPush
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.runtime.logformats import parse_warning
+from llm_dyno.core.telemetry.live_metrics import POSITION_PLOT, position_of
 from llm_dyno.core.telemetry.metrics import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet
@@ -205,8 +206,9 @@ class Dashboard(QWidget):
         self.state.setText(self.url)
         values = metrics_values(sample)
         for name in values:
-            if name.startswith("acc_pos") and name not in self.plots.curves:
-                self.plots.add_curve("acceptance", position_curve(int(name[7:].split("_")[0])))
+            position = position_of(name)
+            if position is not None and name not in self.plots.curves:
+                self.plots.add_curve(POSITION_PLOT, position_curve(position))
         self.series.append_many(ts, values)
         self._dirty = True
 
@@ -257,7 +259,7 @@ class Dashboard(QWidget):
     def _update_roofline(self) -> None:
         self.header.set_roofline(
             *self.roofline.figure(
-                self._latest("gen_tps"), self._latest("mean_acc_len"), self._latest("running"),
+                self._latest("gen_tps"), self._latest("mean_acceptance_length"), self._latest("running"),
                 self._latest("read_bytes_per_s"),
             )
         )  # fmt: skip

@@ -1,8 +1,7 @@
-"""Export a profile as a compose file, a ``docker run`` line or a ``vllm serve`` command."""
+"""Export a profile in one of the formats of :data:`~llm_dyno.core.profiles.export_formats.EXPORT_FORMATS`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -19,16 +18,10 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.exporters import to_compose, to_docker_run, to_vllm_serve
+from llm_dyno.core.profiles import export_formats
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.profiles.store import file_stem
 from llm_dyno.ui.messages import window_message
-
-FORMATS: dict[str, tuple[str, Callable[[Profile], str], str]] = {
-    "compose": ("docker-compose.yml", to_compose, ".yml"),
-    "docker-run": ("docker run command", to_docker_run, ".sh"),
-    "vllm-serve": ("vllm serve command", to_vllm_serve, ".sh"),
-}
 
 
 class ExportDialog(QDialog):
@@ -43,8 +36,8 @@ class ExportDialog(QDialog):
         row = QHBoxLayout()
         row.addWidget(QLabel("Format"))
         self.format_box = QComboBox()
-        for key, (label, _fn, _ext) in FORMATS.items():
-            self.format_box.addItem(label, key)
+        for key, fmt in export_formats.EXPORT_FORMATS.items():
+            self.format_box.addItem(fmt.description, key)
         self.format_box.currentIndexChanged.connect(lambda _i: self.refresh())
         row.addWidget(self.format_box)
         row.addStretch(1)
@@ -71,7 +64,7 @@ class ExportDialog(QDialog):
         """Render the chosen format."""
         key = str(self.format_box.currentData())
         try:
-            text = FORMATS[key][1](self.profile)
+            text = export_formats.export_profile(self.profile, key)
         except DynoError as exc:
             self.text.clear()
             self.error.setText(window_message(exc))
@@ -89,7 +82,9 @@ class ExportDialog(QDialog):
 
     def _save(self) -> None:
         key = str(self.format_box.currentData())
-        suggested = str(Path.home() / (file_stem(self.profile.name) + FORMATS[key][2]))
+        suggested = str(
+            Path.home() / (file_stem(self.profile.name) + export_formats.EXPORT_FORMATS[key].suffix)
+        )
         path, _ = QFileDialog.getSaveFileName(self, "Save export", suggested)
         if path:
             try:

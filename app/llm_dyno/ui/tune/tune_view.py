@@ -42,6 +42,7 @@ from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
 from llm_dyno.core.tune.apply import save_tuned_copy
+from llm_dyno.core.tune.knob_kinds import GPU_KNOBS, KNOB_SUGGESTIONS
 from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
@@ -50,12 +51,7 @@ from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
 
-KNOB_SUGGESTIONS = (
-    "num-speculative-tokens", "max-num-batched-tokens", "kv-cache-dtype", "max-num-seqs", "power", "sm-clock",
-    "mem-clock", "image", "env:",
-)  # fmt: skip  # one style, vLLM's flag style (the underscore spellings are taken too)
 NO_RECIPE = "(knobs below)"
-GPU_KNOBS = ("power", "sm-clock", "mem-clock")
 
 
 class TuneView(QWidget):

@@ -1,0 +1,176 @@
+"""The live metrics: one spec per figure that ``llm-dyno watch`` and the dashboard show.
+
+Each :class:`LiveMetric` says, in one place, which ``/metrics`` counters or gauges it comes from, how
+a sample becomes its value (a gauge of the snapshot, or a rate or ratio over the sampler's window),
+the series key the dashboard stores and exports it under, the plot it is drawn on (title, legend,
+unit), its caption in the dashboard's header and its label in ``watch`` lines. The dashboard
+(``ui/dashboard/feed.py``, ``plot_specs.py``, ``header.py``) and ``watch``
+(``commands/telemetry_cmds.py``) iterate over :data:`LIVE_METRICS`; none keeps a list of its own.
+
+Per-position acceptance is a family (one series per draft position, as many as the server reports):
+:func:`position_key` names its series.
+
+To add a metric, add an entry here (and, when it needs a counter the snapshot does not read yet, the
+counter in :mod:`llm_dyno.core.telemetry.metrics`); docs/guide.md "Extending" shows one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llm_dyno.core.telemetry.metrics import READ_NAMES, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.rates import MetricsRates
+
+Reader = Callable[[MetricsSnapshot, MetricsRates], "float | None"]
+
+
+@dataclass(frozen=True)
+class LiveMetric:
+    """One live figure, from the server's counters to the text the front ends show.
+
+    ``read`` gets the snapshot and, for a metric with ``from_rates``, the window's rates (it is not
+    called without rates, nor for a window in which the counters were reset). ``plot`` is None for a
+    value the dashboard keeps but draws nowhere; ``header`` / ``watch`` None keep it out of the header
+    strip / the ``watch`` line. ``spec_decode`` metrics exist only while the server drafts tokens.
+    """
+
+    key: str
+    counters: tuple[str, ...]
+    read: Reader
+    unit: str
+    fmt: str
+    label: str
+    plot: str | None
+    plot_title: str = ""
+    header: str | None = None
+    header_fmt: str | None = None
+    watch: str | None = None
+    from_rates: bool = True
+    spec_decode: bool = False
+
+    def value(self, sample: MetricsSample) -> float | None:
+        """This metric's value in ``sample`` (None where the server gives none or rates are not ready)."""
+        snap, rates = sample.snapshot, sample.rates
+        if snap is None or (self.from_rates and (rates is None or rates.reset)):
+            return None
+        return self.read(snap, rates if rates is not None else MetricsRates(interval_s=0.0))
+
+    def text(self, value: float | None) -> str:
+        """``value`` with its unit, e.g. ``62.5 %`` (a dash when None)."""
+        if value is None or value != value:
+            return "–"
+        gap = "" if not self.unit or self.unit.startswith("/") else " "
+        return self.fmt.format(value) + gap + self.unit
+
+    def header_text(self, value: float | None) -> str:
+        """``value`` as the header strip shows it (its own format where given)."""
+        if value is None or value != value:
+            return "—"
+        return self.header_fmt.format(value) if self.header_fmt is not None else self.text(value)
+
+
+def _pct(x: float | None) -> float | None:
+    return None if x is None else 100.0 * x
+
+
+LIVE_METRICS: tuple[LiveMetric, ...] = (
+    LiveMetric(
+        "gen_tps", ("vllm:generation_tokens_total",), lambda _s, r: r.generation_tps, "tok/s", "{:.1f}",
+        "generation", "tokens", "Throughput · tok/s", header="Generation tok/s", header_fmt="{:,.1f}",
+        watch="gen",
+    ),
+    LiveMetric(
+        "prompt_tps", ("vllm:prompt_tokens_total",), lambda _s, r: r.prompt_tps, "tok/s", "{:.1f}",
+        "prompt", "tokens", "Throughput · tok/s", watch="prompt",
+    ),
+    # Acceptance exists only while drafting: an idle interval has none (no gap), so the line joins the
+    # intervals that had drafts, like the per-position lines do.
+    LiveMetric(
+        "acceptance_pct",
+        ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total"),
+        lambda _s, r: _pct(r.acceptance_rate), "%", "{:.1f}", "rate", "acceptance",
+        "Draft acceptance · %", header="Acceptance", watch="accept", spec_decode=True,
+    ),
+    LiveMetric(
+        "mean_acceptance_length",
+        ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_drafts_total"),
+        lambda _s, r: r.mean_acceptance_length, "tok", "{:.2f}", "mean length", "length",
+        "Mean acceptance length · tokens", header="Mean acc. length", header_fmt="{:.2f}", watch="len",
+        spec_decode=True,
+    ),
+    LiveMetric(
+        "running", ("vllm:num_requests_running",), lambda s, _r: s.running, "", "{:.0f}", "running",
+        "requests", "Requests", watch="run", from_rates=False,
+    ),
+    LiveMetric(
+        "waiting", ("vllm:num_requests_waiting",), lambda s, _r: s.waiting, "", "{:.0f}", "waiting",
+        "requests", "Requests", watch="wait", from_rates=False,
+    ),
+    LiveMetric(
+        "kv_pct", ("vllm:kv_cache_usage_perc",), lambda s, _r: _pct(s.kv_cache_usage), "%", "{:.1f}",
+        "KV cache", "kv", "KV cache use · %", header="KV cache", watch="kv", from_rates=False,
+    ),
+    LiveMetric(
+        "prefix_hit_pct", ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"),
+        lambda _s, r: _pct(r.prefix_cache_hit_rate), "%", "{:.1f}", "prefix hit", None, watch="prefix hit",
+    ),
+    LiveMetric(
+        "preemptions_per_s", ("vllm:num_preemptions_total",), lambda _s, r: r.preemptions_per_s,
+        "/s", "{:.2f}", "preemptions", None, watch="preempt",
+    ),
+    # vLLM's own estimate of the bytes it read (--enable-mfu-metrics): the Roofline figure's second input
+    LiveMetric(
+        "read_bytes_per_s", ("vllm:estimated_read_bytes_per_gpu_total",), lambda _s, r: r.read_bytes_per_s,
+        "B/s", "{:.3g}", "read", None,
+    ),
+)  # fmt: skip
+
+POSITION_PLOT = "acceptance"  # the plot the per-position acceptance lines join
+
+
+def position_key(i: int) -> str:
+    """The series key of the acceptance at draft position ``i`` (1-based)."""
+    return f"acc_pos{i}_pct"
+
+
+def position_of(key: str) -> int | None:
+    """The draft position a :func:`position_key` names (None for any other key)."""
+    head, tail = "acc_pos", "_pct"
+    digits = key[len(head) : -len(tail)] if key.startswith(head) and key.endswith(tail) else ""
+    return int(digits) if digits.isdigit() else None
+
+
+def ready(metric: LiveMetric, sample: MetricsSample) -> bool:
+    """Whether ``sample`` can give ``metric`` a value (its rates are there when it needs them)."""
+    rates = sample.rates
+    return sample.snapshot is not None and (not metric.from_rates or (rates is not None and not rates.reset))
+
+
+def position_values(sample: MetricsSample) -> dict[str, float | None]:
+    """The per-position acceptance of ``sample``, in %, by :func:`position_key`."""
+    rates = sample.rates
+    if sample.snapshot is None or rates is None or rates.reset:
+        return {}
+    return {position_key(i + 1): _pct(p) for i, p in enumerate(rates.per_position or ())}
+
+
+def check_registry(metrics: tuple[LiveMetric, ...]) -> None:
+    """Refuse a registry with a key twice, two titles for one plot or a counter the scrape does not
+    read (raises ValueError; the registry is checked at import)."""
+    seen: set[str] = set()
+    titles: dict[str, str] = {}
+    for m in metrics:
+        if m.key in seen:
+            raise ValueError(f"live metric {m.key!r} is registered twice")
+        seen.add(m.key)
+        unread = sorted(set(m.counters) - READ_NAMES)
+        if not m.counters or unread:
+            raise ValueError(
+                f"live metric {m.key!r}: /metrics series not read by the scrape: {unread or 'none named'}"
+            )
+        if m.plot is not None and titles.setdefault(m.plot, m.plot_title) != m.plot_title:
+            raise ValueError(f"plot {m.plot!r} has two titles: {titles[m.plot]!r} and {m.plot_title!r}")
+
+
+check_registry(LIVE_METRICS)
