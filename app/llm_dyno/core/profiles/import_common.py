@@ -17,6 +17,7 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.reload_check import require_reload
 from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
@@ -397,6 +398,7 @@ def build_result(
         msg = str(err["msg"]).removeprefix("Value error, ")
         where = Location(draft.source, None, "name") if key == "name" else draft.loc(key)
         raise ImportFormatError(f"{key}: {msg}{draft.unset_note()}", where=where) from None
+    require_reload(profile, draft.loc)
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)
