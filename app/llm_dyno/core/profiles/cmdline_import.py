@@ -18,11 +18,13 @@ from llm_dyno.core.profiles.import_common import META_COMMENT, Draft, parse_meta
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
+from llm_dyno.core.secrets import secret_in_text
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
+_DEFAULT_RE = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+])[^}]*\}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _KEPT = {
     "-p": "--publish",
@@ -366,5 +368,8 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
     values += [v for k, v in draft.env.items() if not is_secret_name(k)]
     for value in values:
         if _SHELL_VAR_RE.search(value):
-            warnings.append(f"{value!r}: shell variables are kept as written, not expanded")
+            # a default (${VLLM_API_KEY:-…}) may be the secret itself: never shown
+            shown = _DEFAULT_RE.sub(r"\1…}", value)
+            shown = repr(shown) if secret_in_text(shown) is None else "a value"
+            warnings.append(f"{shown}: shell variables are kept as written, not expanded")
     return draft

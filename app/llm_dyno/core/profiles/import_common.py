@@ -204,6 +204,18 @@ def _scrub_secret_labels(draft: Draft) -> None:
         draft.docker = {**docker, "labels": labels}
 
 
+_ASSIGNMENT_RE = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)")
+
+
+def _secret_assignment(text: str) -> str | None:
+    """``HF_TOKEN=hf…`` or ``DB_PASSWORD=…`` written into a command: a literal under a secret name."""
+    for m in _ASSIGNMENT_RE.finditer(text):
+        value = m.group(2).strip("'\"")
+        if is_secret_name(m.group(1)) and value and secret_value_problem(value) is not None:
+            return f"a literal value for {m.group(1)}"
+    return None
+
+
 def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Location]) -> None:
     """A secret written into a script or an argument cannot become a reference there: refused, with
     where it is and what to do, never what it is."""
@@ -213,7 +225,7 @@ def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Loc
         *zip(args, args_where, strict=False),
     ]
     for text, where in scripts:
-        kind = secret_in_text(str(text))
+        kind = secret_in_text(str(text)) or _secret_assignment(str(text))
         if kind is not None:
             raise ImportFormatError(
                 f"{kind} is written into the command or its script; not imported (a profile holds "
@@ -315,6 +327,13 @@ def build_result(
     ``trust_host``: take the file's ``x-llm-dyno.host`` (else dropped with a warning).
     """
     model, model_flag, args, args_where = _take_model(draft)
+    kind = secret_in_text(model)
+    if kind is not None:  # the model's name also becomes the profile's name
+        raise ImportFormatError(
+            f"the model holds {kind}; not imported (a profile holds references, never secrets)",
+            where=draft.loc("model") if "model" in draft.where else draft.loc("command"),
+            hint="name the model by its Hugging Face id or path, without credentials",
+        )
     _scrub_secret_flags(args, draft.warnings)
     _scrub_secret_env(draft.env, draft.warnings)
     _scrub_secret_labels(draft)
