@@ -21,6 +21,7 @@ from llm_dyno.core.profiles.reload_check import require_reload
 from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
+    literal_secret_in_word,
     secret_flag,
     secret_in_text,
     secret_value_problem,
@@ -204,10 +205,10 @@ def _scrub_secret_labels(draft: Draft) -> None:
         draft.docker = {**docker, "labels": labels}
 
 
-_ASSIGNMENT_RE = re.compile(r"(?:^|\s)([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)")
+_ASSIGNMENT_RE = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)")
 
 
-def _secret_assignment(text: str) -> str | None:
+def secret_assignment(text: str) -> str | None:
     """``HF_TOKEN=hf…`` or ``DB_PASSWORD=…`` written into a command: a literal under a secret name."""
     for m in _ASSIGNMENT_RE.finditer(text):
         value = m.group(2).strip("'\"")
@@ -225,7 +226,9 @@ def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Loc
         *zip(args, args_where, strict=False),
     ]
     for text, where in scripts:
-        kind = secret_in_text(str(text)) or _secret_assignment(str(text))
+        kind = secret_in_text(str(text)) or secret_assignment(str(text))
+        if kind is None and literal_secret_in_word(str(text)):
+            kind = "a literal --api-key or --hf-token value"
         if kind is not None:
             raise ImportFormatError(
                 f"{kind} is written into the command or its script; not imported (a profile holds "
