@@ -166,14 +166,15 @@ def fuzz(shape: str, cases: int, root: Path) -> Outcome:
     every = max(1, cases // CLI_SAMPLE)
     for i in range(cases):
         case = generate(random.Random(f"{SEED}-{shape}-{i}"))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         kind, failure = run_case(case, root / "case")
         took = time.perf_counter() - start
+        cpu = time.process_time() - cpu  # the bound: wall time also counts the other users of the CPU
         out.cases += 1
         out.tally[kind] += 1
         out.seconds.append(took)
-        if took > MAX_CASE_S:
-            failure = failure or f"took {took:.1f} s"
+        if cpu > MAX_CASE_S:
+            failure = failure or f"took {cpu:.1f} s of CPU"
         if kind == "crash" or failure:
             out.failures.append(f"case {i}: {failure}")
         if i % every == 0:

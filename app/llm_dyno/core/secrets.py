@@ -170,6 +170,22 @@ _FLAG_NAME = re.compile(r"--(?:api[-_]k|hf[-_]t)", re.I)
 _ASSIGNMENT = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]*)(\s*=\s*)(\S+)")
 
 
+def redact_values(text: str) -> str:
+    """``text`` with every value of a secret's shape and the value of every secret-named ``NAME=``
+    replaced by ``…``: what an import's messages may show of the words they quote."""
+    text = _ASSIGNMENT.sub(
+        lambda m: m.group(1) + m.group(2) + ("…" if is_secret_name(m.group(1)) else m.group(3)), text
+    )
+    for _, pattern in _SECRET_VALUES:
+        text = pattern.sub("…", text)
+    return text
+
+
+def names_secret_flag(text: str) -> bool:
+    """Whether ``text`` names a secret flag (``--api-k…``, ``--hf-t…``) anywhere."""
+    return bool(_FLAG_NAME.search(text))
+
+
 def redact_secrets(text: str) -> str:
     """``text`` to show in a warning: the value of a secret-named ``NAME=`` and every value of a
     secret's shape replaced by ``…``; a text that names a secret flag is not shown at all (with odd

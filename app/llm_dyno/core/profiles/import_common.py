@@ -22,6 +22,7 @@ from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
     literal_secret_in_word,
+    names_secret_flag,
     secret_flag,
     secret_in_text,
     secret_value_problem,
@@ -225,6 +226,10 @@ def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Loc
         (" ".join(map(str, (draft.docker or {}).get("entrypoint") or ())), draft.loc("docker.entrypoint")),
         *zip(args, args_where, strict=False),
     ]
+    for key, value in (draft.docker or {}).items():  # the image, volumes, user, …: never a secret's place
+        if key not in ("labels", "entrypoint"):
+            words = value if isinstance(value, (list, tuple)) else [value]
+            scripts += [(w, draft.loc(f"docker.{key}")) for w in words if isinstance(w, str)]
     for text, where in scripts:
         kind = secret_in_text(str(text)) or secret_assignment(str(text))
         if kind is None and literal_secret_in_word(str(text)):
@@ -330,7 +335,9 @@ def build_result(
     ``trust_host``: take the file's ``x-llm-dyno.host`` (else dropped with a warning).
     """
     model, model_flag, args, args_where = _take_model(draft)
-    kind = secret_in_text(model)
+    kind = secret_in_text(model) or secret_assignment(model)
+    if kind is None and names_secret_flag(model):  # odd quoting made one word of a flag and its value
+        kind = "a secret flag and its value"
     if kind is not None:  # the model's name also becomes the profile's name
         raise ImportFormatError(
             f"the model holds {kind}; not imported (a profile holds references, never secrets)",
