@@ -216,7 +216,7 @@ def main() -> int:
     if cases >= 10_000 and len(shapes) == len(SHAPES):
         (REPO / "benchmarks" / "results" / "fuzz_import.txt").write_text(
             "# python benchmarks/fuzz_import.py (issue 22): each case through import_text (what "
-            "`llm-dyno profile import` calls), 50 a shape through the CLI in a subprocess; seed "
+            "`llm-dyno profile import` calls), 18 a shape through the CLI in a subprocess; seed "
             f"{SEED}; peak RSS is the process's so far\n" + text
         )
     return 1 if failed else 0
