@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,25 +15,51 @@ import pytest
 from llm_dyno.core.profiles.store import ProfileStore
 from tests.test_hostile_files import SHIPPED
 
-PROCESSES = 6
+PROCESSES = 12
+READY_S = 60.0
+
+
+def _blocked_on_stdin(pid: int) -> bool:
+    """Whether the process waits in read(0, …): it has started and imported everything it needs, and
+    reads the text to import from the pipe the test has not written yet."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return len(fields) > 1 and fields[0] == "0" and fields[1] == "0x0"
 
 
 def _together(home: Path, names: list[str]) -> list[subprocess.CompletedProcess[str]]:
-    """``profile import cpu-demo.yaml --name N`` for each name, all started before any is waited for."""
+    """``profile import - --name N`` for each name: every process is started and left blocked reading
+    its standard input (a barrier), then the text is written to all of them at once, so that they
+    reach the store together rather than one Python start-up apart."""
     env = {**os.environ, "LLM_DYNO_HOME": str(home), "NO_COLOR": "1"}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "llm_dyno", "profile", "import", str(SHIPPED), "--name", name],
+            [sys.executable, "-m", "llm_dyno", "profile", "import", "-", "--name", name],
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
         )
         for name in names
     ]
+    deadline = time.monotonic() + READY_S
+    while not all(_blocked_on_stdin(p.pid) for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_blocked_on_stdin(p.pid) for p in procs), "the imports never reached their read"
+    text = SHIPPED.read_bytes()
+    for proc in procs:  # the barrier opens: nothing but a write and a close between two processes
+        assert proc.stdin is not None
+        proc.stdin.write(text)
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.close()
     done = []
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.wait(timeout=120)  # stdin is closed already: communicate() would flush it
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
         done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
     return done
 
@@ -41,7 +68,7 @@ def _together(home: Path, names: list[str]) -> list[subprocess.CompletedProcess[
     "names",
     [
         ["same-name"] * PROCESSES,
-        ["My Model", "my-model", "MY MODEL", "my model", "My-Model", "mY mOdEl"][:PROCESSES],
+        ["My Model", "my-model", "MY MODEL", "my model", "My-Model", "mY mOdEl"] * (PROCESSES // 6),
     ],
     ids=["one name", "spellings of one file name"],
 )

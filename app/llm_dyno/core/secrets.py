@@ -164,6 +164,48 @@ def secret_in_text(text: str) -> str | None:
     return None
 
 
+# a secret flag (any spelling vLLM takes) and the value written after it in the same text
+_FLAG_VALUE = re.compile(r"(--(?:api[-_]k[a-z_-]*|hf[-_]t[a-z_-]*)(?:\s*=\s*|\s+)['\"]?)([^\s'\"]+)", re.I)
+_FLAG_NAME = re.compile(r"--(?:api[-_]k|hf[-_]t)", re.I)
+_ASSIGNMENT = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]*)(\s*=\s*)(\S+)")
+
+
+def redact_values(text: str) -> str:
+    """``text`` with every value of a secret's shape and the value of every secret-named ``NAME=``
+    replaced by ``…``: what an import's messages may show of the words they quote."""
+    text = _ASSIGNMENT.sub(
+        lambda m: m.group(1) + m.group(2) + ("…" if is_secret_name(m.group(1)) else m.group(3)), text
+    )
+    for _, pattern in _SECRET_VALUES:
+        text = pattern.sub("…", text)
+    return text
+
+
+def names_secret_flag(text: str) -> bool:
+    """Whether ``text`` names a secret flag (``--api-k…``, ``--hf-t…``) anywhere."""
+    return bool(_FLAG_NAME.search(text))
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` to show in a warning: the value of a secret-named ``NAME=`` and every value of a
+    secret's shape replaced by ``…``; a text that names a secret flag is not shown at all (with odd
+    quoting its value may sit before or after the flag, and may only look like a reference)."""
+    if _FLAG_NAME.search(text):  # odd quoting can put the value anywhere around the flag: none shown
+        return f"(a text of {len(text):,} characters naming a secret flag)"
+    text = _ASSIGNMENT.sub(
+        lambda m: m.group(1) + m.group(2) + ("…" if is_secret_name(m.group(1)) else m.group(3)), text
+    )
+    for _, pattern in _SECRET_VALUES:
+        text = pattern.sub("…", text)
+    return text
+
+
+def literal_secret_in_word(text: str) -> bool:
+    """Whether ``text`` (one word, or a script) holds a secret flag followed by a literal value
+    (``--hf-token  hf…`` kept as one word by odd quoting), which no check of flags would see."""
+    return any(not is_reference(m.group(2)) for m in _FLAG_VALUE.finditer(text))
+
+
 def is_reference(value: str) -> bool:
     """Whether a value is a reference (environment or keyring) rather than a literal."""
     text = value.strip()

@@ -14,15 +14,21 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
-from llm_dyno.core.profiles.import_common import META_COMMENT, Draft, parse_meta_comment
+from llm_dyno.core.profiles.import_common import (
+    META_COMMENT,
+    Draft,
+    parse_meta_comment,
+)
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
+from llm_dyno.core.secrets import redact_secrets
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
+_DEFAULT_RE = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+])[^}]*\}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _KEPT = {
     "-p": "--publish",
@@ -251,7 +257,7 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
             i += 1
             continue
         if opt not in _VALUE_OPTS:
-            draft.warnings.append(f"line {line}: docker option {opt} is not kept")
+            draft.warnings.append(f"line {line}: docker option {redact_secrets(opt)} is not kept")
             i += 1
             continue
         if not eq:
@@ -300,7 +306,7 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
             key, _, val = value.partition("=")
             docker.setdefault("logging", {"options": {}})["options"][key] = val
         else:
-            draft.warnings.append(f"line {line}: docker option {opt} is not kept")
+            draft.warnings.append(f"line {line}: docker option {redact_secrets(opt)} is not kept")
         if opt in _FIELD:
             draft.where[_FIELD[opt]] = where
     if i >= len(words):
@@ -366,5 +372,8 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
     values += [v for k, v in draft.env.items() if not is_secret_name(k)]
     for value in values:
         if _SHELL_VAR_RE.search(value):
-            warnings.append(f"{value!r}: shell variables are kept as written, not expanded")
+            # a default (${VLLM_API_KEY:-…}) may be the secret itself: never shown
+            shown = _DEFAULT_RE.sub(r"\1…}", value)
+            shown = repr(redact_secrets(shown))
+            warnings.append(f"{shown}: shell variables are kept as written, not expanded")
     return draft

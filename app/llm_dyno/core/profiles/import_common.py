@@ -17,10 +17,13 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.reload_check import require_reload
 from llm_dyno.core.profiles.validation import problem_of
 from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
+    literal_secret_in_word,
+    names_secret_flag,
     secret_flag,
     secret_in_text,
     secret_value_problem,
@@ -204,6 +207,18 @@ def _scrub_secret_labels(draft: Draft) -> None:
         draft.docker = {**docker, "labels": labels}
 
 
+_ASSIGNMENT_RE = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)=(\S+)")
+
+
+def secret_assignment(text: str) -> str | None:
+    """``HF_TOKEN=hf…`` or ``DB_PASSWORD=…`` written into a command: a literal under a secret name."""
+    for m in _ASSIGNMENT_RE.finditer(text):
+        value = m.group(2).strip("'\"")
+        if is_secret_name(m.group(1)) and value and secret_value_problem(value) is not None:
+            return f"a literal value for {m.group(1)}"
+    return None
+
+
 def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Location]) -> None:
     """A secret written into a script or an argument cannot become a reference there: refused, with
     where it is and what to do, never what it is."""
@@ -212,8 +227,14 @@ def _refuse_secret_in_script(draft: Draft, args: list[str], args_where: list[Loc
         (" ".join(map(str, (draft.docker or {}).get("entrypoint") or ())), draft.loc("docker.entrypoint")),
         *zip(args, args_where, strict=False),
     ]
+    for key, value in (draft.docker or {}).items():  # the image, volumes, user, …: never a secret's place
+        if key not in ("labels", "entrypoint"):
+            words = value if isinstance(value, (list, tuple)) else [value]
+            scripts += [(w, draft.loc(f"docker.{key}")) for w in words if isinstance(w, str)]
     for text, where in scripts:
-        kind = secret_in_text(str(text))
+        kind = secret_in_text(str(text)) or secret_assignment(str(text))
+        if kind is None and literal_secret_in_word(str(text)):
+            kind = "a literal --api-key or --hf-token value"
         if kind is not None:
             raise ImportFormatError(
                 f"{kind} is written into the command or its script; not imported (a profile holds "
@@ -315,6 +336,15 @@ def build_result(
     ``trust_host``: take the file's ``x-llm-dyno.host`` (else dropped with a warning).
     """
     model, model_flag, args, args_where = _take_model(draft)
+    kind = secret_in_text(model) or secret_assignment(model)
+    if kind is None and names_secret_flag(model):  # odd quoting made one word of a flag and its value
+        kind = "a secret flag and its value"
+    if kind is not None:  # the model's name also becomes the profile's name
+        raise ImportFormatError(
+            f"the model holds {kind}; not imported (a profile holds references, never secrets)",
+            where=draft.loc("model") if "model" in draft.where else draft.loc("command"),
+            hint="name the model by its Hugging Face id or path, without credentials",
+        )
     _scrub_secret_flags(args, draft.warnings)
     _scrub_secret_env(draft.env, draft.warnings)
     _scrub_secret_labels(draft)
@@ -399,6 +429,7 @@ def build_result(
         raise ImportFormatError(
             f"{key}: {problem.message}{draft.unset_note()}", where=where, hint=problem.hint
         ) from None
+    require_reload(profile, draft.loc)
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)

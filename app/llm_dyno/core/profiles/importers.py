@@ -8,6 +8,7 @@ naming the file, line and field.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
@@ -22,7 +23,7 @@ from llm_dyno.core.profiles.import_common import (
 )
 from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import load_with_lines
-from llm_dyno.core.secrets import strip_credentials
+from llm_dyno.core.secrets import redact_values, strip_credentials
 
 __all__ = ["ImportFailed", "ImportResult", "SourceKind", "detect_kind", "import_text", "known_flags"]
 
@@ -84,13 +85,15 @@ def import_text(
             draft = read_compose(text, source=source, service=service, base_dir=base_dir, warnings=warnings)
         else:
             draft = read_cmdline(text, source=source, warnings=warnings)
-        return build_result(
+        result = build_result(
             draft, name=name, runtime=runtime, executable=executable, bind=bind, trust_host=trust_host
         )
-    except ImportFailed:
-        raise
     except ImportFormatError as exc:
-        raise ImportFailed(exc, warnings) from None
+        # messages quote the words they are about: no secret of them is shown
+        failed = ImportFormatError(redact_values(exc.message), where=exc.where, hint=exc.hint)
+        kept = exc.warnings if isinstance(exc, ImportFailed) else warnings
+        raise ImportFailed(failed, [redact_values(w) for w in kept]) from None
+    return replace(result, warnings=tuple(redact_values(w) for w in result.warnings))
 
 
 def _import_profile(text: str, *, source: str | None, name: str | None, trust_host: bool) -> ImportResult:

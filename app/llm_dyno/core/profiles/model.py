@@ -8,7 +8,15 @@ import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
@@ -77,6 +85,24 @@ class DockerSettings(_Frozen):
         default=(), description="tmpfs mounts: 'PATH' or 'PATH:size=64m,mode=1777'"
     )
     logging: LogSettings | None = None
+
+    @field_validator("*")
+    @classmethod
+    def _bounded(cls, v: Any, info: ValidationInfo) -> Any:
+        # a label or volume spec the YAML loader would not read back (yamlio.MAX_VALUE_CHARS) is
+        # refused here, naming the entry, so that an import never writes a profile that does not load
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, tuple) else [(None, v)]
+        for key, text in items:
+            if isinstance(key, str) and len(key) > MAX_VALUE_CHARS:
+                text = key  # a label's name is stored on the same line as its value
+                key = f"{key[:40]}…"
+            if isinstance(text, str) and len(text) > MAX_VALUE_CHARS:
+                entry = "" if key is None else f"{key}: " if isinstance(key, str) else f"[{key}] "
+                raise ValueError(
+                    f"{entry}a {info.field_name} value of {len(text):,} characters "
+                    f"(at most {MAX_VALUE_CHARS:,}); keep long text in a file of its own"
+                )
+        return v
 
     @field_validator("image")
     @classmethod

@@ -8,6 +8,7 @@ are flagged, so callers can warn about them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from llm_dyno.core.errors import ImportFormatError, Location
@@ -123,6 +124,35 @@ class _Reader:
             self.buf.append(c)
             self.i += 1
 
+    def _ansi_c(self) -> None:
+        """``$'…'``, bash's quoting with backslash escapes (``$'a\\'b'`` is ``a'b``): the word's text,
+        not a variable (read as ``$`` and a quoted word, a value written this way would pass for a
+        reference)."""
+        line, text = self.line, self.text
+        i = self.i + 2
+        while True:
+            if i >= len(text):
+                raise self._unclosed("$'", line)
+            c = text[i]
+            if c == "'":
+                self.i = i + 1
+                return
+            if c == "\\" and i + 1 < len(text):
+                nxt = text[i + 1]
+                m = _ANSI_NUMERIC.match(text, i + 1)
+                if m is not None:
+                    digits = m.group()
+                    self.buf.append(chr(int(digits[1:], 16) if digits[0] == "x" else int(digits, 8)))
+                    i = m.end()
+                    continue
+                self.buf.append(_ANSI_ESCAPES.get(nxt, "\\" + nxt))
+                i += 2
+                continue
+            if c == "\n":
+                self.line += 1
+            self.buf.append(c)
+            i += 1
+
     def _substitution(self) -> None:
         """``$(…)`` or ``…`` copied as written (a ``$`` alone is an ordinary character here)."""
         text, i = self.text, self.i
@@ -176,6 +206,8 @@ class _Reader:
                     self._single()
                 elif c == '"':
                     self._double()
+                elif text.startswith("$'", self.i):
+                    self._ansi_c()
                 elif c in "$`":
                     self._substitution()
                 else:
@@ -183,6 +215,11 @@ class _Reader:
                     self.i += 1
         self._end()
         return self.out
+
+
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b"}
+_ANSI_ESCAPES |= {"f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_NUMERIC = re.compile(r"x[0-9A-Fa-f]{1,2}|[0-7]{1,3}")
 
 
 def split_shell(text: str, source: str | None = None, *, skip_comment_lines: bool = False) -> Split:
