@@ -112,6 +112,23 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
+def _refuse_provider_dependency(s: ServiceReader, svc: dict[str, Any], services: dict[str, Any]) -> None:
+    """A dependency on a ``provider:`` service: Compose runs the provider at ``up`` and passes the
+    variables it gives into this container (docker/compose e2e providers_test.go), which a launch
+    without the provider would silently lack."""
+    needs = svc.get("depends_on")
+    for dep in needs if isinstance(needs, (list, dict)) else ():
+        other = services.get(str(dep))
+        if isinstance(other, dict) and isinstance(other.get("provider"), dict):
+            kind = other["provider"].get("type", "?")
+            raise ImportFormatError(
+                f"depends on '{dep}', a provider service (type {kind}): Compose runs the provider at "
+                "up and passes the variables it gives into this container; LLM Dyno runs no providers",
+                where=s.at("depends_on"),
+                hint="set those variables under environment: and remove the dependency",
+            )
+
+
 def read_compose(
     text: str,
     *,
@@ -174,6 +191,7 @@ def read_compose(
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
+    _refuse_provider_dependency(s, svc, services)
 
     docker = _docker_fields(s, svc)
     if isinstance(draft.meta.get("network_aliases"), list) and docker.get("network"):
