@@ -457,4 +457,3 @@ class ProcessRuntime(Runtime):
             log_path.touch()
         handle._start_threads(read_from=max(0, size - _ADOPT_READ_BYTES))
         return handle
-
