@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
-from llm_dyno.core.profiles.compose_extends import ServiceSource, active, resolve_extends, strip_tags
+from llm_dyno.core.profiles.compose_extends import (
+    Origin,
+    ServiceSource,
+    active,
+    resolve_extends,
+    strip_tags,
+)
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
@@ -161,7 +167,7 @@ def read_compose(
         service = str(meta["service"])  # our own export names its service
     warnings = [] if warnings is None else warnings
     ctx = ComposeContext.load(base_dir, warnings)
-    here = ServiceSource(services, base_dir, source)
+    here = ServiceSource(services, base_dir, source, lines)
     services_where = Location(source, line_for(lines, ("services",)), "services")
     profiles = {p.strip() for p in ctx.variables.get("COMPOSE_PROFILES", "").split(",") if p.strip()}
     started = {
@@ -177,11 +183,14 @@ def read_compose(
     if draft.meta.get("project"):
         ctx.project = str(draft.meta["project"])  # our own export: the project the profile came from
     # extends (same file or another) applied, !reset / !override read: the service as Compose runs it
+    chain: list[Origin] = []  # the services extended: a key they brought is reported at their line
     svc = strip_tags(
-        resolve_extends(name, here, base_dir, Location(source, line_for(lines, ("services", name))))
+        resolve_extends(
+            name, here, base_dir, Location(source, line_for(lines, ("services", name))), chain=chain
+        )
     )
     data = strip_tags(data)
-    s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data)
+    s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data, chain)
     if not isinstance(svc, dict) or "image" not in svc:
         raise ImportFormatError(
             f"service '{name}' has no image",
