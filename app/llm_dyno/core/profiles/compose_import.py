@@ -142,12 +142,15 @@ def read_compose(
     service: str | None,
     base_dir: Path | None = None,
     warnings: list[str] | None = None,
+    env_file_outside: bool = False,
 ) -> Draft:
     """Parse compose text and read its vLLM service into a :class:`Draft`.
 
     ``base_dir`` is the project folder (the compose file's): its ``.env`` feeds interpolation, relative
     paths resolve against it and its name is the project name. Pasted text has none. ``warnings``
-    collects the warnings (kept by the caller when the import fails).
+    collects the warnings (kept by the caller when the import fails). ``env_file_outside``: the user
+    allows ``env_file:`` entries outside the project folder (still never under /proc, /sys, /dev, nor a
+    FIFO or a device).
     """
     try:
         data, lines = load_with_lines(text, source)
@@ -167,6 +170,7 @@ def read_compose(
         service = str(meta["service"])  # our own export names its service
     warnings = [] if warnings is None else warnings
     ctx = ComposeContext.load(base_dir, warnings)
+    ctx.env_files_anywhere = env_file_outside
     here = ServiceSource(services, base_dir, source, lines)
     services_where = Location(source, line_for(lines, ("services",)), "services")
     profiles = {p.strip() for p in ctx.variables.get("COMPOSE_PROFILES", "").split(",") if p.strip()}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_dotenv import is_inside
 from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
 from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options
@@ -237,17 +238,24 @@ class ServiceReader:
                     where=where,
                     hint="create it, or mark it optional with required: false",
                 )
+            # outside the folder only when the user allowed it; the other bounds hold all the same
+            outside = self.ctx.env_files_anywhere and not is_inside(path, base)
             out.update(
                 read_env_file(
                     path,
                     self.ctx.variables,
                     self.draft.warnings,
-                    project=base,
+                    project=None if outside else base,
                     where=where,
                     escaped=True,
                     raw=raw,
                 )
             )
+            if outside:
+                self.draft.warnings.append(
+                    f"{where}: env_file {name} lies outside the project folder; read because you allowed "
+                    "it (--allow-env-file-outside)"
+                )
         return out
 
     def environment(self) -> dict[str, str]:
