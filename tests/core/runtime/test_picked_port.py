@@ -45,14 +45,17 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("form", ["compose", "docker-run"])
+RANGE = COMPOSE.replace("      - 8000\n", "      - 127.0.0.1:18100-18140:8000\n")  # Docker picks in it
+
+
+@pytest.mark.parametrize("form", ["compose", "docker-run", "host-range"])
 def test_docker_picks_the_host_port_and_launch_calls_it(
     tmp_path: Path, docker_client: Any, test_images: None, form: str
 ) -> None:
     home = tmp_path / "home"
     name = f"wt23port{uuid.uuid4().hex[:6]}"
-    source = tmp_path / ("compose.yaml" if form == "compose" else "run.sh")
-    source.write_text(COMPOSE if form == "compose" else DOCKER_RUN + "\n")
+    source = tmp_path / ("run.sh" if form == "docker-run" else "compose.yaml")
+    source.write_text({"compose": COMPOSE, "docker-run": DOCKER_RUN + "\n", "host-range": RANGE}[form])
     imported = _cli(home, "profile", "import", str(source), "--name", name)
     assert imported.returncode == 0, imported.stderr
 
@@ -62,7 +65,8 @@ def test_docker_picks_the_host_port_and_launch_calls_it(
     assert f"# profile '{name}' (docker) → http://127.0.0.1:<chosen by Docker>" in planned.stdout
     as_json = json.loads(_cli(home, "plan", name, "--json").stdout)
     assert as_json["host_port"] is None
-    assert as_json["container"]["ports"] == {"8000/tcp": ["127.0.0.1"]}  # no host port: Docker's choice
+    ports = {"8000/tcp": ["127.0.0.1", "18100-18140"] if form == "host-range" else ["127.0.0.1"]}
+    assert as_json["container"]["ports"] == ports  # no fixed host port: Docker's choice
 
     try:
         launched = _cli(home, "launch", name, "--wait", "--timeout", "60")
@@ -71,6 +75,7 @@ def test_docker_picks_the_host_port_and_launch_calls_it(
         (binding,) = found.attrs["NetworkSettings"]["Ports"]["8000/tcp"]
         picked = int(binding["HostPort"])
         assert binding["HostIp"] == "127.0.0.1" and picked > 0
+        assert form != "host-range" or 18100 <= picked <= 18140
         # the launch line names the port once Docker picked it (else says it is Docker's choice)
         assert any(
             f"(docker) at {where}" in launched.stdout
