@@ -12,6 +12,10 @@ are compared: image, entrypoint, command, environment, ports, volumes, ipc, user
 Outcomes: ``match``; ``refused`` (the app refuses what Compose v1.29 accepts); ``differ`` (the fields
 named); ``crash`` (anything but a clear import error); ``unjudged`` (Compose v1.29 cannot read the
 file, mostly for a v2-only key, and no v2 judge is recorded here).
+
+Where v1.29 cannot read a fixture, ``*.judge.yaml`` beside it is the judge: the services as
+``docker compose config`` (v2) prints them, written from the assertions of Compose v2's own tests, each
+source named in it (repository, file, test, what it asserts).
 """
 
 from __future__ import annotations
@@ -158,9 +162,12 @@ def judge(name: str, compose_file: Path) -> list[Outcome]:
     data = yaml.safe_load(_no_tags(text)) or {}
     config_file = compose_file.with_name(compose_file.name + ".config.yaml")
     error_file = compose_file.with_name(compose_file.name + ".config-error.txt")
+    judge_file = compose_file.with_name(compose_file.name + ".judge.yaml")
     resolved = None
     if config_file.exists():
         resolved = yaml.safe_load(config_file.read_text().replace(UPSTREAM_PLACEHOLDER, str(UPSTREAM)))
+    elif judge_file.exists():  # v1.29 cannot read it: Compose v2's own tests' assertions judge it
+        resolved = yaml.safe_load(judge_file.read_text())
     project = normalize_project_name(data.get("name") or compose_file.parent.name) or None
     out = []
     for service, svc in (data.get("services") or {}).items():
@@ -187,7 +194,7 @@ def judge(name: str, compose_file: Path) -> list[Outcome]:
         finally:
             os.environ.clear()
             os.environ.update(old)
-        if resolved is None:  # v1.29 cannot read it (mostly v2-only keys): no judge recorded here
+        if resolved is None or str(service) not in resolved["services"]:  # no judge recorded here
             why = error_file.read_text().strip().splitlines()[-1][:200] if error_file.exists() else ""
             said = f"app refused: {refusal}" if app is None else "app imported it"
             out.append(Outcome(name, str(service), "unjudged", f"{said}; v1.29: {why}"))

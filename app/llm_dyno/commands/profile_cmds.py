@@ -46,6 +46,12 @@ def register(sub: Any) -> None:
         help="take the Docker engine the file names (x-llm-dyno host, docker -H): that engine receives "
         "your secrets at launch (without this option it is dropped with a warning)",
     )
+    imp.add_argument(
+        "--allow-env-file-outside",
+        action="store_true",
+        help="read env_file: entries outside the compose file's folder (without this option they are "
+        "refused; /proc, /sys, /dev, FIFOs and devices stay refused, and secrets still become references)",
+    )
     imp.add_argument("--replace", action="store_true", help="overwrite a profile of the same name")
     imp.add_argument("--dry-run", action="store_true", help="print the profile instead of saving it")
     imp.set_defaults(handler=cmd_import)
@@ -141,6 +147,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             base_dir=_base_dir(args.file),
             bind=args.bind,
             trust_host=args.docker_host_from_file,
+            env_file_outside=args.allow_env_file_outside,
         )
     except ImportFailed as exc:
         for w in exc.warnings:  # e.g. the unset variables that made the import fail

@@ -86,10 +86,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
         print_failure(status.failure, profile.name)
         return 1
     log = getattr(handle, "log_path", None)
-    print(
-        f"launched '{profile.name}' ({handle.plan.runtime}) at {handle.plan.base_url}"
-        + (f", log {log}" if log else "")
-    )
+    # a port Docker picks is known once the container runs (status and the ready line show it)
+    where = handle.plan.base_url if handle.plan.host_port else "a host port Docker picks"
+    print(f"launched '{profile.name}' ({handle.plan.runtime}) at {where}" + (f", log {log}" if log else ""))
     if not args.wait:
         return 0
 
@@ -236,6 +235,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 "profile": profile.name,
                 "runtime": plan.runtime,
                 "base_url": plan.base_url,
+                "host_port": plan.host_port or None,  # None: chosen by Docker at launch
                 "warnings": [{"kind": w.kind.value, "text": w.text} for w in plan.warnings],
                 "command": plan.describe(),
                 # what launch hands to Docker (secrets as their references), from the launch's own function

@@ -103,7 +103,9 @@ class ServerController(QObject):
             self.w.server_view.show_idle(name, can_launch=name is not None)
         else:
             plan = handle.plan
-            self.w.server_view.set_status(name or "", status, plan.base_url, plan.runtime, plan)
+            # port 0: Docker picks the host port, and the plan names it once the container runs
+            url = plan.base_url if plan.host_port else "host port: chosen by Docker at launch"
+            self.w.server_view.set_status(name or "", status, url, plan.runtime, plan)
         self.update_actions()
 
     def update_actions(self) -> None:

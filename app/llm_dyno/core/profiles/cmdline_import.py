@@ -22,12 +22,12 @@ from llm_dyno.core.profiles.import_common import (
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
-from llm_dyno.core.secrets import redact_secrets
+from llm_dyno.core.secrets import escape_literal, is_reference, redact_secrets
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-_SHELL_VAR_RE = re.compile(r"\$\{?[A-Za-z_]")
+_SHELL_VAR_RE = re.compile(r"(?<!\$)\$\{?[A-Za-z_]")  # not a literal one, escaped as $${foo}
 _DEFAULT_RE = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+])[^}]*\}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _KEPT = {
@@ -137,7 +137,24 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
                 f"line {word.line}: {word.text!r} holds a command substitution that a shell would run "
                 "($(pwd), `…`); kept as written: replace it with the real value"
             )
-    return [(w.text, w.line) for w in command], meta
+    return [(_kept_literal(w, warnings) if w.literal_dollar else w.text, w.line) for w in command], meta
+
+
+def _kept_literal(word: Word, warnings: list[str]) -> str:
+    """A word whose ``$`` a shell passes as written (``-e 'X=${foo}'``, ``\\$``): where the value reads
+    like a reference, which launch would fill in, it is escaped as Compose escapes it (``$${foo}``)."""
+    key, eq, value = word.text.partition("=")
+    if is_reference(word.text) or escape_literal(word.text) != word.text:
+        kept = escape_literal(word.text)
+    elif eq and escape_literal(value) != value:
+        kept = f"{key}={escape_literal(value)}"
+    else:
+        return word.text
+    warnings.append(
+        f"line {word.line}: {word.text!r} is single-quoted (or its $ escaped), so a shell passes it as "
+        f"written: kept literal, stored as {kept!r}, which launch passes on as {word.text!r}"
+    )
+    return kept
 
 
 def _launches(words: list[str]) -> bool:
@@ -158,7 +175,8 @@ def _expand(command: list[Word], assigned: dict[str, str], warnings: list[str]) 
             return assigned[name]
         return m.group(0)
 
-    return [replace(w, text=_VAR_RE.sub(value, w.text)) for w in command]
+    # a word whose $ a shell passes as written ('${foo}') is not filled in either
+    return [w if w.literal_dollar else replace(w, text=_VAR_RE.sub(value, w.text)) for w in command]
 
 
 def _skip_prefix(tokens: list[Token], env: list[Token]) -> int:

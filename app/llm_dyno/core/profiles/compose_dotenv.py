@@ -38,6 +38,12 @@ _SEPARATOR_RE = re.compile(r"[=:]")
 _ESCAPE_RE = re.compile(r"\\([abcfnrtv$\"\\]|0[0-7]{0,3})")
 
 
+def is_inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (links resolved) lies in ``folder`` (links resolved) or is it."""
+    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    return real == root or root in real.parents
+
+
 def read_bounded(path: Path, project: Path | None, where: Location, what: str = "env_file") -> str:
     """The text of an env file, or a clear refusal: outside the project folder, a system tree, not a
     regular file, too large, not UTF-8. Nothing of the file's content goes into a message."""
@@ -53,17 +59,18 @@ def read_bounded(path: Path, project: Path | None, where: Location, what: str = 
             where=where,
             hint="write the variables into a file in the project folder",
         )
-    if project is not None:
-        root = Path(os.path.realpath(project))
-        if real != root and root not in real.parents:
-            raise ImportFormatError(
-                f"{what} {name} is outside the project folder {root}; not read (an imported file "
-                "may not make the app read files elsewhere)",
-                where=where,
-                hint="copy the variables into a file inside the project folder and name that one",
-            )
+    if project is not None and not is_inside(real, project):
+        raise ImportFormatError(
+            f"{what} {name} is outside the project folder {os.path.realpath(project)}; not read (an "
+            "imported file may not make the app read files elsewhere)",
+            where=where,
+            hint="copy the variables into a file inside the project folder and name that one, or "
+            "allow it when you trust the file (profile import --allow-env-file-outside)",
+        )
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        # O_NOFOLLOW: a link swapped in after the path was resolved is refused, not followed
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(real, flags)
     except OSError as exc:
         raise ImportFormatError(f"{what} {name}: cannot open it ({exc.strerror})", where=where) from None
     try:

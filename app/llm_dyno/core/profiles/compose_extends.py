@@ -13,7 +13,7 @@ are read against that file's folder, which must lie inside the project folder, a
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,15 @@ class ServiceSource:
     services: dict[str, Any]
     folder: Path | None
     source: str | None
+    lines: dict[tuple[str | int, ...], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A service ``extends`` brought keys from: its file (name and line map) and its name there."""
+
+    file: ServiceSource
+    service: str
 
 
 def resolve_extends(
@@ -126,14 +135,17 @@ def resolve_extends(
     where: Location,
     *,
     seen: tuple[tuple[str | None, str], ...] = (),
+    chain: list[Origin] | None = None,
 ) -> dict[str, Any]:
-    """Service ``name`` of ``here`` with its ``extends`` chain applied (tags still in place)."""
+    """Service ``name`` of ``here`` with its ``extends`` chain applied (tags still in place).
+    ``chain`` collects the services extended (nearest first), so that a key they brought is reported
+    at its own file and line."""
     svc = here.services.get(name)
     if not isinstance(svc, dict):
         raise ImportFormatError(f"extends: no service '{name}' in {here.source or 'this file'}", where=where)
     if (here.source, name) in seen or len(seen) >= MAX_EXTENDS_DEPTH:
-        chain = " → ".join(n for _, n in (*seen, (here.source, name)))
-        raise ImportFormatError(f"extends: a cycle or a chain too long ({chain})", where=where)
+        names = " → ".join(n for _, n in (*seen, (here.source, name)))
+        raise ImportFormatError(f"extends: a cycle or a chain too long ({names})", where=where)
     ext = svc.get("extends")
     if ext is None or isinstance(ext, Reset):
         return svc
@@ -144,7 +156,11 @@ def resolve_extends(
     base_src = here
     if ext.get("file"):
         base_src = _other_file(str(ext["file"]), here, project, where)
-    base = resolve_extends(str(ext["service"]), base_src, project, where, seen=(*seen, (here.source, name)))
+    if chain is not None:
+        chain.append(Origin(base_src, str(ext["service"])))
+    base = resolve_extends(
+        str(ext["service"]), base_src, project, where, seen=(*seen, (here.source, name)), chain=chain
+    )
     if base_src.folder is not None and base_src.folder != here.folder:
         base = _rebased(base, base_src.folder)
     own = {k: v for k, v in svc.items() if k != "extends"}
@@ -172,14 +188,14 @@ def _other_file(name: str, here: ServiceSource, project: Path | None, where: Loc
         )
     text = read_bounded(path, project, where, what="extends: file")
     try:
-        data, _ = load_with_lines(text, str(path))
+        data, lines = load_with_lines(text, str(path))
     except ProfileError as exc:
         raise ImportFormatError(exc.message, where=exc.where, hint=exc.hint) from None
     services = data.get("services") if isinstance(data, dict) else None
     if not isinstance(services, dict):
         raise ImportFormatError(f"extends: {name} has no services:", where=where)
     return ServiceSource(
-        {str(k): v for k, v in services.items()}, Path(os.path.realpath(path)).parent, str(path)
+        {str(k): v for k, v in services.items()}, Path(os.path.realpath(path)).parent, str(path), lines
     )
 
 

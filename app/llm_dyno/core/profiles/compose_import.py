@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
-from llm_dyno.core.profiles.compose_extends import ServiceSource, active, resolve_extends, strip_tags
+from llm_dyno.core.profiles.compose_extends import (
+    Origin,
+    ServiceSource,
+    active,
+    resolve_extends,
+    strip_tags,
+)
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
@@ -112,6 +118,23 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
+def _refuse_provider_dependency(s: ServiceReader, svc: dict[str, Any], services: dict[str, Any]) -> None:
+    """A dependency on a ``provider:`` service: Compose runs the provider at ``up`` and passes the
+    variables it gives into this container (docker/compose e2e providers_test.go), which a launch
+    without the provider would silently lack."""
+    needs = svc.get("depends_on")
+    for dep in needs if isinstance(needs, (list, dict)) else ():
+        other = services.get(str(dep))
+        if isinstance(other, dict) and isinstance(other.get("provider"), dict):
+            kind = other["provider"].get("type", "?")
+            raise ImportFormatError(
+                f"depends on '{dep}', a provider service (type {kind}): Compose runs the provider at "
+                "up and passes the variables it gives into this container; LLM Dyno runs no providers",
+                where=s.at("depends_on"),
+                hint="set those variables under environment: and remove the dependency",
+            )
+
+
 def read_compose(
     text: str,
     *,
@@ -119,12 +142,15 @@ def read_compose(
     service: str | None,
     base_dir: Path | None = None,
     warnings: list[str] | None = None,
+    env_file_outside: bool = False,
 ) -> Draft:
     """Parse compose text and read its vLLM service into a :class:`Draft`.
 
     ``base_dir`` is the project folder (the compose file's): its ``.env`` feeds interpolation, relative
     paths resolve against it and its name is the project name. Pasted text has none. ``warnings``
-    collects the warnings (kept by the caller when the import fails).
+    collects the warnings (kept by the caller when the import fails). ``env_file_outside``: the user
+    allows ``env_file:`` entries outside the project folder (still never under /proc, /sys, /dev, nor a
+    FIFO or a device).
     """
     try:
         data, lines = load_with_lines(text, source)
@@ -144,7 +170,8 @@ def read_compose(
         service = str(meta["service"])  # our own export names its service
     warnings = [] if warnings is None else warnings
     ctx = ComposeContext.load(base_dir, warnings)
-    here = ServiceSource(services, base_dir, source)
+    ctx.env_files_anywhere = env_file_outside
+    here = ServiceSource(services, base_dir, source, lines)
     services_where = Location(source, line_for(lines, ("services",)), "services")
     profiles = {p.strip() for p in ctx.variables.get("COMPOSE_PROFILES", "").split(",") if p.strip()}
     started = {
@@ -160,11 +187,14 @@ def read_compose(
     if draft.meta.get("project"):
         ctx.project = str(draft.meta["project"])  # our own export: the project the profile came from
     # extends (same file or another) applied, !reset / !override read: the service as Compose runs it
+    chain: list[Origin] = []  # the services extended: a key they brought is reported at their line
     svc = strip_tags(
-        resolve_extends(name, here, base_dir, Location(source, line_for(lines, ("services", name))))
+        resolve_extends(
+            name, here, base_dir, Location(source, line_for(lines, ("services", name))), chain=chain
+        )
     )
     data = strip_tags(data)
-    s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data)
+    s = ServiceReader(name, svc if isinstance(svc, dict) else {}, lines, draft, ctx, data, chain)
     if not isinstance(svc, dict) or "image" not in svc:
         raise ImportFormatError(
             f"service '{name}' has no image",
@@ -174,6 +204,7 @@ def read_compose(
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
+    _refuse_provider_dependency(s, svc, services)
 
     docker = _docker_fields(s, svc)
     if isinstance(draft.meta.get("network_aliases"), list) and docker.get("network"):

@@ -49,6 +49,9 @@ class ComposeContext:
     warnings: list[str]
     project: str | None = None
     unset: dict[str, Location] = field(default_factory=dict)
+    # the user allowed env_file entries outside the project folder (profile import
+    # --allow-env-file-outside; the import dialog's checkbox): still never /proc, devices or FIFOs
+    env_files_anywhere: bool = False
 
     @classmethod
     def load(

@@ -8,16 +8,24 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_dotenv import is_inside
+from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
 from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
 from llm_dyno.core.secrets import escape_literal
+
+
+def _field(path: tuple[str | int, ...]) -> str:
+    """``services.vllm.ports[0]``: a path as error messages name a field."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
 class ServiceReader:
@@ -31,16 +39,26 @@ class ServiceReader:
         draft: Draft,
         ctx: ComposeContext,
         top: dict[str, Any],
+        chain: Sequence[Origin] = (),
     ) -> None:
-        """``top``: the whole compose document (for its ``volumes:`` and ``networks:`` declarations)."""
+        """``top``: the whole compose document (for its ``volumes:`` and ``networks:`` declarations);
+        ``chain``: the services it extends, nearest first (where the keys they brought are written)."""
         self.name, self.svc, self.lines, self.draft, self.ctx, self.top = name, svc, lines, draft, ctx, top
+        self.chain = chain
         self.interp = ctx.interpolate
         self.tmpfs_mounts: list[str] = []  # volumes of type tmpfs, as docker.tmpfs entries
 
     def at(self, *path: str | int) -> Location:
+        """Where a key of the service is written: in this file, or, for a key ``extends`` brought from
+        another service (of this file or another), in that service's file and line."""
         full = ("services", self.name, *path)
-        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in full).lstrip(".")
-        return Location(self.draft.source, line_for(self.lines, full), field)
+        if full not in self.lines and path:
+            for origin in self.chain:  # the nearest service that writes it (the key itself, or the key
+                theirs = ("services", origin.service, *path)  # when this file does not write it)
+                mine = ("services", self.name, path[0]) in self.lines
+                if theirs in origin.file.lines or (not mine and theirs[:3] in origin.file.lines):
+                    return Location(origin.file.source, line_for(origin.file.lines, theirs), _field(theirs))
+        return Location(self.draft.source, line_for(self.lines, full), _field(full))
 
     def text(self, value: Any, *path: str | int) -> str:
         if isinstance(value, bool):
@@ -220,17 +238,24 @@ class ServiceReader:
                     where=where,
                     hint="create it, or mark it optional with required: false",
                 )
+            # outside the folder only when the user allowed it; the other bounds hold all the same
+            outside = self.ctx.env_files_anywhere and not is_inside(path, base)
             out.update(
                 read_env_file(
                     path,
                     self.ctx.variables,
                     self.draft.warnings,
-                    project=base,
+                    project=None if outside else base,
                     where=where,
                     escaped=True,
                     raw=raw,
                 )
             )
+            if outside:
+                self.draft.warnings.append(
+                    f"{where}: env_file {name} lies outside the project folder; read because you allowed "
+                    "it (--allow-env-file-outside)"
+                )
         return out
 
     def environment(self) -> dict[str, str]:

@@ -54,6 +54,7 @@ def import_text(
     base_dir: Path | None = None,
     bind: str | None = None,
     trust_host: bool = False,
+    env_file_outside: bool = False,
 ) -> ImportResult:
     """Read a profile from compose YAML, a ``docker run`` line or a ``vllm serve`` line.
 
@@ -62,8 +63,9 @@ def import_text(
     executable of a process profile; ``base_dir`` is the folder of the imported file (a compose
     project's folder: its ``.env``, relative paths, project name); ``bind`` is ``loopback`` (default)
     or ``file``: how ports written without an address are published; ``trust_host`` takes the Docker
-    engine the file names (``x-llm-dyno.host``, ``docker -H``; else dropped with a warning). A failed
-    import raises :class:`ImportFailed`, which keeps the warnings gathered before the failure.
+    engine the file names (``x-llm-dyno.host``, ``docker -H``; else dropped with a warning);
+    ``env_file_outside`` reads ``env_file:`` entries outside the compose file's folder (else refused).
+    A failed import raises :class:`ImportFailed`, which keeps the warnings gathered before the failure.
     """
     if not text.strip():
         raise ImportFormatError(
@@ -82,7 +84,14 @@ def import_text(
     warnings: list[str] = []
     try:
         if detect_kind(text) == "compose":
-            draft = read_compose(text, source=source, service=service, base_dir=base_dir, warnings=warnings)
+            draft = read_compose(
+                text,
+                source=source,
+                service=service,
+                base_dir=base_dir,
+                warnings=warnings,
+                env_file_outside=env_file_outside,
+            )
         else:
             draft = read_cmdline(text, source=source, warnings=warnings)
         result = build_result(

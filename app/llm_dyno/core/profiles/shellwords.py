@@ -28,6 +28,7 @@ class Word:
     end: int
     operator: bool = False
     substitution: bool = False  # it holds $(…) or `…`, which a shell would run
+    literal_dollar: bool = False  # it holds a $ a shell passes as written (single-quoted, or \$)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class _Reader:
         self.i, self.line = 0, 1
         self.out = Split()
         self.buf: list[str] = []
+        self.literal_dollar = False  # a $ of the word is one a shell passes as written
         self.in_word = False
         self.word_start = self.word_line = 0
         self.subst = False
@@ -51,14 +53,27 @@ class _Reader:
     def _begin(self) -> None:
         if not self.in_word:
             self.buf, self.word_start, self.word_line, self.subst = [], self.i, self.line, False
+            self.literal_dollar = False
             self.in_word = True
 
     def _end(self) -> None:
         if self.in_word:
             self.out.words.append(
-                Word("".join(self.buf), self.word_line, self.word_start, self.i, substitution=self.subst)
+                Word(
+                    "".join(self.buf),
+                    self.word_line,
+                    self.word_start,
+                    self.i,
+                    substitution=self.subst,
+                    literal_dollar=self.literal_dollar,
+                )
             )
             self.in_word = False
+
+    def _put(self, text: str, *, literal: bool = False) -> None:
+        """Add text to the word; ``literal``: the shell passes its $ as written."""
+        self.buf.append(text)
+        self.literal_dollar = self.literal_dollar or (literal and "$" in text)
 
     def _op(self, text: str) -> None:
         self._end()
@@ -94,7 +109,7 @@ class _Reader:
         if end < 0:
             raise self._unclosed("'", line)
         chunk = self.text[self.i + 1 : end]
-        self.buf.append(chunk)
+        self._put(chunk, literal=True)
         self.line += chunk.count("\n")
         self.i = end + 1
 
@@ -113,7 +128,7 @@ class _Reader:
                 if nxt == "\n":
                     self.line += 1
                 else:
-                    self.buf.append(nxt)
+                    self._put(nxt, literal=True)
                 self.i += 2
                 continue
             if c in "$`":
@@ -121,7 +136,7 @@ class _Reader:
                 continue
             if c == "\n":
                 self.line += 1
-            self.buf.append(c)
+            self._put(c)
             self.i += 1
 
     def _ansi_c(self) -> None:
@@ -166,13 +181,13 @@ class _Reader:
                     end = j
                     break
         else:
-            self.buf.append("$")
+            self._put("$")
             self.i += 1
             return
         if end < 0:
             raise self._unclosed("command substitution", self.line)
         chunk = text[i : end + 1]
-        self.buf.append(chunk)
+        self._put(chunk)
         self.line += chunk.count("\n")
         self.subst = True
         self.i = end + 1
@@ -186,7 +201,7 @@ class _Reader:
                     self._continuation()
                     continue
                 self._begin()
-                self.buf.append(text[self.i + 1 : self.i + 2])
+                self._put(text[self.i + 1 : self.i + 2], literal=True)
                 self.i += 2
             elif c in " \t\r":
                 self._end()
@@ -211,7 +226,7 @@ class _Reader:
                 elif c in "$`":
                     self._substitution()
                 else:
-                    self.buf.append(c)
+                    self._put(c)
                     self.i += 1
         self._end()
         return self.out

@@ -163,7 +163,9 @@ class LaunchPlan:
 
     def report(self) -> str:
         """The plan as a user reads it: profile, URL, :meth:`notes` as comments, then :meth:`describe`."""
-        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {self.base_url}"]
+        # port 0: Docker picks the host port at launch (core/runtime/picked_port.py)
+        url = self.base_url if self.host_port else self.base_url.rsplit(":", 1)[0] + ":<chosen by Docker>"
+        lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {url}"]
         lines += [f"# {line}" for line in self.notes()]
         lines += [f"# {line}" for line in (self.memory.lines() if self.memory is not None else [])]
         return "\n".join([*lines, self.describe()])

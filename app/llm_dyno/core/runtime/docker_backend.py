@@ -37,6 +37,7 @@ from llm_dyno.core.runtime.docker_spec import (
     plan_container,
 )
 from llm_dyno.core.runtime.ownership import NOT_OURS, installation_key, launched_here
+from llm_dyno.core.runtime.picked_port import with_picked_port
 
 if TYPE_CHECKING:
     pass
@@ -128,6 +129,7 @@ class DockerRuntime(Runtime):
         # A client of its own: stop() closes it, which must not cut the others' log streams.
         handle._client = errs.connect(host)
         handle.container = handle._client.containers.get(container.id)
+        handle.plan = with_picked_port(plan, handle.container.attrs)  # `- 8000`: the port Docker picked
         handle._status_to(ServerState.STARTING, "adopted; checking /health")
         handle._spawn(_follow_from_now(handle), "docker-adopt")
         return handle

@@ -40,6 +40,7 @@ from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.ownership import with_proof
+from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, with_picked_port
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
@@ -150,8 +151,24 @@ class DockerServerHandle(ServerHandle):
         except docker.errors.DockerException as exc:
             self._fail(FailureReason(FailureKind.UNKNOWN, f"Docker: {errs.api_message(exc)}"))
             return
+        if self.plan.host_port == PICKED_BY_DOCKER and not self._read_picked_port():
+            return
         self._status_to(ServerState.STARTING, "container started")
         self._follow(since=None)
+
+    def _read_picked_port(self) -> bool:
+        """Call the host port Docker picked (``- 8000``), read back from the container; False (the
+        container removed, its log kept) when Docker published none."""
+        try:
+            self._container.reload()
+            self.plan = with_picked_port(self.plan, self._container.attrs)
+            return True
+        except (DynoError, docker.errors.DockerException) as exc:
+            message = exc.message if isinstance(exc, DynoError) else errs.api_message(exc)
+            self._stopping.set()
+            self._keep_log_and_remove()
+            self._fail(FailureReason(FailureKind.UNKNOWN, message, hint=getattr(exc, "hint", "") or ""))
+            return False
 
     @property
     def _docker(self) -> docker.DockerClient:

@@ -24,6 +24,7 @@ from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
+from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, PICKED_NOTE
 from llm_dyno.core.secrets import reference_name, require_secrets, resolve_reference, split_secret_flags
 
 LABEL_MANAGED = "llm-dyno.managed"
@@ -292,6 +293,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     if settings.network == "host":
         first = ("127.0.0.1", engine_port)  # the server listens on the host itself
     found_port = _host_port(first)
+    if found_port is None and first is not None:
+        found_port = PICKED_BY_DOCKER  # `- 8000` or a host range: Docker picks, launch reads it back
     if found_port is None:
         raise DynoError(
             f"no published port reaches the server's port {engine_port} in the container",
@@ -310,6 +313,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
                 "or use an SSH tunnel",
             )
         )
+    if host_port == PICKED_BY_DOCKER:
+        warnings.append(PlanWarning(WarningKind.PORT, PICKED_NOTE))
     url_host = remote or ("127.0.0.1" if bind_ip in ("0.0.0.0", "::") else bind_ip)  # noqa: S104
 
     # secrets go to the container's environment, never its command (docker inspect, the host's ps)
@@ -325,7 +330,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             LABEL_MANAGED: "1",
             LABEL_PROFILE: profile.name,
             LABEL_HASH: profile.content_hash(),
-            LABEL_PORT: str(host_port),
+            LABEL_PORT: str(host_port),  # 0: Docker picks it (read back from the container)
             LABEL_SNAPSHOT: json.dumps(profile.to_dict(), separators=(",", ":"), sort_keys=True),
         },
         # vLLM as PID 1 would ignore SIGTERM: docker's tini forwards it and reaps children.

@@ -41,6 +41,7 @@ class WarningKind(StrEnum):
     ENGINE = "engine"  # a vLLM flag's value (from the flag table)
     LOGS = "logs"  # the app cannot read the server's log back
     MEMORY = "memory"  # the model and KV cache may not fit
+    PORT = "port"  # the host port is Docker's choice, known once the container runs
 
     @property
     def heading(self) -> str:
@@ -60,6 +61,7 @@ _TITLES = {
     WarningKind.ENGINE: "vLLM flag",
     WarningKind.LOGS: "Logs",
     WarningKind.MEMORY: "Memory",
+    WarningKind.PORT: "Port",
 }
 _ORDER = {kind: i for i, kind in enumerate(WarningKind)}
 

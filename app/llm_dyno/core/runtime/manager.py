@@ -231,7 +231,8 @@ class ServerManager:
             if other.profile_name == plan.profile.name:
                 problems.append(f"profile '{other.profile_name}' is already running ({other.plan.base_url})")
                 continue
-            if other.plan.host_port == plan.host_port and _same_machine(other.plan, plan):
+            # (port 0: Docker picks a free one at launch, which cannot clash)
+            if plan.host_port and other.plan.host_port == plan.host_port and _same_machine(other.plan, plan):
                 problems.append(
                     f"port {plan.host_port} is already used by profile '{other.profile_name}' "
                     f"({other.plan.base_url}); change --port in one of them"
@@ -259,7 +260,12 @@ class ServerManager:
             if check:
                 self._adopt_for(profile)  # a server launched from another llm-dyno counts too
                 problems = self.collisions(plan)
-                if not problems and _is_local(plan) and port_in_use(_bind_host(plan), plan.host_port):
+                if (
+                    not problems
+                    and _is_local(plan)
+                    and plan.host_port
+                    and port_in_use(_bind_host(plan), plan.host_port)
+                ):
                     problems.append(
                         f"port {plan.host_port} on {_bind_host(plan)} is already taken by another program"
                     )

@@ -55,14 +55,22 @@ def preview_import(
     name: str | None = None,
     service: str | None = None,
     trust_host: bool = False,
+    env_file_outside: bool = False,
 ) -> ImportResult:
     """What the dialog imports: the core importer with the dialog's choices (raises DynoError).
 
     A file opened from disk is read in its folder (a compose project's .env, relative paths, name).
-    ``trust_host``: take the Docker engine the file names (else dropped with a warning)."""
+    ``trust_host``: take the Docker engine the file names (else dropped with a warning);
+    ``env_file_outside``: read its env files outside that folder (else refused)."""
     base = Path(source).resolve().parent if source and Path(source).is_file() else None
     return import_text(
-        text, source=source, name=name or None, service=service or None, base_dir=base, trust_host=trust_host
+        text,
+        source=source,
+        name=name or None,
+        service=service or None,
+        base_dir=base,
+        trust_host=trust_host,
+        env_file_outside=env_file_outside,
     )
 
 
@@ -129,6 +137,13 @@ class ImportDialog(QDialog):
         )
         self.trust_host.toggled.connect(lambda _c: self._schedule())
         form.addRow("Engine", self.trust_host)
+        self.env_outside = QCheckBox("Read env files outside the project folder")
+        self.env_outside.setToolTip(
+            "The file's env_file entries may name files elsewhere on this machine; their variables go "
+            "into the container. Never /proc, /sys or /dev, never a FIFO; secrets still become references"
+        )
+        self.env_outside.toggled.connect(lambda _c: self._schedule())
+        form.addRow("Env files", self.env_outside)
         rcol.addLayout(form)
         rcol.addWidget(QLabel("Profile preview"))
         self.preview = QPlainTextEdit()
@@ -216,6 +231,7 @@ class ImportDialog(QDialog):
                 name=self.name_edit.text().strip(),
                 service=self.service_box.currentData(),
                 trust_host=self.trust_host.isChecked(),
+                env_file_outside=self.env_outside.isChecked(),
             )
         except DynoError as exc:
             self.error.setText(window_message(exc))
