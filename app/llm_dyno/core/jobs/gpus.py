@@ -15,7 +15,7 @@ from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
-from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
+from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, Nvml
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ def combine(readings: Sequence[GpuReading]) -> GpuReading:
         if len({r.name for r in readings}) > 1
         else first.name,
         power_w=total("power_w"),
+        power_instant_w=total("power_instant_w"),
         energy_j=total("energy_j"),
         power_limit_w=total("power_limit_w"),
         enforced_limit_w=total("enforced_limit_w"),
@@ -99,7 +100,30 @@ def gpu_reader(source: GpuSource) -> GpuReader:
             lambda _s: None, container=source.container or "", host=source.docker_host, gpus=source.gpus
         )
         return lambda: _sample_reading(remote.read_now())
-    from llm_dyno.core.telemetry.nvml import GpuSampler
+    return LocalGpuReader(source.gpus)
 
-    local = GpuSampler(lambda _s: None, gpus=source.gpus)
-    return lambda: _sample_reading(local.read_now())
+
+class LocalGpuReader:
+    """This machine's GPUs through NVML: called, one combined reading; :meth:`instant_power_w`, the
+    instantaneous power alone, which the benchmark's sampler polls faster than the full reading."""
+
+    def __init__(self, gpus: tuple[int, ...] | None, session: Nvml | None = None) -> None:
+        from llm_dyno.core.telemetry.nvml import GpuSampler, nvml
+
+        self._nvml = session or nvml()
+        self._sampler = GpuSampler(lambda _s: None, gpus=gpus, session=self._nvml)
+
+    def __call__(self) -> GpuReading:
+        return _sample_reading(self._sampler.read_now())
+
+    def instant_power_w(self) -> float | None:
+        """The GPUs' summed instantaneous power (W); None where any lacks the field."""
+        gpus = self._sampler.gpus
+        indices = gpus if gpus is not None else tuple(range(self._nvml.device_count()))
+        total = 0.0
+        for i in indices:
+            watts = self._nvml.instant_power_w(i)
+            if watts is None:
+                return None
+            total += watts
+        return total
