@@ -151,7 +151,7 @@ def test_the_peak_catches_a_100_ms_spike_that_10_hz_readings_can_miss(
     """On the lent H200 the 10 Hz readings missed one ~100 ms value of the instantaneous field on the
     idle-to-load step (749 vs 787 W). The benchmark's reader polls that one field at 40 Hz beside them:
     replayed at the driver's resolution, the peak is the independent sampler's."""
-    from llm_dyno.core.jobs.gpus import LocalGpuReader
+    from llm_dyno.core.telemetry.gpu_reader import LocalGpuReader
 
     recording, true_peak, on_show_s = _idle_to_load_at_driver_resolution(tmp_path)
     assert true_peak == pytest.approx(787.01) and on_show_s < 0.1  # the spike 10 Hz can miss
@@ -173,7 +173,7 @@ def test_the_peak_catches_a_100_ms_spike_that_10_hz_readings_can_miss(
 
 
 def test_a_reader_without_the_field_polls_nothing_fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llm_dyno.core.jobs.gpus import LocalGpuReader
+    from llm_dyno.core.telemetry.gpu_reader import LocalGpuReader
 
     lib = _shim(monkeypatch, NVML / "gpu_sampler.jsonl", "replayed_pynvml_no_field_fast")
     sampler = RunSampler(LocalGpuReader((0,), session=Nvml(lib)), interval_s=0.1)
