@@ -181,3 +181,34 @@ def test_a_reader_without_the_field_polls_nothing_fast(monkeypatch: pytest.Monke
     time.sleep(0.6)
     stats = sampler.stop(completion_tokens=1)
     assert sampler.instant_times == [] and stats.peak_power_source == PEAK_AVERAGED
+
+
+def _counter_sides(raw: list[dict[str, float]], t: float) -> set[float]:
+    """The independent counter's values (J) read just before and just after ``t``."""
+    before = max((s for s in raw if s["t"] <= t), key=lambda s: s["t"])
+    after = min((s for s in raw if s["t"] >= t), key=lambda s: s["t"])
+    return {before["energy_mj"] / 1000, after["energy_mj"] / 1000}
+
+
+def test_the_h200_with_the_40_hz_poll_agrees_with_the_independent_sampler() -> None:
+    """tests/fixtures/nvml/power_fast_peak (a lent H200, read-only, two recordings of 5 runs each): the
+    peak is the independent sampler's instantaneous peak, the idle-to-load runs included, and energy and
+    mean power agree within 2 % (exactly, against the independent counter's own values at the window's
+    edges)."""
+    for rec in ("rec1", "rec2"):
+        folder = NVML / "power_fast_peak" / rec
+        runs = json.loads((folder / "summary.json").read_text())["runs"]
+        with gzip.open(folder / "independent.jsonl.gz", "rt") as f:
+            raw = [json.loads(line) for line in f]
+        assert runs[0]["name"] == "idle then load step" and len(runs) == 5
+        for run in runs:
+            app, ind, where = run["app"], run["independent"], (rec, run["name"])
+            assert app["peak_power_source"] == PEAK_INSTANT
+            assert app["peak_power_w"] == pytest.approx(ind["instant_peak_w"], rel=0.02), where
+            assert app["mean_power_w"] == pytest.approx(ind["mean_power_w"], rel=0.02), where
+            assert app["energy_j"] == pytest.approx(ind["energy_j"], rel=0.02), where
+            assert run["instant_rate_hz"] == pytest.approx(40.0, rel=0.02), where
+            assert run["rate_hz"] == pytest.approx(10.0, rel=0.02), where
+            first, last = _counter_sides(raw, run["first"]), _counter_sides(raw, run["last"])
+            ends = {b - a for a in first for b in last}
+            assert min(abs(app["energy_j"] - e) for e in ends) < 0.01, where
