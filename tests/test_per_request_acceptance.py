@@ -42,3 +42,21 @@ def test_bench_keeps_the_servers_per_request_acceptance(
         assert prompt["summary"]["request_acceptance"]["requests"] == 1
     assert "request: accept " in done.stdout
     assert "(server, 1 requests)" in done.stdout and " (/metrics)" in done.stdout
+    # the gap split takes each prompt kind's own tokens per pass from the server's per-request figure
+    diagnose = [sys.executable, "-m", "llm_dyno", "diagnose", "--bench", str(out), "--reference",
+                "recipe-3090-claimed"]  # fmt: skip
+    diag = subprocess.run([*diagnose, "--json"], capture_output=True, text=True, timeout=120, env=env)
+    assert diag.returncode == 0, diag.stderr
+    split = json.loads(diag.stdout)["gap_split"]
+    by_kind = {p["name"]: p["summary"]["request_acceptance"]["mean_length"] for p in data["prompts"]}
+    assert [p["prompt"] for p in split["prompts"]] == ["narrative", "code"]
+    for p in split["prompts"]:
+        tpp = p["tokens_per_pass"]
+        assert tpp["yours"] == pytest.approx(by_kind[p["prompt"]])
+        assert tpp["yours_source"] == "mean acceptance length (per-request (server), 1 request)"
+        assert p["ms_per_pass"]["yours"] == pytest.approx(tpp["yours"] / p["tps"]["yours"] * 1000, abs=0.01)
+    text = subprocess.run(diagnose, capture_output=True, text=True, timeout=120, env=env)
+    assert text.returncode == 0 and "per-request (server), 1 request" in text.stdout, text.stderr
+    kept = os.environ.get("LLM_DYNO_KEEP_RESULT")  # how tests/fixtures/bench/per_request_result.json was made
+    if kept:
+        Path(kept).write_text(out.read_text())

@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
     )
     d.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the server's API key")
     d.add_argument(
+        "--bench", metavar="FILE", help="a result written by bench --json, instead of the profile's latest"
+    )
+    d.add_argument(
         "--tps", nargs=2, type=_tps, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
     )
     d.add_argument("--json", action="store_true", help="machine-readable output")
@@ -79,15 +82,18 @@ def gather_for(args: argparse.Namespace) -> Gathered:
     """What the command line points at, gathered as the Diagnostics view does: the profile's latest
     launch log (or ``--log``), its latest benchmark from the history, the live server (``--url``),
     typed TPS (``--tps``) and the reference."""
-    if not args.name and not args.url:
+    if not args.name and not args.url and not args.bench:
         raise DynoError(
-            "name a profile or give --url", hint="llm-dyno diagnose NAME | --url http://host:8000"
+            "name a profile or give --url or --bench",
+            hint="llm-dyno diagnose NAME | --url http://host:8000 | --bench result.json",
         )
     profile = store().get(args.name) if args.name else None
     if args.log and not Path(args.log).is_file():
         raise DynoError(f"cannot read the log {args.log}: no such file")
     if args.reference_log and not Path(args.reference_log).is_file():
         raise DynoError(f"cannot read the reference log {args.reference_log}: no such file")
+    if args.bench and not Path(args.bench).is_file():
+        raise DynoError(f"cannot read the benchmark result {args.bench}: no such file")
     if args.api_key_env and not args.url:
         raise DynoError("--api-key-env goes with --url; a profile names its own key")
     # a profile's running server (found in the registry, wherever it was launched) is read live too,
@@ -99,6 +105,7 @@ def gather_for(args: argparse.Namespace) -> Gathered:
         log_path=Path(args.log) if args.log else None,
         typed=Measured(args.tps[0], args.tps[1]) if args.tps else None,
         reference_log_path=Path(args.reference_log) if args.reference_log else None,
+        bench_path=Path(args.bench) if args.bench else None,
     )
     gathered = run_diagnose(spec)
     if args.url and "live /metrics" not in gathered.sources:

@@ -131,3 +131,18 @@ def test_a_missing_reference_log_is_a_clear_error(home: Path) -> None:
     done = llm_dyno([*ARGS, "--reference-log", str(home / "nope.log")], home)
     assert done.returncode == 2 and "cannot read the reference log" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [("{not json", "not a benchmark result"), ('{"prompts": 3}', 'no "prompts" list'),
+     ('{"prompts": [{"name": "narrative", "runs": [{"wall_s": "x"}]}]}', "a benchmark result with a bad")],
+)  # fmt: skip
+def test_a_bad_bench_file_is_refused_with_its_name(home: Path, content: str, said: str) -> None:
+    bad = home / "result.json"
+    bad.write_text(content)
+    done = llm_dyno(["diagnose", "--bench", str(bad), "--reference", "recipe-3090-claimed"], home)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert str(bad) in done.stderr and said in done.stderr, done.stderr
+    missing = llm_dyno(["diagnose", "--bench", str(home / "nope.json")], home)
+    assert missing.returncode != 0 and "no such file" in missing.stderr and "Traceback" not in missing.stderr

@@ -12,6 +12,8 @@ clocks are a real H200's (``tests/fixtures/nvml/h200_supported_clocks.json``); l
 clock (``nvmlDeviceSet{Gpu,Memory}LockedClocks``) caps the clock read back, as a lock does, and each lock
 and reset is appended to the same file (``GPU sm-lock MIN MAX``, ``GPU mem-reset``). With
 ``LLM_DYNO_TEST_NVML_NO_PERMISSION`` set every change is refused as for a user who is not root.
+``LLM_DYNO_TEST_NVML_PERIOD_S`` (default 0.25 s) is the time between two samples of the recording, and
+``LLM_DYNO_TEST_NVML_FROM_START`` replays from its first sample rather than from where the load starts.
 
 Constants and error classes are the real nvidia-ml-py's: this is a fake only at the NVML boundary,
 which cannot run without an NVIDIA GPU.
@@ -51,10 +53,12 @@ NVMLError = _real.NVMLError
 
 _samples = [json.loads(line) for line in Path(os.environ["LLM_DYNO_TEST_NVML"]).read_text().splitlines()]
 _readings: list[dict[str, Any]] = [s["readings"][0] for s in _samples if s.get("readings")]
-# start where the load starts, so a short benchmark sees the GPU under load
+# start where the load starts, so a short benchmark sees the GPU under load (or at the first sample,
+# with LLM_DYNO_TEST_NVML_FROM_START: a recording cut to a window, replayed as it was)
 _first_busy = next((i for i, r in enumerate(_readings) if (r.get("power_w") or 0) > 200), 0)
-_loop = _readings[_first_busy:]
-_period_s = 0.25
+_loop = _readings[0 if os.environ.get("LLM_DYNO_TEST_NVML_FROM_START") else _first_busy :]
+# the recorders sample at 4 Hz; a recording at the driver's own resolution says its step here
+_period_s = float(os.environ.get("LLM_DYNO_TEST_NVML_PERIOD_S") or 0.25)
 _t0 = time.monotonic()
 _limit_mw: dict[int, int] = {}
 

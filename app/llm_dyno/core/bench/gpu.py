@@ -1,4 +1,5 @@
-"""GPU readings during a benchmark run: energy from the counter, power sampled at ~10 Hz in a thread.
+"""GPU readings during a benchmark run: energy from the counter, power sampled at ~10 Hz in a thread,
+the instantaneous power field alone at 40 Hz in another (for the peak).
 
 The reader is injected (NVML in production, ``None`` where no GPU is visible, a fake in tests), so this
 module never touches NVML itself.
@@ -15,12 +16,31 @@ from llm_dyno.core.telemetry.nvml import GpuReading
 
 # NVML in production; a fake in tests; None where no GPU is visible
 GpuReader = Callable[[], GpuReading]
+# the instantaneous power field alone (W; None where the driver lacks it): one cheap NVML call
+InstantPowerReader = Callable[[], "float | None"]
 
 
 PEAK_INSTANT = "instantaneous (NVML field)"
 PEAK_AVERAGED = "peak of 1 s averages"
 MEAN_FROM_ENERGY = "energy counter / time"
 MEAN_SAMPLED = "mean of sampled 1 s averages"
+# The H200's instantaneous field changes every ~100 ms: read at 10 Hz the sampler missed one 100 ms
+# spike (749 vs 787 W); at 40 Hz every value is seen at least twice.
+INSTANT_INTERVAL_S = 0.025
+
+
+def _on_deadlines(
+    stop: threading.Event, interval_s: float, clock: Callable[[], float], take: Callable[[], None]
+) -> None:
+    """Call ``take`` on the grid ``start + n × interval`` until ``stop``; an overrun skips the missed
+    slots (sleeping a full interval after each read would run slower than the nominal rate)."""
+    next_at = clock() + interval_s
+    while not stop.wait(max(0.0, next_at - clock())):
+        take()
+        next_at += interval_s
+        now = clock()
+        if next_at < now:
+            next_at = now + interval_s - ((now - next_at) % interval_s)
 
 
 class RunSampler:
@@ -33,17 +53,30 @@ class RunSampler:
     Mean power comes from the energy counter over the run (the driver's ``power_w`` is a 1-second
     average that lags load changes); the mean of the sampled averages is kept under its own name.
     Peak power is the instantaneous field's where the driver has it, else the peak of 1 s averages,
-    and says which.
+    and says which. The instantaneous field is polled on its own, faster than it changes
+    (``instant_interval_s``, one field-values call each), by ``instant`` or, when not given, the
+    reader's own ``instant_power_w`` method where it has one.
     """
 
     def __init__(
-        self, reader: GpuReader, interval_s: float = 0.1, clock: Callable[[], float] = time.monotonic
+        self,
+        reader: GpuReader,
+        interval_s: float = 0.1,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        instant: InstantPowerReader | None = None,
+        instant_interval_s: float = INSTANT_INTERVAL_S,
     ) -> None:
         self._reader = reader
         self._interval = interval_s
         self._clock = clock
+        self._instant_reader: InstantPowerReader | None = (
+            instant if instant is not None else getattr(reader, "instant_power_w", None)
+        )
+        self._instant_interval = instant_interval_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="bench-gpu-sampler", daemon=True)
+        self._fast = threading.Thread(target=self._fast_loop, name="bench-gpu-instant", daemon=True)
         self._power: list[float] = []
         self._instant: list[float] = []
         self._temps: list[float] = []
@@ -52,6 +85,7 @@ class RunSampler:
         self._last_energy: tuple[float, float] | None = None
         self.start_temperature_c: float | None = None  # the first reading's, as the run began
         self.read_times: list[float] = []  # when each reading was taken (for the sampling rate)
+        self.instant_times: list[float] = []  # when each fast instantaneous reading was taken
 
     def _take(self) -> None:
         try:
@@ -74,24 +108,37 @@ class RunSampler:
                 self._first_energy = (now, float(reading.energy_j))
             self._last_energy = (now, float(reading.energy_j))
 
+    def _take_instant(self, read: InstantPowerReader) -> None:
+        try:
+            watts = read()
+        except Exception:  # as for a full reading: skip it
+            return
+        if watts is None:
+            return
+        self.instant_times.append(self._clock())
+        self._instant.append(float(watts))  # list.append is atomic: the two threads may both append
+
     def _loop(self) -> None:
-        next_at = self._clock() + self._interval
-        while not self._stop.wait(max(0.0, next_at - self._clock())):
-            self._take()
-            next_at += self._interval
-            now = self._clock()
-            if next_at < now:  # the read overran its slot: skip the missed ones
-                next_at = now + self._interval - ((now - next_at) % self._interval)
+        _on_deadlines(self._stop, self._interval, self._clock, self._take)
+
+    def _fast_loop(self) -> None:
+        read = self._instant_reader
+        if read is not None:
+            _on_deadlines(self._stop, self._instant_interval, self._clock, lambda: self._take_instant(read))
 
     def start(self) -> None:
         """Take the first reading synchronously (the energy baseline), then sample in the thread."""
         self._take()
         self._thread.start()
+        if self._instant_reader is not None:
+            self._fast.start()
 
     def stop(self, completion_tokens: int) -> EnergyStats:
         """Stop sampling, take a final reading and summarise."""
         self._stop.set()
         self._thread.join(timeout=2.0)
+        if self._fast.is_alive():
+            self._fast.join(timeout=2.0)
         self._take()
         energy = span = None
         if self._first_energy is not None and self._last_energy is not None:

@@ -333,6 +333,12 @@ class PromptResult:
         """Acceptance over the measured runs, from summed counts (a short run's drafts count too)."""
         return sum_acceptance([r.acceptance for r in self.measured])
 
+    @property
+    def request_acceptance(self) -> RequestAcceptance | None:
+        """The server's own per-request figures over the measured runs, summed (None where the server
+        does not report them: vLLM without ``--per-request-spec-decode-metrics``)."""
+        return combine(r.request_acceptance for r in self.measured)
+
     def engine_bytes_per_token(self) -> float | None:
         """vLLM's own estimate of the bytes read per generated token over the counted runs (None
         without ``--enable-mfu-metrics``, whose counter then stays at 0)."""
@@ -362,7 +368,7 @@ class PromptResult:
             summary[metric] = s.to_dict() if s else None
         acc = self.acceptance
         summary["acceptance"] = acc.to_dict() if acc else None
-        per_request = combine(r.request_acceptance for r in self.measured)
+        per_request = self.request_acceptance
         summary["request_acceptance"] = per_request.to_dict() if per_request else None
         peer = self.peer()
         summary["peer"] = peer.to_dict() if peer else None

@@ -128,10 +128,12 @@ class GapSplit:
             slower = p.yours.ms_per_pass / p.reference.ms_per_pass
             parts.append(f"{p.prompt} {p.yours.ms_per_pass:.1f} vs {p.reference.ms_per_pass:.1f} ms per pass "
                          f"(×{slower:.2f})")  # fmt: skip
-        acc = self.prompts[0]
-        acc_txt = (
-            f"tokens per pass {acc.yours.tokens_per_pass:.2f} vs {acc.reference.tokens_per_pass:.2f} "
-            f"(×{acc.acceptance_ratio:.2f})"
+        acc = min(self.prompts, key=lambda p: p.acceptance_ratio)  # the least in your favour
+        per_kind = len({round(p.yours.tokens_per_pass, 3) for p in self.prompts}) > 1
+        acc_txt = "; ".join(
+            f"{p.prompt + ' ' if per_kind else ''}tokens per pass {p.yours.tokens_per_pass:.2f} vs "
+            f"{p.reference.tokens_per_pass:.2f} (×{p.acceptance_ratio:.2f})"
+            for p in (self.prompts if per_kind else (acc,))
         )
         if self.held_by == "time per pass":
             return f"The gap is in time per pass, not acceptance: {'; '.join(parts)}; {acc_txt}, " + (
@@ -164,8 +166,13 @@ class GapSplit:
                 + (": the same on prose and code points at step time, not acceptance" if self.uniform else "")
             )
         first = self.prompts[0]
+        sources = {p.yours.tokens_source for p in self.prompts}
+        yours = (
+            first.yours.tokens_source if len(sources) == 1
+            else ", ".join(f"{p.prompt} {p.yours.tokens_source}" for p in self.prompts)
+        )  # fmt: skip
         out.append(
-            f"  tokens per pass: yours from {first.yours.tokens_source}; the reference's from "
+            f"  tokens per pass: yours from {yours}; the reference's from "
             f"{first.reference.tokens_source}; TPS as given (wall TPS includes the first token's wait)"
         )
         return out
@@ -206,5 +213,8 @@ def gap_split(inp: DiagnosisInput) -> GapSplit | None:
     for prompt in ("narrative", "code"):
         a, b = getattr(m, f"{prompt}_tps"), getattr(ref.numbers, f"{prompt}_tps")
         if a and b:
-            prompts.append(PromptSplit(prompt, Side(a, *mine), Side(b, *theirs)))
+            # the prompt kind's own acceptance where it was measured apart (a code prompt accepts more)
+            own = m.length_of(prompt)
+            yours = (own[0], f"mean acceptance length ({own[1]})") if own else mine
+            prompts.append(PromptSplit(prompt, Side(a, *yours), Side(b, *theirs)))
     return GapSplit(tuple(prompts)) if prompts else None

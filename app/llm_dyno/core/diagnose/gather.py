@@ -15,6 +15,7 @@ import httpx
 
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.bench.ab import PAIR_PREFIX, SIDE_TAGS
+from llm_dyno.core.bench.result_file import read_result_file
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Comparison, compare_samples
 from llm_dyno.core.bounded_read import read_log_bounded
@@ -212,11 +213,13 @@ def gather(
     api_key: str | None = None,
     gpu_now: tuple[GpuReading, ...] = (),
     reference_log_path: Path | None = None,
+    bench_path: Path | None = None,
 ) -> Gathered:
     """Collect the inputs, run the rules, and build the diff rows.
 
     GPU readings come from the latest benchmark (taken before and under load while it ran) and from
-    ``gpu_now``; the spec-decode verdicts from the profile's latest stored A/B."""
+    ``gpu_now``; the spec-decode verdicts from the profile's latest stored A/B. ``bench_path`` (a result
+    written by ``bench --json``) stands in for the latest benchmark."""
     sources: list[str] = []
     notes: list[str] = []
     log = LaunchLog()
@@ -241,11 +244,14 @@ def gather(
             notes.append(f"cannot read the reference's log {reference_log_path}: {exc.strerror}")
     bench = None
     spec_ab: tuple[tuple[str, Comparison], ...] = ()
+    if bench_path is not None:
+        bench = read_result_file(bench_path)
+        sources.append(f"benchmark {bench_path.name}")
     if profile is not None:
         try:
             with HistoryStore(history_path) as store:
                 entries = store.list(profile=profile.name, limit=1)
-                if entries:
+                if entries and bench is None:
                     bench = store.get(entries[0].id).result
                     sources.append(f"benchmark #{entries[0].id}")
                 spec_ab = _latest_ab(store, profile.name, sources)

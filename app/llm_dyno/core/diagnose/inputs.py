@@ -65,6 +65,12 @@ class Measured:
     mean_acceptance_length: float | None = None
     source: str = "typed"
     acceptance_source: str = ""  # where the acceptance figures came from, when not from ``source``
+    # per prompt kind: (prompt, mean acceptance length, where it came from), from a benchmark
+    length_by_prompt: tuple[tuple[str, float, str], ...] = ()
+
+    def length_of(self, prompt: str) -> tuple[float, str] | None:
+        """The prompt kind's own mean acceptance length and its source, where measured apart."""
+        return next(((length, src) for p, length, src in self.length_by_prompt if p == prompt), None)
 
     @property
     def acceptance_from(self) -> str:
@@ -81,16 +87,25 @@ def measured_from_bench(result: BenchResult) -> Measured:
         return s.mean if s else None
 
     total = None
+    by_prompt: list[tuple[str, float, str]] = []
     for p in result.prompts:
         acc = p.acceptance
         if acc is not None:
             total = acc if total is None else total + acc
+        # the server's own per-request figure first: it counts this prompt's requests alone
+        req = p.request_acceptance
+        if req is not None and req.steps:
+            n = f"{req.requests} request{'s' if req.requests != 1 else ''}"
+            by_prompt.append((p.name, req.mean_length, f"per-request (server), {n}"))
+        elif acc is not None and acc.mean_length:
+            by_prompt.append((p.name, acc.mean_length, "/metrics deltas of its runs"))
     return Measured(
         mean("narrative"),
         mean("code"),
         total.per_position if total else (),
         total.mean_length if total else None,
         "benchmark",
+        length_by_prompt=tuple(by_prompt),
     )
 
 
@@ -142,7 +157,7 @@ class DiagnosisInput:
             return Measured(None, None, per_position, length, source)
         return Measured(
             base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
-            base.source, source,
+            base.source, source, base.length_by_prompt,
         )  # fmt: skip
 
     def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:

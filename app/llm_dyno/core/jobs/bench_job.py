@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.bench.ceiling import attach_roofline_for
-from llm_dyno.core.bench.gpu import GpuReader
+from llm_dyno.core.bench.gpu import GpuReader, InstantPowerReader
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.session import run_benchmark
@@ -139,6 +139,8 @@ class _Recording:
 
     def __init__(self, reader: GpuReader) -> None:
         self._reader = reader
+        # the fast instantaneous-power poll goes straight to the reader (see RunSampler)
+        self.instant_power_w: InstantPowerReader | None = getattr(reader, "instant_power_w", None)
         self.first: GpuReading | None = None
         self.kept: deque[GpuReading] = deque(maxlen=UNDER_LOAD_KEPT)
         self._last_kept = 0.0

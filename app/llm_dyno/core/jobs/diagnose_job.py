@@ -37,6 +37,7 @@ class DiagnoseSpec:
     typed: Measured | None = None
     history_path: Path | None = None
     reference_log_path: Path | None = None
+    bench_path: Path | None = None  # a result written by bench --json, instead of the history's latest
 
 
 def prepare_diagnose(
@@ -50,6 +51,7 @@ def prepare_diagnose(
     history_path: Path | None = None,
     find_servers: bool = True,
     reference_log_path: Path | None = None,
+    bench_path: Path | None = None,
 ) -> DiagnoseSpec:
     """For a profile, its server is the registry's when it is ready; refuses an unset API key. With
     neither a profile nor an endpoint only typed numbers and the reference are read."""
@@ -65,7 +67,9 @@ def prepare_diagnose(
             endpoint, gpus = profile_endpoint(profile, handle.plan), plan_gpus(handle.plan)
     if endpoint is not None:
         endpoint.check_key()
-    return DiagnoseSpec(profile, reference, endpoint, gpus, log_path, typed, history_path, reference_log_path)
+    return DiagnoseSpec(
+        profile, reference, endpoint, gpus, log_path, typed, history_path, reference_log_path, bench_path
+    )
 
 
 def run_diagnose(spec: DiagnoseSpec) -> Gathered:
@@ -87,6 +91,7 @@ def run_diagnose(spec: DiagnoseSpec) -> Gathered:
         api_key=spec.endpoint.api_key() if spec.endpoint is not None else None,
         gpu_now=now,
         reference_log_path=spec.reference_log_path,
+        bench_path=spec.bench_path,
     )
     if notes:
         gathered = Gathered(gathered.diagnosis, gathered.sources, gathered.diff, (*gathered.notes, *notes))

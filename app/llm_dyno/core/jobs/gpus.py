@@ -1,21 +1,16 @@
 """The GPUs a job's server runs on, and one reader for them: NVML here, or nvidia-smi in its container.
 
-A server on several GPUs is one server: its reading sums power, energy and limits, takes the hottest
-temperature, averages utilisation and clocks, and joins the throttle reasons, so a benchmark's energy
-per run is the whole server's.
+A server on several GPUs is one server (see :mod:`llm_dyno.core.telemetry.gpu_reader`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llm_dyno.core.bench.gpu import GpuReader
-from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
-from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
+from llm_dyno.core.telemetry.gpu_reader import LocalGpuReader, sample_reading
 
 
 @dataclass(frozen=True)
@@ -44,52 +39,6 @@ def plan_gpus(plan: LaunchPlan) -> GpuPlan:
     return GpuPlan(source, None if source is not None else NO_GPU_REASON)
 
 
-def combine(readings: Sequence[GpuReading]) -> GpuReading:
-    """One reading for a server on several GPUs (see the module docstring)."""
-    if len(readings) == 1:
-        return readings[0]
-    first = readings[0]
-
-    def total(name: str) -> float | None:
-        values = [getattr(r, name) for r in readings]
-        return None if any(v is None for v in values) else float(sum(values))
-
-    def mean(name: str) -> float | None:
-        values = [getattr(r, name) for r in readings if getattr(r, name) is not None]
-        return sum(values) / len(values) if values else None
-
-    def top(name: str) -> float | None:
-        values = [getattr(r, name) for r in readings if getattr(r, name) is not None]
-        return max(values) if values else None
-
-    masks = [r.throttle_mask for r in readings if r.throttle_mask is not None]
-    mask = 0
-    for m in masks:
-        mask |= m
-    sm = mean("sm_clock_mhz")
-    return dataclasses.replace(
-        first,
-        name=" + ".join(sorted({r.name or "?" for r in readings}))
-        if len({r.name for r in readings}) > 1
-        else first.name,
-        power_w=total("power_w"),
-        energy_j=total("energy_j"),
-        power_limit_w=total("power_limit_w"),
-        enforced_limit_w=total("enforced_limit_w"),
-        temperature_c=top("temperature_c"),
-        util_gpu_pct=mean("util_gpu_pct"),
-        util_mem_pct=mean("util_mem_pct"),
-        sm_clock_mhz=None if sm is None else round(sm),
-        throttle_mask=mask if masks else None,
-    )
-
-
-def _sample_reading(sample: GpuSample) -> GpuReading:
-    if sample.error is not None or not sample.readings:
-        raise DynoError(sample.error or "no GPU reading")
-    return combine(sample.readings)
-
-
 def gpu_reader(source: GpuSource) -> GpuReader:
     """A reader of the server's GPUs (raises :class:`DynoError` when a reading fails)."""
     if source.through_container:
@@ -98,8 +47,5 @@ def gpu_reader(source: GpuSource) -> GpuReader:
         remote = ContainerGpuSampler(
             lambda _s: None, container=source.container or "", host=source.docker_host, gpus=source.gpus
         )
-        return lambda: _sample_reading(remote.read_now())
-    from llm_dyno.core.telemetry.nvml import GpuSampler
-
-    local = GpuSampler(lambda _s: None, gpus=source.gpus)
-    return lambda: _sample_reading(local.read_now())
+        return lambda: sample_reading(remote.read_now())
+    return LocalGpuReader(source.gpus)

@@ -164,6 +164,7 @@ class Nvml:
         self._ready = False
         self._error: str | None = None
         self._no_instant_field = False
+        self._handles: dict[int, Any] = {}
 
     @property
     def lib(self) -> Any:
@@ -208,6 +209,7 @@ class Nvml:
                 with contextlib.suppress(Exception):  # at exit there is nobody left to tell
                     self._lib.nvmlShutdown()
                 self._ready = False
+                self._handles.clear()
 
     def _try(self, fn: Callable[..., T], *args: Any) -> T | None:
         try:
@@ -283,6 +285,15 @@ class Nvml:
         return replace(
             reading, energy_j=None if energy is None else energy / 1000.0, taken_at=time.monotonic()
         )
+
+    def instant_power_w(self, index: int) -> float | None:
+        """GPU ``index``'s instantaneous power (W): one field-values call, cheap enough to poll at tens
+        of Hz beside the full :meth:`read` (None where the driver lacks the field)."""
+        self.ensure()
+        h = self._handles.get(index)
+        if h is None:  # looked up once: each poll is then the one field-values call
+            h = self._handles[index] = self.handle(index)
+        return self._instant_power(h)
 
     def _instant_power(self, h: Any) -> float | None:
         """Instantaneous power (W) from NVML's field values, or None where the driver lacks the field."""

@@ -38,6 +38,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.telemetry.power import control_unavailable_reason
 from llm_dyno.ui.bench.ab_panel import ABPanel
+from llm_dyno.ui.bench.acceptance_panel import AcceptancePanel
 from llm_dyno.ui.bench.attach_row import AttachRow
 from llm_dyno.ui.bench.compare_panel import ComparePanel
 from llm_dyno.ui.bench.history_panel import HistoryPanel
@@ -147,6 +148,8 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.ab, "Spec A/B")
         self.levels = LevelsPanel(history_path)
         self.tabs.addTab(self.levels, "Load")
+        self.acceptance = AcceptancePanel()
+        self.tabs.addTab(self.acceptance, "Acceptance")
         layout.addWidget(self.tabs, 1)
 
         self.worker.progressed.connect(self._progress)
@@ -331,6 +334,7 @@ class BenchmarkView(QWidget):
         line = markdown_line(result) if result.all_runs() else ""
         self.result_panel.set_markdown(line)
         self.result_panel.set_roofline(result)
+        self.acceptance.show_result(result)
         saved = f" · saved as #{outcome.result_id}" if outcome.result_id is not None else ""
         if result.error:
             state = f"failed: {result.error}"
@@ -366,6 +370,7 @@ class BenchmarkView(QWidget):
         e = stored.entry
         title = f"#{e.id} · {e.suite} · {e.profile or e.model or '—'} · {e.started.replace('T', ' ')[:19]}"
         self.result_panel.show_result(stored.result, title)
+        self.acceptance.show_result(stored.result)
         if switch:
             self.tabs.setCurrentWidget(self.result_panel)
 
