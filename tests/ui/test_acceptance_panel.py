@@ -97,7 +97,7 @@ def test_the_diagnostics_split_takes_each_prompt_kinds_own_acceptance(qtbot, ui_
     with qtbot.waitSignal(v.diagnosed, timeout=15000):
         v.set_target(session.get(profile.name), None)
     with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.select_reference("recipe-3090-claimed")
+        v.reference_combo.setCurrentIndex(v.reference_combo.findData("recipe-3090-claimed"))
     text = v.split_label.text()
     for prompt in result.prompts:
         req = prompt.request_acceptance

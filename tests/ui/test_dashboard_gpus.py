@@ -226,7 +226,7 @@ def test_attached_server_gpu_via_its_container(  # type: ignore[no-untyped-def]
 ) -> None:
     name = smi_container("attached", FAKE_SMI_GPUS="idle,load")
     view.watch_attached(AttachedServer(nowhere(), container=name, gpu_index=1, gpu_via_container=True))
-    dash = view.current_dashboard()
+    dash = shown_dashboard(view)
     assert dash is not None and isinstance(dash.feed.gpu_sampler, ContainerGpuSampler)
     qtbot.waitUntil(lambda: latest(dash, "power_w") is not None, timeout=20_000)
     assert latest(dash, "power_w") == 688.73 and latest(dash, "temp_c") == 58.0  # GPU 1: the load recording
