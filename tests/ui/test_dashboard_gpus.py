@@ -166,6 +166,10 @@ def test_cpu_profile_has_no_gpu_plots(view: ServerView) -> None:
     assert dash.gpu_source is None and dash.feed.gpu_sampler is None
     assert NO_GPU_REASON in dash.gpu_notice.text() and not dash.plots.widgets["power"].isVisible()
     assert dash.header.captions["power"].text() == "Power / limit"
+    # no power, temperature or power control for a server that uses no GPU: hidden, the notice says why
+    header = dash.header
+    assert not header.values["power"].isVisibleTo(header) and not header.values["temp"].isVisibleTo(header)
+    assert header.values["kv_pct"].isVisibleTo(header) and not dash.power.isVisibleTo(dash)
 
 
 def test_remote_docker_profile_reads_through_its_container(  # type: ignore[no-untyped-def]

@@ -94,6 +94,13 @@ class HeaderStrip(QFrame):
             for widget in (self.captions[key], self.values[key]):
                 widget.setToolTip(tip)
 
+    def set_gpu_figures_visible(self, visible: bool) -> None:
+        """Show or hide the GPU figures (power and temperature) of a server that uses no GPU."""
+        for key in ("power", "temp"):
+            card = self.values[key].parentWidget()
+            if card is not None:
+                card.setVisible(visible)
+
     def text(self, key: str) -> str:
         """The shown text of a figure (for tests)."""
         return self.values[key].text()

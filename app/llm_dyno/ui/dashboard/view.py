@@ -165,6 +165,10 @@ class Dashboard(QWidget):
         self.state.setText(url)
         reason = no_gpu_reason if gpus is None else None if gpus.through_container else nvml().available()
         self.set_gpu_available(reason)
+        # a server that uses no GPU has no power, temperature or limit to show: those figures and the
+        # power control are hidden (the notice says why); a GPU without a driver keeps them, disabled
+        self.header.set_gpu_figures_visible(gpus is not None)
+        self.power.setVisible(gpus is not None)
         self.header.set_gpu_scope(gpus.label if gpus else None, len(gpus.server_gpus) if gpus else 0)
         self.plots.set_gpu_label(gpus.label if gpus else "")
         self.feed.start(endpoint, gpus=gpus if reason is None else None,
