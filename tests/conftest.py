@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # `from tests.support import …`
+
+# A run started in the background by a shell (`cmd &`, nohup, some CI runners) inherits SIGINT ignored, and
+# so would every CLI the tests start: their Ctrl-C tests then saw the command run to its end (exit 0). Ctrl-C
+# is the test's to send, so the run takes its default back (children then start with SIGINT at default).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # ==== no test reads or writes the developer's home ===============================================
