@@ -107,9 +107,9 @@ class BenchmarkView(QWidget):
         self.target_label = QLabel()
         self.target_label.setObjectName("sectionSubtitle")
         self.target_label.setWordWrap(True)  # a long URL wraps: it never widens the view past the window
-        self.target_label.setMinimumWidth(120)
+        self.target_label.setMinimumWidth(40)
         top.addWidget(self.target_label, 1)
-        self.launch_button = QPushButton(icon("play"), "Launch")  # when the selected profile is not running
+        self.launch_button = QPushButton("Launch")  # when the selected profile is not running
         self.launch_button.setVisible(False)
         self.launch_button.clicked.connect(self._launch_clicked)
         top.addWidget(self.launch_button)

@@ -170,6 +170,8 @@ class ResultPanel(QWidget):
         top.addWidget(self.title, 1)
         self.empty_note = QLabel("")  # the figures no run has, said instead of shown as empty columns
         self.empty_note.setObjectName("sectionSubtitle")
+        self.empty_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.empty_note.setMinimumWidth(60)
         top.addWidget(self.empty_note)
         self.warmups_check = QCheckBox("Show warm-ups")
         self.warmups_check.setToolTip(
