@@ -204,6 +204,9 @@ def test_launch_refused_shows_error(swindow, qtbot, fake) -> None:  # type: igno
     handle = _launch(w, qtbot, fake)
     handle.push(ServerState.READY)
     qtbot.waitUntil(lambda: w.profile_list.lamp(NAME) == "ready", timeout=3000)
+    # the first launch's worker holds the profile's launch lock until the server exists: a second
+    # launch before it lets go is refused as "being launched", which is another test
+    qtbot.waitUntil(lambda: not w.bridge.is_busy(NAME), timeout=5000)
     # a second launch of the same profile is refused by the manager's checks
     w.bridge.launch(w.session.get(NAME))
     qtbot.waitUntil(lambda: "already running" in w.statusBar().currentMessage(), timeout=15000)
