@@ -133,3 +133,21 @@ def spec_server(
     spec = vllm_env.draft_spec(draft_model, 3)
     with vllm_env.serve(vllm_exe, tiny_model, folder, "--speculative-config", spec) as served:
         yield served
+
+
+# ==== two workers (pytest-xdist, scripts/test runs `-n 2 --dist loadgroup`) ======================
+# The real vLLM servers are the long pole of a run and want the machine's cores to themselves while they
+# load: every test that starts or uses one runs in one worker, in order, so the session's tiny models and
+# shared server are made once; the Docker tests share one engine and their test images, so they keep to one
+# worker too. Everything else (Qt, CLI, files, fake servers) fills the other worker meanwhile.
+_VLLM_FIXTURES = frozenset({"vllm_exe", "tiny_model", "draft_model", "vllm_cache", "spec_server"})
+_DOCKER_FIXTURES = frozenset({"docker_client", "test_images", "smi_container", "tiny_profile"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("vllm") is not None or names & _VLLM_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group("vllm"))
+        elif item.get_closest_marker("docker") is not None or names & _DOCKER_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group("docker"))
