@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.cli import run as run_cli
+from llm_dyno.commands.telemetry_cmds import format_gpu
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import parse_smi_csv
@@ -75,7 +76,7 @@ def test_a_metric_added_to_the_registry_is_in_the_watch_line(
 MEM_CLOCK = GpuMetric(
     "mem_clock_mhz", lambda rs: max((r.mem_clock_mhz or 0 for r in rs), default=None), "MHz", "{:.0f}",
     "memory clock", "mem_clock", "Memory clock · MHz", combined="the fastest of the {count} GPUs",
-    header="Memory clock", figure="mem_clock",
+    header="Memory clock", figure="mem_clock", watch="mem",
 )  # fmt: skip
 
 
@@ -101,3 +102,4 @@ def test_a_gpu_metric_added_gets_a_plot_and_a_header_figure(qtbot, monkeypatch) 
     assert len(t) == 5 and float(v[-1]) == float(load.mem_clock_mhz)
     assert dash.header.captions["mem_clock"].text() == "Memory clock · GPU 0"
     assert dash.header.text("mem_clock") == f"{load.mem_clock_mhz} MHz"
+    assert f"  mem {load.mem_clock_mhz} MHz" in format_gpu(GpuSample(0.0, (load,)))  # in a watch line

@@ -13,7 +13,8 @@ Per-position acceptance is a family (one series per draft position, as many as t
 The GPU's figures (power and its limit, utilisation, temperature, clocks, memory use) come from NVML or
 nvidia-smi, not ``/metrics``: each is a :class:`GpuMetric` of :data:`GPU_METRICS`, which says how the
 readings of the server's GPUs become its value (summed, averaged, the hottest), its series key, plot and
-header figure. The dashboard (``feed.py``, ``plot_specs.py``, ``header.py``) iterates over it as well.
+header figure and ``watch`` label. The dashboard (``feed.py``, ``plot_specs.py``, ``header.py``) and
+``watch`` (with a GPU to read) iterate over it as well.
 
 To add a metric, add an entry here (and, when it needs a counter the snapshot does not read yet, the
 counter in :mod:`llm_dyno.core.telemetry.metrics`); docs/guide.md "Extending" shows one.
@@ -173,7 +174,8 @@ class GpuMetric:
     value; ``combined`` says how, for the header's tooltip with several GPUs (``{count}``: how many).
     ``plot`` None keeps the series (CSV) without a curve; ``y_min`` None lets the plot's axis float.
     ``header`` is the caption of its figure ``figure`` in the header strip; a ``limit`` (another GPU
-    metric's key) is shown after the value, as ``412 / 700 W``.
+    metric's key) is shown after the value, as ``412 / 700 W``. ``watch`` is its label in the GPU part
+    of a ``watch`` line (None keeps it out).
     """
 
     key: str
@@ -188,6 +190,7 @@ class GpuMetric:
     header: str | None = None
     figure: str = ""
     limit: str | None = None
+    watch: str | None = None
 
     def text(self, value: float | None) -> str:
         """``value`` with its unit, e.g. ``61 °C`` (a dash when None)."""
@@ -236,25 +239,25 @@ GPU_METRICS: tuple[GpuMetric, ...] = (
         "power_w", lambda rs: _sum([r.power_w for r in rs]), "W", "{:.0f}", "power", "power", "GPU power · W",
         combined="power and power limit summed over the {count} GPUs (the plots also average utilisation "
         "and SM clock, and show the hottest GPU's temperature)",
-        header="Power / limit", figure="power", limit="power_limit_w",
+        header="Power / limit", figure="power", limit="power_limit_w", watch="power",
     ),
     GpuMetric(
         "power_limit_w", lambda rs: _sum([r.enforced_limit_w or r.power_limit_w for r in rs]), "W", "{:.0f}",
-        "limit", "power", "GPU power · W", combined="summed",
+        "limit", "power", "GPU power · W", combined="summed", watch="limit",
     ),
     # utilisation and temperature apart: % and °C on one axis read as one scale
     GpuMetric(
         "util_pct", lambda rs: _mean([r.util_gpu_pct for r in rs]), "%", "{:.0f}", "util", "gpu",
-        "GPU utilisation · %", combined="averaged",
+        "GPU utilisation · %", combined="averaged", watch="util",
     ),
     GpuMetric(
         "temp_c", lambda rs: _hottest([r.temperature_c for r in rs]), "°C", "{:.0f}", "temp", "temp",
         "GPU temperature · °C", y_min=None, combined="the hottest of the {count} GPUs",
-        header="Temperature", figure="temp",
+        header="Temperature", figure="temp", watch="temp",
     ),
     GpuMetric(
         "sm_clock_mhz", lambda rs: _mean([r.sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "SM clock", "clock",
-        "SM clock · MHz", combined="averaged",
+        "SM clock · MHz", combined="averaged", watch="sm",
     ),
     GpuMetric(
         "sm_clock_max_mhz", lambda rs: _mean([r.max_sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "max",
