@@ -1,13 +1,15 @@
 """A frozen record's JSON form derived from its fields, for records whose stored keys are their field names.
 
 :func:`fields_dict` walks the dataclass fields in order: a nested record is written by its own
-``to_dict`` (so its stored layout stays its own), a tuple as a list, anything else as it is. A record
+``to_dict`` (so its stored layout stays its own), a tuple as a list, an enum as its value, anything
+else as it is. A record
 whose stored keys differ from its fields (renamed, derived or left out) keeps a ``to_dict`` of its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 from typing import Any
 
 
@@ -17,6 +19,8 @@ def _plain(value: Any) -> Any:
         return to_dict()
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
     return value
 
 
