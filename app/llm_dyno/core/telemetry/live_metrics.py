@@ -171,7 +171,7 @@ class GpuMetric:
     """One GPU figure, from the readings of the server's GPUs to the text the dashboard shows.
 
     ``read`` gets every watched GPU's reading (one per GPU, in index order) and gives the server's
-    value; ``combined`` says how, for the header's tooltip with several GPUs (``{count}``: how many).
+    value; ``combined`` says how, for its header figure's tooltip with several GPUs (``{count}``: how many).
     ``plot`` None keeps the series (CSV) without a curve; ``y_min`` None lets the plot's axis float.
     ``header`` is the caption of its figure ``figure`` in the header strip; a ``limit`` (another GPU
     metric's key) is shown after the value, as ``412 / 700 W``. ``watch`` is its label in the GPU part
@@ -243,12 +243,12 @@ GPU_METRICS: tuple[GpuMetric, ...] = (
     ),
     GpuMetric(
         "power_limit_w", lambda rs: _sum([r.enforced_limit_w or r.power_limit_w for r in rs]), "W", "{:.0f}",
-        "limit", "power", "GPU power · W", combined="summed", watch="limit",
+        "limit", "power", "GPU power · W", watch="limit",
     ),
     # utilisation and temperature apart: % and °C on one axis read as one scale
     GpuMetric(
         "util_pct", lambda rs: _mean([r.util_gpu_pct for r in rs]), "%", "{:.0f}", "util", "gpu",
-        "GPU utilisation · %", combined="averaged", watch="util",
+        "GPU utilisation · %", watch="util",
     ),
     GpuMetric(
         "temp_c", lambda rs: _hottest([r.temperature_c for r in rs]), "°C", "{:.0f}", "temp", "temp",
@@ -257,13 +257,13 @@ GPU_METRICS: tuple[GpuMetric, ...] = (
     ),
     GpuMetric(
         "sm_clock_mhz", lambda rs: _mean([r.sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "SM clock", "clock",
-        "SM clock · MHz", combined="averaged", watch="sm",
+        "SM clock · MHz", watch="sm",
     ),
     GpuMetric(
         "sm_clock_max_mhz", lambda rs: _mean([r.max_sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "max",
-        "clock", "SM clock · MHz", combined="averaged",
+        "clock", "SM clock · MHz",
     ),
-    GpuMetric("mem_used_pct", _mem_used_pct, "%", "{:.1f}", "memory", None, combined="over all GPUs"),
+    GpuMetric("mem_used_pct", _mem_used_pct, "%", "{:.1f}", "memory", None),
 )  # fmt: skip
 
 
