@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -146,3 +147,34 @@ def test_watch_unreachable_keeps_trying_then_fails(tmp_path: Path) -> None:
     assert done.returncode == 1  # every sample failed: scripts must see it
     assert done.stdout.count("unreachable") == 2
     assert "error: none of 2 samples of http://127.0.0.1:9 succeeded: " in done.stderr
+
+
+def test_watch_with_a_gpu_adds_the_gpu_figures_of_the_registry(tmp_path: Path) -> None:
+    """``--gpu 0`` with the recorded H200 at the NVML boundary (tests/support/nvml_shim): each line
+    carries the GPU metrics that have a ``watch`` label; without a driver it says why instead."""
+    shim = {
+        "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "support" / "nvml_shim"), str(REPO / "app")]),
+        "LLM_DYNO_TEST_NVML": str(REPO / "tests" / "fixtures" / "nvml" / "gpu_sampler.jsonl"),
+    }
+    with metrics_replay.serve_steps(1.0) as replay:
+        human = llm_dyno(tmp_path, "watch", "--url", replay.url, "--gpu", "0", "--count", "2", "--interval",
+                         "0.2", env=shim)  # fmt: skip
+        as_json = llm_dyno(tmp_path, "watch", "--url", replay.url, "--gpu", "0", "--count", "1", "--json",
+                           env=shim)  # fmt: skip
+        bare = llm_dyno(tmp_path, "watch", "--url", replay.url, "--gpu", "0", "--count", "1")
+    assert human.returncode == 0, human.stderr
+    lines = human.stdout.strip().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert re.search(r"  power \d+ W  limit 700 W  util \d+ %  temp \d+ °C  sm \d+ MHz$", line), line
+    gpu = json.loads(as_json.stdout)["gpu"]
+    assert gpu["power_limit_w"] == 700.0 and gpu["temp_c"] > 0 and set(gpu) == {
+        "power_w", "power_limit_w", "util_pct", "temp_c", "sm_clock_mhz", "sm_clock_max_mhz", "mem_used_pct"
+    }  # fmt: skip
+    if not _has_driver():
+        assert bare.returncode == 0 and "gpu: NVIDIA driver not found" in bare.stdout, bare.stdout
+
+
+def test_watch_gpu_goes_with_url(tmp_path: Path) -> None:
+    done = llm_dyno(tmp_path, "watch", "some-profile", "--gpu", "0", "--count", "1")
+    assert done.returncode != 0 and "--gpu go with --url" in done.stderr and "Traceback" not in done.stderr

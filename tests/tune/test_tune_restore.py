@@ -98,7 +98,7 @@ def test_an_exception_mid_run_restores_the_power_limit_and_unlocks_the_clocks(
     assert power.read_power_limit(0).current_w == 700.0
     record = load_record(spec.record_path)
     assert record.error == "RuntimeError: a front end's handler failed"
-    assert record.restored == ["GPU 0 power limit 700 W", "GPU 0 clocks unlocked (memory)"]
+    assert record.restored == ("GPU 0 power limit 700 W", "GPU 0 clocks unlocked (memory)")
     assert [r.trial for r in record.runs] == [1]  # trial 1 whole; trial 2 crashed before it was recorded
     with gpu_locks((0,), "the next job"):  # the tune let go of the GPU's lock
         pass

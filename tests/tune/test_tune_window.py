@@ -70,7 +70,7 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
             qtbot.waitUntil(lambda: view.cancel_button.isEnabled(), timeout=5_000)
         assert "done" in finished.args[0], (finished.args[0], view.status.text())
         record = view.record
-        assert record is not None and len(record.runs) == 4 and record.restore_errors == []
+        assert record is not None and len(record.runs) == 4 and record.restore_errors == ()
         assert [r.relaunched for r in record.runs] == [True, False, True, False]  # a cap needs no relaunch
         for run in record.runs:  # every generated token accounted for by the server's counters
             assert run.result is not None and run.error is None

@@ -1,4 +1,4 @@
-"""``llm-dyno profile …``: list, show, import, export, diff, validate."""
+"""``llm-dyno profile …``: list, show, import, export, diff, validate, set."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.bounded_read import MAX_IMPORT_BYTES, read_text_capped
 from llm_dyno.core.errors import DynoError, Location, StoreError
 from llm_dyno.core.profiles import export_formats
+from llm_dyno.core.profiles.edit import set_optional_flag
+from llm_dyno.core.profiles.flags import canonical_name
 from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
 
 
@@ -73,6 +75,15 @@ def register(sub: Any) -> None:
     val = psub.add_parser("validate", help="check a profile file without storing it")
     val.add_argument("file")
     val.set_defaults(handler=cmd_validate)
+
+    st = psub.add_parser("set", help="change engine flags of a stored profile (checked before it is saved)")
+    st.add_argument("name")
+    st.add_argument(
+        "flags", nargs="+", metavar="FLAG=VALUE",
+        help="e.g. max-model-len=32768 kv-cache-dtype=fp8 (after --, flags may keep their dashes: "
+        "-- --max-model-len=32768); an empty value removes the flag",
+    )  # fmt: skip
+    st.set_defaults(handler=cmd_set)
 
 
 def _summary(profile: Profile) -> dict[str, Any]:
@@ -204,4 +215,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
     text, source = _read_input(args.file)
     profile = profile_from_yaml(text, source=source)
     print(f"{source}: valid profile {profile.name!r} ({profile.runtime.value}, model {profile.model})")
+    return 0
+
+
+def cmd_set(args: argparse.Namespace) -> int:
+    """Change engine flags in place (the user's spelling and order kept) through ``with_changes``, the
+    check every front end uses: a bad value is refused with the field and nothing is written."""
+    st = store()
+    profile = st.get(args.name)
+    flags = profile.args
+    names: list[str] = []
+    for item in args.flags:
+        name, eq, value = item.partition("=")
+        flag = canonical_name("--" + name.strip().lstrip("-")) if name.strip() else ""
+        if not eq or not flag:
+            raise DynoError(
+                f"profile set: {item!r} is not FLAG=VALUE",
+                hint="e.g. max-model-len=32768 (an empty value removes the flag: max-model-len=)",
+            )
+        flags = set_optional_flag(flags, flag, value)
+        names.append(("--" if value.strip() else "removed --") + flag)
+    changed = profile.with_changes(args=flags)
+    path = st.save(changed, replace=True)
+    print(f"profile {changed.name!r}: {', '.join(names)} → {path}")  # names only: a value may be a secret
     return 0

@@ -7,17 +7,19 @@ import json
 import queue
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.gpus import gpu_sampler
 from llm_dyno.core.jobs.power_job import restore_limit, set_limits
 from llm_dyno.core.jobs.watch_job import prepare_watch
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
-from llm_dyno.core.telemetry.nvml import GpuReading, nvml
+from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.power import read_power_limit
 
 
@@ -34,6 +36,12 @@ def register(sub: Any) -> None:
     w.add_argument("--json", action="store_true", help="one JSON object per line")
     w.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     w.add_argument("--count", type=int, metavar="N", help="stop after N lines")
+    w.add_argument(
+        "--gpu",
+        type=int,
+        metavar="N",
+        help="with --url: this machine's GPU the server runs on (read each line)",
+    )
     w.set_defaults(handler=_watch)
 
     p = sub.add_parser("power", help="GPU power limits (NVML)")
@@ -87,6 +95,14 @@ def format_sample(sample: MetricsSample) -> str:
     return "  ".join(parts)
 
 
+def format_gpu(sample: GpuSample) -> str:
+    """The GPU part of a ``watch`` line: every GPU metric with a ``watch`` label, in registry order."""
+    if sample.error is not None or not sample.readings:
+        return f"gpu: {sample.error or 'no reading'}"
+    values = live_metrics.gpu_values(sample.readings)
+    return "  ".join(f"{m.watch} {m.text(values[m.key])}" for m in live_metrics.GPU_METRICS if m.watch)
+
+
 def _watch(args: argparse.Namespace) -> int:
     key_env = args.api_key_env
     if args.url:
@@ -103,11 +119,15 @@ def _watch(args: argparse.Namespace) -> int:
                 gpu_via_container=previous.gpu_via_container if previous else False,
             )
         )
-        endpoint = prepare_watch(url_endpoint(url, "", api_key_env=key_env)).endpoint
+        spec = prepare_watch(url_endpoint(url, "", api_key_env=key_env), gpu=args.gpu)
     else:
-        if key_env:
-            raise DynoError("--api-key-env goes with --url; a profile names its own key")
-        endpoint = prepare_watch(store().get(args.name)).endpoint  # the registry's server, wherever it runs
+        if key_env or args.gpu is not None:
+            raise DynoError("--api-key-env and --gpu go with --url; a profile names its own key and GPUs")
+        spec = prepare_watch(store().get(args.name))  # the registry's server, wherever it runs
+    endpoint = spec.endpoint
+    read_gpus: Callable[[], GpuSample] | None = (
+        gpu_sampler(spec.gpus.source) if spec.gpus.source is not None else None
+    )
     if args.interval <= 0:
         raise DynoError(f"--interval must be positive, got {args.interval}")
 
@@ -120,7 +140,11 @@ def _watch(args: argparse.Namespace) -> int:
     try:
         while args.count is None or printed < args.count:
             sample = samples.get()
-            line = json.dumps(sample.to_dict()) if args.json else format_sample(sample)
+            gpus = read_gpus() if read_gpus is not None else None
+            if args.json:
+                line = json.dumps(sample.to_dict() | _gpu_json(gpus))
+            else:
+                line = format_sample(sample) + (f"  {format_gpu(gpus)}" if gpus is not None else "")
             print(line, flush=True)
             printed += 1
             answered += sample.reachable
@@ -131,6 +155,14 @@ def _watch(args: argparse.Namespace) -> int:
         print(f"error: none of {printed} samples of {endpoint.url} succeeded: {last_error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _gpu_json(sample: GpuSample | None) -> dict[str, Any]:
+    if sample is None:
+        return {}
+    if sample.error is not None or not sample.readings:
+        return {"gpu": {"error": sample.error or "no reading"}}
+    return {"gpu": live_metrics.gpu_values(sample.readings)}
 
 
 # ---- power ------------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@ restoring on cancel and on errors is tested there, at the NVML boundary (tests/t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
+
+import pytest
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
 from llm_dyno.core.bench.run_context import RunContext
@@ -53,13 +56,15 @@ CURVE = {230: 40.0, 260: 45.0, 290: 48.0, 330: 50.0, 380: 51.0}
 
 def test_sweep_knee_and_table() -> None:
     sweep = SweepResult(
-        [
+        tuple(
             SweepPoint(cap, fake_result({"narrative": [tps] * 2, "code": [tps + 10] * 2}, cap * 0.9))
             for cap, tps in CURVE.items()
-        ]
+        )
     )
     # best mean = (51 + 61) / 2 = 56; within 5 %: >= 53.2 -> 290 W gives 53, 330 W gives 55 -> 330
     assert sweep.recommended_cap() == 330
+    with pytest.raises(dataclasses.FrozenInstanceError):  # a result: the sweep job builds it whole
+        sweep.cancelled = True  # type: ignore[misc]
     table = sweep_table(sweep)
     assert table.splitlines()[0] == (
         "| Cap (W) | Narr wall TPS | Code wall TPS | Actual power (W) | GPU temp (°C) | TPS/W (narr) |"

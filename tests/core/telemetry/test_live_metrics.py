@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
 from llm_dyno.commands.telemetry_cmds import format_sample
+from llm_dyno.core.runtime.remote_gpu import parse_smi_csv
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.live_metrics import LIVE_METRICS, check_registry, position_key, position_of
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot, parse_metrics
@@ -73,3 +75,34 @@ def test_per_position_keys_round_trip() -> None:
     assert position_of("acceptance_pct") is None and position_of("acc_posx_pct") is None
     values = live_metrics.position_values(recorded_sample())
     assert values[position_key(1)] == pytest.approx(100.0) and len(values) == 3
+
+
+def test_gpu_figures_of_recorded_readings_come_through_the_registry() -> None:
+    """Two recorded H200 readings (nvidia-smi, idle and under load) as one server's GPUs."""
+    nvml_dir = Path(__file__).resolve().parents[2] / "fixtures" / "nvml"
+    idle = parse_smi_csv((nvml_dir / "smi_idle.csv").read_text())[0]
+    load = dataclasses.replace(parse_smi_csv((nvml_dir / "smi_load.csv").read_text())[0], index=1)
+    values = live_metrics.gpu_values((idle, load))
+    assert set(values) == {m.key for m in live_metrics.GPU_METRICS}
+    assert values["power_w"] == pytest.approx(769.62) and values["power_limit_w"] == pytest.approx(1400.0)
+    assert values["temp_c"] == pytest.approx(58.0) and values["util_pct"] == pytest.approx(49.5)
+    power = next(m for m in live_metrics.GPU_METRICS if m.key == "power_w")
+    assert power.header_text(values["power_w"], values["power_limit_w"]) == "770 / 1400 W"
+    assert power.header_text(values["power_w"], None) == "770 / —" and power.header_text(None) == "—"
+    # a GPU without a reading leaves the sum out rather than show a too low total
+    assert live_metrics.gpu_values((idle, dataclasses.replace(load, power_w=None)))["power_w"] is None
+
+
+def test_a_gpu_metric_twice_a_foreign_limit_or_a_taken_figure_is_refused() -> None:
+    gpus = live_metrics.GPU_METRICS
+    temp = next(m for m in gpus if m.key == "temp_c")
+    with pytest.raises(ValueError, match="'temp_c' is registered twice"):
+        check_registry(LIVE_METRICS, (*gpus, temp))
+    with pytest.raises(ValueError, match="plot 'temp' has two titles"):
+        check_registry(LIVE_METRICS, (*gpus, dataclasses.replace(temp, key="t2", plot_title="Other")))
+    with pytest.raises(ValueError, match="plot 'temp' has two axis floors"):
+        check_registry(LIVE_METRICS, (*gpus, dataclasses.replace(temp, key="t2", header=None, y_min=0.0)))
+    with pytest.raises(ValueError, match="its limit 'nope' is not a GPU metric"):
+        check_registry(LIVE_METRICS, (*gpus, dataclasses.replace(temp, key="t2", figure="t2", limit="nope")))
+    with pytest.raises(ValueError, match="header figure 'temp' is empty or taken"):
+        check_registry(LIVE_METRICS, (*gpus, dataclasses.replace(temp, key="t2")))

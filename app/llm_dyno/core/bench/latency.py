@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from llm_dyno.core.records import fields_dict
 
 
 @dataclass(frozen=True)
@@ -25,15 +28,9 @@ class LatencySummary:
             len(gaps), sum(gaps) / len(gaps), _quantile(ordered, 0.50), _quantile(ordered, 0.99), ordered[-1]
         )
 
-    def to_dict(self) -> dict[str, float | int]:
-        """JSON form."""
-        return {
-            "count": self.count,
-            "mean_s": self.mean_s,
-            "p50_s": self.p50_s,
-            "p99_s": self.p99_s,
-            "max_s": self.max_s,
-        }
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
 
 def _quantile(ordered: list[float], q: float) -> float:

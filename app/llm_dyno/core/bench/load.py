@@ -27,6 +27,7 @@ from typing import Any
 from llm_dyno.core.bench.peer import PeerTimings, percentile
 from llm_dyno.core.bench.result import Acceptance, EnergyStats
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.records import fields_dict
 
 
 class LoadError(DynoError):
@@ -151,15 +152,8 @@ class RequestRecord:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "prompt": self.prompt,
-            "sent_at_s": self.sent_at_s,
-            "output_tokens": self.output_tokens,
-            "prompt_tokens": self.prompt_tokens,
-            "peer": None if self.peer is None else self.peer.to_dict(),
-            "error": self.error,
-        }
+        """JSON form (its fields; the timings by their own ``to_dict``)."""
+        return fields_dict(self)
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> RequestRecord:

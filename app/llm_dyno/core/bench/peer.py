@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from llm_dyno.core.records import fields_dict
+
 BURST_SHARE = 0.25
 SAME_READ_S = 0.0002
 
@@ -54,13 +56,8 @@ class PeerTimings:
         return PeerTimings(ttft, e2e, tpot, gaps)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "ttft_s": self.ttft_s,
-            "e2e_s": self.e2e_s,
-            "tpot_s": self.tpot_s,
-            "itl_s": list(self.itl_s),
-        }
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> PeerTimings:

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from llm_dyno.core.records import fields_dict
+
 
 @dataclass(frozen=True)
 class RequestAcceptance:
@@ -49,13 +51,8 @@ class RequestAcceptance:
             return None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "mean_length": self.mean_length, "rate": self.rate, "steps": self.steps,
-            "accepted": self.accepted,
-            "drafted": self.drafted, "spec_tokens": self.spec_tokens, "histogram": list(self.histogram),
-            "requests": self.requests,
-        }  # fmt: skip
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> RequestAcceptance:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from llm_dyno.core.records import fields_dict
 from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
 
 
@@ -62,18 +63,8 @@ class PromptCeiling:
     engine_ceiling_tps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored JSON object."""
-        return {
-            "mean_acceptance_length": self.mean_acceptance_length,
-            "tokens_source": self.tokens_source,
-            "tokens_assumed": self.tokens_assumed,
-            "ceiling_tps": self.ceiling_tps,
-            "achieved_tps": self.achieved_tps,
-            "share": self.share,
-            "problem": self.problem,
-            "engine_bytes_per_token": self.engine_bytes_per_token,
-            "engine_ceiling_tps": self.engine_ceiling_tps,
-        }
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
     @staticmethod
     def from_dict(data: Any) -> PromptCeiling | None:

@@ -14,6 +14,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from llm_dyno.core.records import fields_dict
 
 # Two-sided 95 % Student-t quantiles t_{0.975, df} for df = 1..30 (standard table values).
 _T975 = (
@@ -133,16 +136,9 @@ class Comparison:
     verdict: Verdict
     rule: str
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON form."""
-        return {
-            "metric": self.metric,
-            "baseline_mean": self.baseline_mean,
-            "candidate_mean": self.candidate_mean,
-            "delta_pct": self.delta_pct,
-            "verdict": self.verdict.value,
-            "rule": self.rule,
-        }
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
@@ -66,13 +66,13 @@ class SweepPoint:
         return s.mean if s else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SweepResult:
     """All caps measured, the cap restored afterwards, and the recommendation."""
 
-    points: list[SweepPoint] = field(default_factory=list)
+    points: tuple[SweepPoint, ...] = ()
     original_limit_w: float | None = None
-    original_limits_w: dict[int, float | None] = field(default_factory=dict)
+    original_limits_w: tuple[tuple[int, float], ...] = ()  # (GPU, watts) before the sweep
     restored: bool = False
     error: str | None = None
     cancelled: bool = False

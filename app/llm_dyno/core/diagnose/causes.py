@@ -15,6 +15,7 @@ from llm_dyno.core.diagnose import fingerprint as fpm
 from llm_dyno.core.diagnose.fingerprint import FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.records import fields_dict
 
 
 class Verdict(StrEnum):
@@ -39,15 +40,8 @@ class Cause:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON output."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "effect": self.effect,
-            "sources": self.sources,
-            "verdict": self.verdict.value,
-            "reason": self.reason,
-        }
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
 
 def _row(rows: tuple[FingerprintRow, ...], fact: str) -> FingerprintRow | None:

@@ -17,6 +17,7 @@ from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import HistoryError, migrate
 from llm_dyno.core.paths import data_dir
+from llm_dyno.core.records import fields_dict
 from llm_dyno.core.secrets import strip_credentials
 
 
@@ -41,19 +42,8 @@ class HistoryEntry:
     kind: str = "bench"  # "load": a load run (get_load reads it)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "id": self.id,
-            "started": self.started,
-            "profile": self.profile,
-            "model": self.model,
-            "suite": self.suite,
-            "narr_wall_tps": self.narr_wall_tps,
-            "code_wall_tps": self.code_wall_tps,
-            "tags": list(self.tags),
-            "note": self.note,
-            "kind": self.kind,
-        }
+        """JSON form (its fields)."""
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)

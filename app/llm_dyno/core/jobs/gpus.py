@@ -5,12 +5,14 @@ A server on several GPUs is one server (see :mod:`llm_dyno.core.telemetry.gpu_re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llm_dyno.core.bench.gpu import GpuReader
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
 from llm_dyno.core.telemetry.gpu_reader import LocalGpuReader, sample_reading
+from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,22 @@ def plan_gpus(plan: LaunchPlan) -> GpuPlan:
     return GpuPlan(source, None if source is not None else NO_GPU_REASON)
 
 
-def gpu_reader(source: GpuSource) -> GpuReader:
-    """A reader of the server's GPUs (raises :class:`DynoError` when a reading fails)."""
+def gpu_sampler(source: GpuSource) -> Callable[[], GpuSample]:
+    """One reading of each of the server's GPUs per call, taken in the calling thread (a failed reading
+    is a sample with its ``error``)."""
     if source.through_container:
         from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 
         remote = ContainerGpuSampler(
             lambda _s: None, container=source.container or "", host=source.docker_host, gpus=source.gpus
         )
-        return lambda: sample_reading(remote.read_now())
+        return remote.read_now
+    return GpuSampler(lambda _s: None, gpus=source.gpus).read_now
+
+
+def gpu_reader(source: GpuSource) -> GpuReader:
+    """A reader of the server's GPUs as one reading (raises :class:`DynoError` when a reading fails)."""
+    if source.through_container:
+        sample = gpu_sampler(source)
+        return lambda: sample_reading(sample())
     return LocalGpuReader(source.gpus)

@@ -93,15 +93,14 @@ def run_sweep_job(
 
 def sweep_result(record: TuneRecord) -> SweepResult:
     """The tune's record as the sweep's points (one per cap), originals, restore state and error."""
-    points = [
+    points = tuple(
         SweepPoint(float(record.trial(r.trial).settings[0].value), r.result)
         for r in record.runs
         if r.result is not None
-    ]
+    )
     errors = [f"at {record.trial(r.trial).settings[0].value} W: {r.error}" for r in record.runs if r.error]
-    originals: dict[int, float | None] = dict(record.original_power_w)
-    first = next(iter(originals.values()), None)
+    first = record.original_power_w[0][1] if record.original_power_w else None
     return SweepResult(
-        points, first, originals, bool(record.restored), record.error or (errors[0] if errors else None),
-        record.cancelled,
+        points, first, record.original_power_w, bool(record.restored),
+        record.error or (errors[0] if errors else None), record.cancelled,
     )  # fmt: skip

@@ -47,14 +47,13 @@ class _Gpu:
     remembered: dict[tuple[KnobKind, int], float | None] = field(default_factory=dict)
     changed: set[tuple[KnobKind, int]] = field(default_factory=set)
 
-    def remember(self, record: TuneRecord, settings: tuple[Setting, ...]) -> None:
-        # read before any change, so a failure at the very first set still restores the right value
+    def remember(self, settings: tuple[Setting, ...]) -> dict[int, float]:
+        """Read what the settings will change, before any change (so a failure at the very first set
+        still restores the right value); the power limits read, by GPU."""
         for kind in {k for s in settings if (k := s.knob.gpu) is not None}:
             for g in self.gpus:
                 self.remembered[(kind.kind, g)] = kind.remember(g)
-        record.original_power_w = {
-            g: w for (k, g), w in self.remembered.items() if k is KnobKind.POWER and w is not None
-        }
+        return {g: w for (k, g), w in self.remembered.items() if k is KnobKind.POWER and w is not None}
 
     def apply(self, settings: tuple[Setting, ...]) -> None:
         for s in settings:
@@ -65,13 +64,17 @@ class _Gpu:
                 self.changed.add((kind.kind, g))  # before the call: a half-applied change is put back too
                 kind.set(g, s.value, self.say)
 
-    def restore(self, record: TuneRecord) -> None:
+    def restore(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Put back what was changed: what was restored and what could not be, in words."""
+        restored: list[str] = []
+        errors: list[str] = []
         for kind in (k for k in KINDS.values() if isinstance(k, GpuKind)):  # power caps, then clock locks
             for g in sorted(g for k, g in self.changed if k is kind.kind):
                 try:
-                    record.restored.append(kind.restore(g, self.remembered.get((kind.kind, g)), self.say))
+                    restored.append(kind.restore(g, self.remembered.get((kind.kind, g)), self.say))
                 except Exception as exc:  # every GPU is tried; what failed is in the record and said
-                    record.restore_errors.append(f"GPU {g} {kind.kind.value}: {exc}")
+                    errors.append(f"GPU {g} {kind.kind.value}: {exc}")
+        return tuple(restored), tuple(errors)
 
 
 class _Server:
@@ -152,34 +155,37 @@ def run_tune(
     order = schedule(spec.trials, spec.repeats)
     gpu = _Gpu(spec.gpus, say)
     server = _Server(spec, registry, cancel, say)
+    cancelled = False
+    error: str | None = None
     with gpu_locks(spec.gpus, f"the tune of {spec.name}"):
         try:
-            gpu.remember(record, tuple(s for t in spec.trials for s in t.gpu_settings))
+            settings = tuple(s for t in spec.trials for s in t.gpu_settings)
+            record = record.with_originals(gpu.remember(settings))
             for position, (repeat, trial) in enumerate(order, 1):
                 if cancel.is_set():
-                    record.cancelled = True
+                    cancelled = True
                     break
                 run = _one_trial(spec, trial, repeat, position, len(order), server, gpu, emit, cancel)
-                record.runs.append(run)
+                record = record.with_run(run)
                 record.save(spec.record_path)
                 emit(TrialFinished(run, position, len(order)))
                 if (run.result is not None and run.result.cancelled) or cancel.is_set():
-                    record.cancelled = True
+                    cancelled = True
                     break
         except ABCancelled:
-            record.cancelled = True
+            cancelled = True
         except KeyboardInterrupt:  # Ctrl-C in a terminal: a cancellation, restored all the same
-            record.cancelled = True
+            cancelled = True
             raise
         except BaseException as exc:
-            record.error = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
             try:
                 server.close()
             finally:
-                gpu.restore(record)
-                record.finished_at = _now()
+                record = record.with_restore(*gpu.restore())
+                record = record.finished(_now(), cancelled=cancelled, error=error)
                 record.save(spec.record_path)
     return record
 

@@ -8,6 +8,7 @@ from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, plan_gpus
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
 
 
@@ -19,11 +20,14 @@ class WatchSpec:
     gpus: GpuPlan
 
 
-def prepare_watch(target: Profile | Endpoint, *, registry: ServerManager | None = None) -> WatchSpec:
-    """A profile's server as the registry knows it (launched anywhere), or an endpoint by URL; an unset
-    API key is refused here."""
+def prepare_watch(
+    target: Profile | Endpoint, *, gpu: int | None = None, registry: ServerManager | None = None
+) -> WatchSpec:
+    """A profile's server as the registry knows it (launched anywhere) and its GPUs, or an endpoint by
+    URL (``gpu``: this machine's GPU it runs on); an unset API key is refused here."""
     if isinstance(target, Endpoint):
-        spec = WatchSpec(target, GpuPlan(None, "a server given by URL"))
+        gpus = GpuPlan(GpuSource.local((gpu,))) if gpu is not None else GpuPlan(None, "a server given by URL")
+        spec = WatchSpec(target, gpus)
     else:
         registry = registry or ServerManager()
         registry.adopt_all()

@@ -10,19 +10,27 @@ unit), its caption in the dashboard's header and its label in ``watch`` lines. T
 Per-position acceptance is a family (one series per draft position, as many as the server reports):
 :func:`position_key` names its series.
 
+The GPU's figures (power and its limit, utilisation, temperature, clocks, memory use) come from NVML or
+nvidia-smi, not ``/metrics``: each is a :class:`GpuMetric` of :data:`GPU_METRICS`, which says how the
+readings of the server's GPUs become its value (summed, averaged, the hottest), its series key, plot and
+header figure and ``watch`` label. The dashboard (``feed.py``, ``plot_specs.py``, ``header.py``) and
+``watch`` (with a GPU to read) iterate over it as well.
+
 To add a metric, add an entry here (and, when it needs a counter the snapshot does not read yet, the
 counter in :mod:`llm_dyno.core.telemetry.metrics`); docs/guide.md "Extending" shows one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from llm_dyno.core.telemetry.metrics import READ_NAMES, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.nvml import GpuReading
 from llm_dyno.core.telemetry.rates import MetricsRates
 
 Reader = Callable[[MetricsSnapshot, MetricsRates], "float | None"]
+GpuReader = Callable[[Sequence[GpuReading]], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -155,22 +163,146 @@ def position_values(sample: MetricsSample) -> dict[str, float | None]:
     return {position_key(i + 1): _pct(p) for i, p in enumerate(rates.per_position or ())}
 
 
-def check_registry(metrics: tuple[LiveMetric, ...]) -> None:
-    """Refuse a registry with a key twice, two titles for one plot or a counter the scrape does not
-    read (raises ValueError; the registry is checked at import)."""
+# ---- GPU figures ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuMetric:
+    """One GPU figure, from the readings of the server's GPUs to the text the dashboard shows.
+
+    ``read`` gets every watched GPU's reading (one per GPU, in index order) and gives the server's
+    value; ``combined`` says how, for its header figure's tooltip with several GPUs (``{count}``: how many).
+    ``plot`` None keeps the series (CSV) without a curve; ``y_min`` None lets the plot's axis float.
+    ``header`` is the caption of its figure ``figure`` in the header strip; a ``limit`` (another GPU
+    metric's key) is shown after the value, as ``412 / 700 W``. ``watch`` is its label in the GPU part
+    of a ``watch`` line (None keeps it out).
+    """
+
+    key: str
+    read: GpuReader
+    unit: str
+    fmt: str
+    label: str
+    plot: str | None
+    plot_title: str = ""
+    y_min: float | None = 0.0
+    combined: str = ""
+    header: str | None = None
+    figure: str = ""
+    limit: str | None = None
+    watch: str | None = None
+
+    def text(self, value: float | None) -> str:
+        """``value`` with its unit, e.g. ``61 °C`` (a dash when None)."""
+        if value is None or value != value:
+            return "–"
+        return self.fmt.format(value) + (" " + self.unit if self.unit else "")
+
+    def header_text(self, value: float | None, limit: float | None = None) -> str:
+        """``value`` as the header strip shows it: ``61 °C``, or with its limit ``412 / 700 W``."""
+        if value is None or value != value:
+            return "—"
+        if self.limit is None:
+            return self.text(value)
+        shown = "—" if limit is None or limit != limit else self.text(limit)
+        return f"{self.fmt.format(value)} / {shown}"
+
+
+def _sum(values: Sequence[float | int | None]) -> float | None:
+    # a sum missing one GPU's share would read as a real, too low total: none at all instead
+    if not values or any(v is None for v in values):
+        return None
+    return float(sum(v for v in values if v is not None))
+
+
+def _known(values: Sequence[float | int | None]) -> list[float]:
+    return [float(v) for v in values if v is not None]
+
+
+def _mean(values: Sequence[float | int | None]) -> float | None:
+    known = _known(values)
+    return sum(known) / len(known) if known else None
+
+
+def _hottest(values: Sequence[float | int | None]) -> float | None:
+    return max(_known(values), default=None)
+
+
+def _mem_used_pct(readings: Sequence[GpuReading]) -> float | None:
+    used = _sum([r.mem_used_bytes for r in readings])
+    total = _sum([r.mem_total_bytes for r in readings])
+    return None if used is None or not total else 100.0 * used / total
+
+
+GPU_METRICS: tuple[GpuMetric, ...] = (
+    GpuMetric(
+        "power_w", lambda rs: _sum([r.power_w for r in rs]), "W", "{:.0f}", "power", "power", "GPU power · W",
+        combined="power and power limit summed over the {count} GPUs (the plots also average utilisation "
+        "and SM clock, and show the hottest GPU's temperature)",
+        header="Power / limit", figure="power", limit="power_limit_w", watch="power",
+    ),
+    GpuMetric(
+        "power_limit_w", lambda rs: _sum([r.enforced_limit_w or r.power_limit_w for r in rs]), "W", "{:.0f}",
+        "limit", "power", "GPU power · W", watch="limit",
+    ),
+    # utilisation and temperature apart: % and °C on one axis read as one scale
+    GpuMetric(
+        "util_pct", lambda rs: _mean([r.util_gpu_pct for r in rs]), "%", "{:.0f}", "util", "gpu",
+        "GPU utilisation · %", watch="util",
+    ),
+    GpuMetric(
+        "temp_c", lambda rs: _hottest([r.temperature_c for r in rs]), "°C", "{:.0f}", "temp", "temp",
+        "GPU temperature · °C", y_min=None, combined="the hottest of the {count} GPUs",
+        header="Temperature", figure="temp", watch="temp",
+    ),
+    GpuMetric(
+        "sm_clock_mhz", lambda rs: _mean([r.sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "SM clock", "clock",
+        "SM clock · MHz", watch="sm",
+    ),
+    GpuMetric(
+        "sm_clock_max_mhz", lambda rs: _mean([r.max_sm_clock_mhz for r in rs]), "MHz", "{:.0f}", "max",
+        "clock", "SM clock · MHz",
+    ),
+    GpuMetric("mem_used_pct", _mem_used_pct, "%", "{:.1f}", "memory", None),
+)  # fmt: skip
+
+
+def gpu_values(readings: Sequence[GpuReading]) -> dict[str, float | None]:
+    """The GPU figures of the watched GPUs, by series key, one value each however many GPUs there are."""
+    return {m.key: m.read(readings) for m in GPU_METRICS}
+
+
+def check_registry(metrics: tuple[LiveMetric, ...], gpu_metrics: tuple[GpuMetric, ...] | None = None) -> None:
+    """Refuse a registry with a key twice, two titles (or axis floors) for one plot, a counter the scrape
+    does not read, a header figure twice or a limit that is not a GPU metric (raises ValueError; the
+    registry is checked at import). ``gpu_metrics`` by default :data:`GPU_METRICS`."""
+    gpus = GPU_METRICS if gpu_metrics is None else gpu_metrics
     seen: set[str] = set()
     titles: dict[str, str] = {}
-    for m in metrics:
+    both: tuple[LiveMetric | GpuMetric, ...] = (*metrics, *gpus)
+    for m in both:
         if m.key in seen:
             raise ValueError(f"live metric {m.key!r} is registered twice")
         seen.add(m.key)
+        if m.plot is not None and titles.setdefault(m.plot, m.plot_title) != m.plot_title:
+            raise ValueError(f"plot {m.plot!r} has two titles: {titles[m.plot]!r} and {m.plot_title!r}")
+    for m in metrics:
         unread = sorted(set(m.counters) - READ_NAMES)
         if not m.counters or unread:
             raise ValueError(
                 f"live metric {m.key!r}: /metrics series not read by the scrape: {unread or 'none named'}"
             )
-        if m.plot is not None and titles.setdefault(m.plot, m.plot_title) != m.plot_title:
-            raise ValueError(f"plot {m.plot!r} has two titles: {titles[m.plot]!r} and {m.plot_title!r}")
+    floors: dict[str, float | None] = {}
+    figures: set[str] = {m.key for m in metrics if m.header is not None}
+    for g in gpus:
+        if g.plot is not None and floors.setdefault(g.plot, g.y_min) != g.y_min:
+            raise ValueError(f"plot {g.plot!r} has two axis floors")
+        if g.limit is not None and g.limit not in {x.key for x in gpus}:
+            raise ValueError(f"GPU metric {g.key!r}: its limit {g.limit!r} is not a GPU metric")
+        if g.header is not None:
+            if not g.figure or g.figure in figures:
+                raise ValueError(f"GPU metric {g.key!r}: header figure {g.figure!r} is empty or taken")
+            figures.add(g.figure)
 
 
 check_registry(LIVE_METRICS)

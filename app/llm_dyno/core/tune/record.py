@@ -8,7 +8,7 @@ The benchmarks themselves are also in the history (tags ``tune``, ``tune-<id>``,
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,10 @@ class TuneMessage:
     message: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class TuneRecord:
-    """Everything a tune did, filled in as it runs (see the module docstring)."""
+    """Everything a tune did (see the module docstring). Frozen: the tune job builds a new record at each
+    step (:meth:`with_originals`, :meth:`with_run`, :meth:`with_restore`, :meth:`finished`)."""
 
     tune_id: str
     profile: str
@@ -87,12 +88,35 @@ class TuneRecord:
     gpus: tuple[int, ...] = ()
     started_at: str = ""
     finished_at: str | None = None
-    runs: list[TrialRun] = field(default_factory=list)
-    original_power_w: dict[int, float] = field(default_factory=dict)
-    restored: list[str] = field(default_factory=list)  # what was put back, in words
-    restore_errors: list[str] = field(default_factory=list)
+    runs: tuple[TrialRun, ...] = ()
+    original_power_w: tuple[tuple[int, float], ...] = ()  # (GPU, watts) before the tune, in GPU order
+    restored: tuple[str, ...] = ()  # what was put back, in words
+    restore_errors: tuple[str, ...] = ()
     error: str | None = None
     cancelled: bool = False
+
+    def with_originals(self, power_w: dict[int, float]) -> TuneRecord:
+        """This record with the GPUs' power limits read before any change."""
+        return replace(self, original_power_w=tuple(power_w.items()))
+
+    def with_run(self, run: TrialRun) -> TuneRecord:
+        """This record with one more benchmarked trial."""
+        return replace(self, runs=(*self.runs, run))
+
+    def with_restore(self, restored: tuple[str, ...], errors: tuple[str, ...]) -> TuneRecord:
+        """This record with what was put back on the GPUs (in words) and what could not be."""
+        return replace(
+            self, restored=(*self.restored, *restored), restore_errors=(*self.restore_errors, *errors)
+        )
+
+    def finished(self, at: str, *, cancelled: bool = False, error: str | None = None) -> TuneRecord:
+        """This record as the tune ended at ``at`` (cancelled or failed with ``error`` when so)."""
+        return replace(
+            self,
+            finished_at=at,
+            cancelled=self.cancelled or cancelled,
+            error=error if error is not None else self.error,
+        )
 
     def trial(self, index: int) -> Trial:
         """A trial by its number."""
@@ -123,7 +147,7 @@ class TuneRecord:
             "gpus": list(self.gpus),
             "started_at": self.started_at,
             "finished_at": self.finished_at,
-            "original_power_w": {str(k): v for k, v in self.original_power_w.items()},
+            "original_power_w": {str(k): v for k, v in self.original_power_w},
             "restored": list(self.restored),
             "restore_errors": list(self.restore_errors),
             "error": self.error,
@@ -161,7 +185,7 @@ def record_from_dict(data: dict[str, Any]) -> TuneRecord:
             Trial(int(t["trial"]), tuple(Setting(knobs[k], str(val)) for k, val in t["settings"].items()))
             for t in data["trials"]
         )
-        runs = [
+        runs = tuple(
             TrialRun(
                 int(r["trial"]),
                 int(r["repeat"]),
@@ -173,7 +197,7 @@ def record_from_dict(data: dict[str, Any]) -> TuneRecord:
                 r.get("started_at", ""),
             )
             for r in data["runs"]
-        ]
+        )
         return TuneRecord(
             str(data["id"]),
             str(data["profile"]),
@@ -186,9 +210,9 @@ def record_from_dict(data: dict[str, Any]) -> TuneRecord:
             started_at=data.get("started_at", ""),
             finished_at=data.get("finished_at"),
             runs=runs,
-            original_power_w={int(k): float(v) for k, v in data.get("original_power_w", {}).items()},
-            restored=list(data.get("restored", [])),
-            restore_errors=list(data.get("restore_errors", [])),
+            original_power_w=tuple((int(k), float(v)) for k, v in data.get("original_power_w", {}).items()),
+            restored=tuple(str(x) for x in data.get("restored", [])),
+            restore_errors=tuple(str(x) for x in data.get("restore_errors", [])),
             error=data.get("error"),
             cancelled=bool(data.get("cancelled")),
         )

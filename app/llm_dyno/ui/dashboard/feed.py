@@ -1,9 +1,10 @@
 """Telemetry into the dashboard: samplers on their own threads, samples as queued Qt signals.
 
 The core samplers call their sinks from the sampling thread; the sinks here only emit a signal, so
-Qt queues each sample to the GUI thread, where :func:`metrics_values` / :func:`gpu_values` turn it
-into named numbers for the :class:`~llm_dyno.core.telemetry.series.SeriesSet`. Sample times are
-``time.monotonic()``; the plots use wall-clock seconds (DateAxisItem), hence ``wall_time``.
+Qt queues each sample to the GUI thread, where :func:`metrics_values` / :func:`gpu_values` (the GPU
+figures of :data:`~llm_dyno.core.telemetry.live_metrics.GPU_METRICS`) turn it into named numbers for
+the :class:`~llm_dyno.core.telemetry.series.SeriesSet`. Sample times are ``time.monotonic()``; the
+plots use wall-clock seconds (DateAxisItem), hence ``wall_time``.
 
 GPUs are read through NVML on this machine, or with nvidia-smi in the server's container when it runs
 on another machine (see :mod:`llm_dyno.core.runtime.gpu_source`); both give the same samples.
@@ -12,7 +13,7 @@ on another machine (see :mod:`llm_dyno.core.runtime.gpu_source`); both give the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -21,9 +22,9 @@ from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry import live_metrics
-from llm_dyno.core.telemetry.live_metrics import position_values, ready
+from llm_dyno.core.telemetry.live_metrics import gpu_values, position_values, ready
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
-from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, GpuSampler
+from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler
 
 METRICS_INTERVAL_S = 1.0
 GPU_INTERVAL_S = 0.5
@@ -50,44 +51,6 @@ def metrics_values(sample: MetricsSample) -> dict[str, float | None]:
             out[metric.key] = value
     out.update(position_values(sample))
     return out
-
-
-def _total(values: Sequence[float | None]) -> float | None:
-    # a sum missing one GPU's share would read as a real, too low total: none at all instead
-    return None if not values or any(v is None for v in values) else sum(v for v in values if v is not None)
-
-
-def _known(values: Sequence[float | int | None]) -> list[float]:
-    return [float(v) for v in values if v is not None]
-
-
-def _mean(values: Sequence[float | int | None]) -> float | None:
-    known = _known(values)
-    return sum(known) / len(known) if known else None
-
-
-def _max(values: Sequence[float | int | None]) -> float | None:
-    return max(_known(values), default=None)
-
-
-def gpu_values(readings: Sequence[GpuReading]) -> dict[str, float | None]:
-    """The plotted numbers of the watched GPUs, one value per series however many GPUs there are.
-
-    Several GPUs (tensor parallel) are one server: power and its limit are summed (what the server
-    draws, against what it may), utilisation and SM clocks averaged, the temperature is the hottest
-    GPU's, memory use is over all of them. With one GPU these are its own readings.
-    """
-    used = _total([r.mem_used_bytes for r in readings])
-    total = _total([r.mem_total_bytes for r in readings])
-    return {
-        "power_w": _total([r.power_w for r in readings]),
-        "power_limit_w": _total([r.enforced_limit_w or r.power_limit_w for r in readings]),
-        "util_pct": _mean([r.util_gpu_pct for r in readings]),
-        "temp_c": _max([r.temperature_c for r in readings]),
-        "sm_clock_mhz": _mean([r.sm_clock_mhz for r in readings]),
-        "sm_clock_max_mhz": _mean([r.max_sm_clock_mhz for r in readings]),
-        "mem_used_pct": None if used is None or not total else 100.0 * used / total,
-    }
 
 
 class _Running:

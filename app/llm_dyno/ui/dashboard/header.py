@@ -1,7 +1,8 @@
 """The strip of big numbers above the plots: the latest figures of the watched server.
 
 The live metrics with a header caption (:data:`~llm_dyno.core.telemetry.live_metrics.LIVE_METRICS`)
-come first, keyed by their series key; then the GPU figures and the Roofline figure.
+come first, keyed by their series key; then the GPU figures with a caption
+(:data:`~llm_dyno.core.telemetry.live_metrics.GPU_METRICS`), keyed by their figure, and the Roofline figure.
 """
 
 from __future__ import annotations
@@ -10,25 +11,25 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from llm_dyno.core.telemetry import live_metrics
-from llm_dyno.core.telemetry.live_metrics import LiveMetric
+from llm_dyno.core.telemetry.live_metrics import GpuMetric, LiveMetric
 from llm_dyno.ui import theme
 
-# the figures that are not live metrics: key, caption
-OTHER_FIGURES: tuple[tuple[str, str], ...] = (
-    ("power", "Power / limit"),
-    ("temp", "Temperature"),
-    ("roofline", "Roofline"),
-)
+ROOFLINE = ("roofline", "Roofline")  # the figure that is no registry's: the view computes it
+
+
+def gpu_figures() -> tuple[GpuMetric, ...]:
+    """The GPU metrics with a figure in the strip, in registry order."""
+    return tuple(m for m in live_metrics.GPU_METRICS if m.header is not None)
 
 
 def figures(metrics: tuple[LiveMetric, ...] | None = None) -> tuple[tuple[str, str], ...]:
     """Every figure of the strip, in order: (key, caption); ``metrics`` by default the registry's."""
     chosen = live_metrics.LIVE_METRICS if metrics is None else metrics
-    return (*((m.key, m.header) for m in chosen if m.header is not None), *OTHER_FIGURES)
-
-
-def _num(v: float | None, fmt: str) -> str:
-    return "—" if v is None or v != v else fmt.format(v)
+    return (
+        *((m.key, m.header) for m in chosen if m.header is not None),
+        *((g.figure, g.header) for g in gpu_figures() if g.header is not None),
+        ROOFLINE,
+    )
 
 
 class HeaderStrip(QFrame):
@@ -38,6 +39,7 @@ class HeaderStrip(QFrame):
         super().__init__(parent)
         chosen = live_metrics.LIVE_METRICS if metrics is None else metrics
         self.metrics = tuple(m for m in chosen if m.header is not None)
+        self.gpu_metrics = gpu_figures()
         self.setObjectName("dashboardHeader")
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
@@ -79,25 +81,17 @@ class HeaderStrip(QFrame):
 
         With several GPUs the tooltips say how they are combined (the plots use the same numbers).
         """
-        captions = dict(OTHER_FIGURES)
-        several = count > 1
-        tips = {
-            "power": f"{label}: power and power limit summed over the {count} GPUs (the plots also "
-            "average utilisation and SM clock, and show the hottest GPU's temperature)"
-            if several
-            else "",
-            "temp": f"{label}: the hottest of the {count} GPUs" if several else "",
-        }
-        for key, tip in tips.items():
-            text = f"{captions[key]} · {label}" if label else captions[key]
-            self.captions[key].setText(text)
+        for m in self.gpu_metrics:
+            key, caption = m.figure, m.header or ""
+            tip = f"{label}: {m.combined.format(count=count)}" if count > 1 else ""
+            self.captions[key].setText(f"{caption} · {label}" if label else caption)
             for widget in (self.captions[key], self.values[key]):
                 widget.setToolTip(tip)
 
     def set_gpu_figures_visible(self, visible: bool) -> None:
         """Show or hide the GPU figures (power and temperature) of a server that uses no GPU."""
-        for key in ("power", "temp"):
-            card = self.values[key].parentWidget()
+        for m in self.gpu_metrics:
+            card = self.values[m.figure].parentWidget()
             if card is not None:
                 card.setVisible(visible)
 
@@ -108,12 +102,9 @@ class HeaderStrip(QFrame):
     def set_values(self, latest: dict[str, float | None]) -> None:
         """Update every figure from the latest series values (missing ones show a dash)."""
         g = latest.get
-        power, limit = g("power_w"), g("power_limit_w")
         texts = {m.key: m.header_text(g(m.key)) for m in self.metrics}
-        texts.update(
-            power=f"{_num(power, '{:.0f}')} / {_num(limit, '{:.0f} W')}" if power is not None else "—",
-            temp=_num(g("temp_c"), "{:.0f} °C"),
-        )
+        for gm in self.gpu_metrics:
+            texts[gm.figure] = gm.header_text(g(gm.key), g(gm.limit) if gm.limit is not None else None)
         for key, text in texts.items():
             if self.values[key].text() != text:
                 self.values[key].setText(text)

@@ -1,7 +1,7 @@
 """What the dashboard plots: each plot's title, place in the grid and curves (names, units, colours).
 
-The live metrics' plots come from :data:`~llm_dyno.core.telemetry.live_metrics.LIVE_METRICS`; this
-file adds their colours and places, and the GPU plots.
+The plots come from :data:`~llm_dyno.core.telemetry.live_metrics.LIVE_METRICS` and, for the GPU,
+:data:`~llm_dyno.core.telemetry.live_metrics.GPU_METRICS`; this file adds their colours and places.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llm_dyno.core.telemetry import live_metrics
-from llm_dyno.core.telemetry.live_metrics import LiveMetric, position_key
+from llm_dyno.core.telemetry.live_metrics import GpuMetric, LiveMetric, position_key
 
 BLUE, ORANGE, GREEN, PURPLE, RED, TEAL, GREY = (
     "#2563eb", "#f59e0b", "#16a34a", "#9333ea", "#dc2626", "#0d9488", "#8b93a1",
@@ -54,7 +54,10 @@ class PlotSpec:
 METRIC_COLORS = {
     "gen_tps": BLUE, "prompt_tps": ORANGE, "running": GREEN, "waiting": ORANGE,
     "acceptance_pct": PURPLE, "mean_acceptance_length": TEAL, "kv_pct": GREEN,
+    "power_w": RED, "util_pct": BLUE, "temp_c": ORANGE, "sm_clock_mhz": PURPLE,
 }  # fmt: skip
+# Reference lines (a limit, a maximum): dashed and grey beside the figure they bound.
+REFERENCE_LINES = frozenset({"power_limit_w", "sm_clock_max_mhz"})
 # Where each plot sits: (row, column, columns covered). A plot not named here (a new live metric's)
 # takes a row of its own below these.
 PLACES: dict[str, tuple[int, int, int]] = {
@@ -64,32 +67,31 @@ PLACES: dict[str, tuple[int, int, int]] = {
 _PALETTE = (BLUE, ORANGE, GREEN, PURPLE, RED, TEAL)
 
 
-def metric_curve(metric: LiveMetric, index: int = 0) -> CurveSpec:
-    """The curve of a live metric (``index``: its place in the registry, for a default colour)."""
+def metric_curve(metric: LiveMetric | GpuMetric, index: int = 0) -> CurveSpec:
+    """The curve of a live or GPU metric (``index``: its place in its registry, for a default colour)."""
+    if metric.key in REFERENCE_LINES:
+        return CurveSpec(metric.key, metric.label, metric.unit, GREY, dashed=True, fmt=metric.fmt)
     color = METRIC_COLORS.get(metric.key, _PALETTE[index % len(_PALETTE)])
     return CurveSpec(metric.key, metric.label, metric.unit, color, fmt=metric.fmt)
 
 
-def _gpu_plots() -> list[tuple[str, str, tuple[CurveSpec, ...], float | None]]:
-    # GPU readings come from NVML or nvidia-smi, not /metrics: their curves are listed here
-    return [
-        ("power", "GPU power · W", (
-            CurveSpec("power_w", "power", "W", RED, fmt="{:.0f}"),
-            CurveSpec("power_limit_w", "limit", "W", GREY, dashed=True, fmt="{:.0f}"),
-        ), 0.0),
-        # utilisation and temperature apart: % and °C on one axis read as one scale
-        ("gpu", "GPU utilisation · %", (CurveSpec("util_pct", "util", "%", BLUE, fmt="{:.0f}"),), 0.0),
-        ("temp", "GPU temperature · °C", (CurveSpec("temp_c", "temp", "°C", ORANGE, fmt="{:.0f}"),), None),
-        ("clock", "SM clock · MHz", (
-            CurveSpec("sm_clock_mhz", "SM clock", "MHz", PURPLE, fmt="{:.0f}"),
-            CurveSpec("sm_clock_max_mhz", "max", "MHz", GREY, dashed=True, fmt="{:.0f}"),
-        ), 0.0),
-    ]  # fmt: skip
+def _gpu_plots(
+    metrics: tuple[GpuMetric, ...],
+) -> list[tuple[str, str, tuple[CurveSpec, ...], float | None]]:
+    # GPU readings come from NVML or nvidia-smi, not /metrics: their own registry, same grouping by plot
+    curves: dict[str, list[CurveSpec]] = {}
+    heads: dict[str, tuple[str, float | None]] = {}
+    for i, m in enumerate(metrics):
+        if m.plot is not None:
+            curves.setdefault(m.plot, []).append(metric_curve(m, i))
+            heads.setdefault(m.plot, (m.plot_title, m.y_min))
+    return [(key, heads[key][0], tuple(cs), heads[key][1]) for key, cs in curves.items()]
 
 
 def default_plots(metrics: tuple[LiveMetric, ...] | None = None) -> list[PlotSpec]:
     """The dashboard's plots, two columns: one per plot key of the live metrics (``metrics``, by
-    default :data:`LIVE_METRICS`), their curves in registry order, and the GPU plots."""
+    default :data:`LIVE_METRICS`), their curves in registry order, then the GPU plots likewise
+    (:data:`GPU_METRICS`)."""
     curves: dict[str, list[CurveSpec]] = {}
     titles: dict[str, str] = {}
     for i, m in enumerate(live_metrics.LIVE_METRICS if metrics is None else metrics):
@@ -98,7 +100,7 @@ def default_plots(metrics: tuple[LiveMetric, ...] | None = None) -> list[PlotSpe
             titles.setdefault(m.plot, m.plot_title)
     plots: list[tuple[str, str, tuple[CurveSpec, ...], float | None, bool]]
     plots = [(key, titles[key], tuple(cs), 0.0, False) for key, cs in curves.items()]
-    plots += [(key, title, cs, y_min, True) for key, title, cs, y_min in _gpu_plots()]
+    plots += [(key, title, cs, y_min, True) for key, title, cs, y_min in _gpu_plots(live_metrics.GPU_METRICS)]
     places = dict(PLACES)
     free_row = 1 + max(row for row, _c, _s in places.values())
     out: list[PlotSpec] = []

@@ -2,7 +2,10 @@
 
 No Qt here. The form reads and writes named fields; engine flags are edited in place in ``args`` (the
 user's spelling and order are kept, see :mod:`llm_dyno.core.profiles.edit`). ``validate()`` says which
-field is wrong and why, so the form can put the hint under that field.
+field is wrong and why, so the form can put the hint under that field. A draft of a stored profile is
+validated as that profile's :meth:`~llm_dyno.core.profiles.model.Profile.with_changes` (the one path
+every front end changes a profile by, ``llm-dyno profile set`` too), so a bad value reads the same in
+the window as in the CLI; a draft with nothing to start from is read as a new profile's data.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles import edit
-from llm_dyno.core.profiles.model import Profile, profile_from_data
+from llm_dyno.core.profiles.model import SCHEMA_VERSION, Profile, profile_from_data
 
 # form field -> engine flag (canonical name)
 FLAG_FIELDS: dict[str, str] = {
@@ -64,6 +67,9 @@ _PYDANTIC_FIELDS: dict[str, str] = {
 }
 
 
+_UNSET = object()
+
+
 @dataclass
 class Validation:
     """The outcome of validating a draft: the profile when valid, else messages per field."""
@@ -78,15 +84,34 @@ class Validation:
 
 
 class Draft:
-    """Profile data under edit. Start from a profile or from raw data (e.g. parsed YAML)."""
+    """Profile data under edit. Start from a profile or from raw data (e.g. parsed YAML); ``base`` is
+    the stored profile the data changes (None for data with nothing to start from)."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], base: Profile | None = None) -> None:
         self.data: dict[str, Any] = copy.deepcopy(data)
+        self.base = base
 
     @classmethod
     def of(cls, profile: Profile) -> Draft:
-        """A draft holding ``profile``."""
-        return cls(profile.to_dict())
+        """A draft holding ``profile``, which it changes."""
+        return cls(profile.to_dict(), profile)
+
+    def changes(self) -> dict[str, Any]:
+        """What the draft changes of its base, by the profile's field names: a new value, or the
+        field's default where the draft left it out (empty when there is no base)."""
+        if self.base is None:
+            return {}
+        before = self.base.to_dict()
+        fields = Profile.model_fields
+        out: dict[str, Any] = {}
+        for key in (*before, *(k for k in self.data if k not in before)):
+            if key == "schema" or self.data.get(key, _UNSET) == before.get(key, _UNSET):
+                continue
+            if key in self.data:
+                out[key] = copy.deepcopy(self.data[key])
+            elif key in fields:
+                out[key] = fields[key].get_default(call_default_factory=True)
+        return out
 
     # ---- reading -------------------------------------------------------------------------------
     @property
@@ -259,7 +284,10 @@ class Draft:
         if errors:
             return Validation(None, errors)
         try:
-            profile = profile_from_data(copy.deepcopy(self.data), source=source)
+            if self.base is not None and self.data.get("schema", SCHEMA_VERSION) == SCHEMA_VERSION:
+                profile = self.base.with_changes(**self.changes())
+            else:  # a new profile's data, or a schema this version does not read (said by the reader)
+                profile = profile_from_data(copy.deepcopy(self.data), source=source)
         except DynoError as exc:
             return Validation(None, {self._field_of(exc): exc.message})
         return Validation(profile)

@@ -179,7 +179,7 @@ class ProfileEditor(QWidget):
             self._yaml_error = True
             self.yaml.show_error(exc.message + field, line or 1)
             if data is not None:
-                self._draft = Draft(data)
+                self._draft = Draft(data, self._original)
                 self.form.load(self._draft)
                 self.form.show_errors(self._draft.validate().errors)
             self._validation = Validation(None, {"": exc.message})
@@ -187,7 +187,7 @@ class ProfileEditor(QWidget):
             self._update_state()
             return
         self._yaml_error = False
-        self._draft = Draft(data or {})
+        self._draft = Draft(data or {}, self._original)
         self.form.load(self._draft)
         self._revalidate()
 

@@ -1,0 +1,31 @@
+"""A frozen record's JSON form derived from its fields, for records whose stored keys are their field names.
+
+:func:`fields_dict` walks the dataclass fields in order: a nested record is written by its own
+``to_dict`` (so its stored layout stays its own), a tuple as a list, an enum as its value, anything
+else as it is. A record
+whose stored keys differ from its fields (renamed, derived or left out) keeps a ``to_dict`` of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from enum import Enum
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if dataclasses.is_dataclass(value) and callable(to_dict):
+        return to_dict()
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, Enum):
+        return value.value
+    return value
+
+
+def fields_dict(record: Any) -> dict[str, Any]:
+    """``record``'s fields by name, in order, as JSON-ready values (see the module docstring)."""
+    if not dataclasses.is_dataclass(record) or isinstance(record, type):
+        raise TypeError(f"not a dataclass instance: {record!r}")
+    return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
