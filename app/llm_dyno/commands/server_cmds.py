@@ -242,6 +242,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 "container": plan.spec.for_engine(reveal=False)
                 if isinstance(plan.spec, ContainerSpec)
                 else None,
+                # files the launch writes into the container before it starts (compose secrets)
+                "files": [f.to_dict() for f in plan.spec.files]
+                if isinstance(plan.spec, ContainerSpec)
+                else [],
                 "memory": plan.memory.to_dict() if plan.memory is not None else None,
             }
         )

@@ -6,8 +6,10 @@ merge keys, relative bind paths against the project folder, ``<project>_`` prefi
 networks, the project's default network (sibling services resolve the vLLM service by name), list and
 mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``deploy.resources.reservations.devices`` or ``gpus:``, ``user``, ``working_dir``, ``labels``,
-``ulimits``, ``logging``, ``extends:`` (same file and another), ``!reset`` / ``!override``, ``profiles:``
-(a service in no active profile is not chosen unless named). Other keys are named in warnings.
+``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/, see
+:mod:`~llm_dyno.core.profiles.compose_secrets`), ``extends:`` (same file and another), ``!reset`` /
+``!override``, ``profiles:`` (a service in no active profile is not chosen unless named). Other keys
+are named in warnings.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from llm_dyno.core.profiles.compose_extends import (
     strip_tags,
 )
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
+from llm_dyno.core.profiles.compose_secrets import read_secrets
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
 from llm_dyno.core.profiles.launchers import read_launch
@@ -32,7 +35,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs"}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets"}
 )
 
 
@@ -115,6 +118,7 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     docker["logging"] = s.logging()
     docker["network"], docker["network_aliases"] = s.network()
     docker["project"] = s.ctx.project
+    docker["secrets"] = read_secrets(s)
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 

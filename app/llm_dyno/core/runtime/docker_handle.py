@@ -33,6 +33,7 @@ from llm_dyno.core.runtime.base import (
     client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
+from llm_dyno.core.runtime.docker_secrets import secret_archive
 from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
 )
@@ -126,6 +127,8 @@ class DockerServerHandle(ServerHandle):
             if not isinstance(planned, ContainerSpec):
                 raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
             spec = planned.for_engine(reveal=True)  # what plan showed, with the secrets filled in
+            # compose environment: secrets, read now: an unset variable refuses before anything is made
+            archive = secret_archive(planned.files) if planned.files else None
             self._api_key = client_api_key(self.plan.profile)
             spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]))
             self._ensure_image(str(spec["image"]))
@@ -135,6 +138,8 @@ class DockerServerHandle(ServerHandle):
             self._ensure_network()
             self.container = self._create(spec)
             try:
+                if archive is not None:
+                    self._write_files(archive, any(f.uid or f.gid for f in planned.files))
                 self.container.start()
             except docker.errors.APIError as exc:
                 # A failed start leaves the created container behind: remove it.
@@ -155,6 +160,15 @@ class DockerServerHandle(ServerHandle):
             return
         self._status_to(ServerState.STARTING, "container started")
         self._follow(since=None)
+
+    def _write_files(self, archive: bytes, with_owner: bool) -> None:
+        """Copy the in-memory tar of secret files into the created container (``docker cp`` of
+        Compose's ``injectSecrets``); ``copyUIDGID`` keeps the owner a secret's uid/gid names, which
+        docker-py's ``put_archive`` cannot ask for."""
+        api = self._docker.api
+        url = api._url("/containers/{0}/archive", self._container.id)
+        params = {"path": "/", **({"copyUIDGID": "1"} if with_owner else {})}
+        api._raise_for_status(api._put(url, params=params, data=archive))
 
     def _read_picked_port(self) -> bool:
         """Call the host port Docker picked (``- 8000``), read back from the container; False (the

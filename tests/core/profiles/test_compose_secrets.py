@@ -1,0 +1,178 @@
+"""Compose ``secrets:`` (issue 23): imported through the CLI, launched on a real engine, read back inside
+the container at /run/secrets/…, as Docker Compose v2 puts them there (docker/compose
+pkg/compose/create.go ``buildContainerSecretMounts``, secrets.go ``injectSecrets``): a ``file:`` secret
+is the host file bound read-only; an ``environment:`` secret is a file written into the created
+container before it starts (mode 0444 unless ``mode:``). The environment secret's value is in no file
+under the data folder, no label, no argv, no environment of the container and not in the plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest_docker import free_port
+from tests.support.images import TINY_IMAGE
+
+COMPOSE = """\
+services:
+  vllm:
+    image: {image}
+    entrypoint: ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]
+    command: ["tiny", "--port", "8000"]
+    ports: ["{port}:8000"]
+    volumes: ["/usr:/usr:ro"]
+    secrets:
+      - hf_file
+      - source: api_env
+        target: api_key
+        mode: 0440
+      - source: api_env
+        target: /etc/dyno/copy
+secrets:
+  hf_file:
+    file: ./secrets/hf.txt
+  api_env:
+    environment: WT23_API_SECRET
+"""
+
+VALUE = "sk-wt23-secret-from-env-" + uuid.uuid4().hex[:12]
+FILE_VALUE = "file-secret-body-wt23\n"
+
+
+def _cli(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llm_dyno", *args],
+        env={**env, "LLM_DYNO_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _project(tmp_path: Path, port: int, text: str = COMPOSE) -> Path:
+    folder = tmp_path / "proj"
+    (folder / "secrets").mkdir(parents=True)
+    (folder / "secrets" / "hf.txt").write_text(FILE_VALUE)
+    (folder / "docker-compose.yml").write_text(text.format(image=TINY_IMAGE, port=port))
+    return folder / "docker-compose.yml"
+
+
+def _base() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "WT23_API_SECRET"}
+
+
+@pytest.mark.docker
+def test_secrets_are_files_in_the_launched_container(
+    tmp_path: Path, docker_client: Any, test_images: None
+) -> None:
+    compose = _project(tmp_path, free_port())
+    home, name = tmp_path / "home", f"wt23sec{uuid.uuid4().hex[:6]}"
+    imported = _cli(home, _base(), "profile", "import", str(compose), "--name", name)
+    assert imported.returncode == 0, imported.stderr
+    assert "secrets" not in imported.stderr  # read, not "not kept"
+    env = {**_base(), "WT23_API_SECRET": VALUE}
+    planned = _cli(home, env, "plan", name, "--json")
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["container"]["mounts"] == [
+        {
+            "Target": "/run/secrets/hf_file",
+            "Source": str(tmp_path / "proj" / "secrets" / "hf.txt"),
+            "Type": "bind",
+            "ReadOnly": True,
+        }
+    ]
+    assert plan["files"] == [
+        {"path": "/run/secrets/api_key", "variable": "WT23_API_SECRET", "mode": "0440"},
+        {"path": "/etc/dyno/copy", "variable": "WT23_API_SECRET", "mode": "0444"},
+    ]
+    try:
+        launched = _cli(home, env, "launch", name, "--wait", "--timeout", "60")
+        assert launched.returncode == 0, launched.stderr
+        (found,) = docker_client.containers.list(filters={"label": f"llm-dyno.profile={name}"})
+
+        def read(path: str) -> tuple[int, bytes]:
+            code, out = found.exec_run(["/usr/bin/cat", path])
+            return int(code), bytes(out)
+
+        assert read("/run/secrets/hf_file") == (0, FILE_VALUE.encode())
+        assert read("/run/secrets/api_key") == (0, VALUE.encode())
+        assert read("/etc/dyno/copy") == (0, VALUE.encode())
+        code, modes = found.exec_run(
+            [
+                "/usr/bin/python3",
+                "-c",
+                "import os,sys; print(*(oct(os.stat(p).st_mode & 0o777) for p in sys.argv[1:]))",
+                "/run/secrets/api_key",
+                "/etc/dyno/copy",
+            ]
+        )
+        assert (code, modes.decode().split()) == (0, ["0o440", "0o444"])
+        # the file secret is read-only inside, as Compose binds it
+        code, _ = found.exec_run(["/usr/bin/touch", "/run/secrets/hf_file"])
+        assert code != 0
+        attrs = found.attrs
+        (mount,) = [m for m in attrs["Mounts"] if m["Destination"] == "/run/secrets/hf_file"]
+        assert (mount["Type"], mount["RW"]) == ("bind", False)
+        assert attrs["HostConfig"]["Mounts"][0]["Target"] == "/run/secrets/hf_file"
+        inspected = json.dumps(attrs)  # labels, argv, environment, everything docker inspect shows
+        assert VALUE not in inspected
+        logged = _cli(home, env, "logs", name)
+    finally:
+        _cli(home, env, "stop", name)
+        for c in docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"}):
+            c.remove(force=True)
+    assert VALUE not in planned.stdout + launched.stdout + launched.stderr + logged.stdout + logged.stderr
+    assert [str(p) for p in home.rglob("*") if p.is_file() and VALUE.encode() in p.read_bytes()] == []
+    assert "WT23_API_SECRET" in (home / "config" / "profiles" / f"{name}.yaml").read_text()
+
+
+@pytest.mark.docker
+def test_an_unset_secret_variable_refuses_the_launch(
+    tmp_path: Path, docker_client: Any, test_images: None
+) -> None:
+    compose = _project(tmp_path, free_port())
+    home, name = tmp_path / "home", f"wt23nosec{uuid.uuid4().hex[:6]}"
+    assert _cli(home, _base(), "profile", "import", str(compose), "--name", name).returncode == 0
+    planned = _cli(home, _base(), "plan", name)
+    assert "read from WT23_API_SECRET, which is not set: launch refuses" in planned.stdout
+    try:
+        launched = _cli(home, _base(), "launch", name, "--wait", "--timeout", "60")
+        made = docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"})
+    finally:
+        _cli(home, _base(), "stop", name)
+        for c in docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"}):
+            c.remove(force=True)
+    assert launched.returncode != 0 and "Traceback" not in launched.stderr
+    assert "needs the environment variable WT23_API_SECRET, which is not set" in launched.stderr
+    assert made == []  # refused before the container was created
+
+
+@pytest.mark.parametrize(
+    ("declared", "message", "line"),
+    [
+        ("  api_env:\n    external: true\n", "secret 'api_env' uses external:, which only Swarm", 19),
+        ("  api_env:\n    name: x\n", "secret 'api_env' has neither file: nor environment:", 18),
+        ("  other:\n    environment: X\n", "secret 'api_env' is not declared under the top-level", 10),
+    ],
+)
+def test_secrets_compose_refuses_are_refused_naming_the_line(
+    tmp_path: Path, declared: str, message: str, line: int
+) -> None:
+    text = COMPOSE.split("  api_env:\n")[0] + declared
+    compose = _project(tmp_path, 8000, text)
+    result = _cli(tmp_path / "home", _base(), "profile", "import", str(compose))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert f"docker-compose.yml:{line}" in result.stderr
+    assert not (tmp_path / "home" / "config" / "profiles").exists() or not list(
+        (tmp_path / "home" / "config" / "profiles").iterdir()
+    )
