@@ -176,3 +176,80 @@ def test_secrets_compose_refuses_are_refused_naming_the_line(
     assert not (tmp_path / "home" / "config" / "profiles").exists() or not list(
         (tmp_path / "home" / "config" / "profiles").iterdir()
     )
+
+
+# compose-go's loader tests (loader/tests/secrets_test.go), each service given a command (a vLLM service
+# names its model) and, where the test leaves it undeclared, its secret declared (Compose's `up` refuses
+# an undeclared one: "refers to undefined secret")
+SERVICE_SECRETS = """\
+name: test
+services:
+  foo:
+    image: alpine
+    command: [m]
+    secrets:
+      - source: secret1
+        target: /run/secrets/secret1
+      - source: secret2
+        target: my_secret
+        uid: '103'
+        gid: '103'
+        mode: 0440
+secrets:
+  secret1:
+    file: ./secret_data
+  secret2:
+    {secret2}
+"""
+MODE = """\
+name: test
+services:
+  foo:
+    image: alpine
+    command: [m]
+    secrets:
+      - source: server-certificate
+        target: server.cert
+        mode: {mode}
+secrets:
+  server-certificate:
+    environment: CERT
+"""
+
+
+def _imported(tmp_path: Path, text: str) -> dict[str, Any]:
+    import yaml
+
+    folder = tmp_path / "proj"
+    folder.mkdir(exist_ok=True)
+    (folder / "compose.yaml").write_text(text)
+    home = tmp_path / "home"
+    result = _cli(home, _base(), "profile", "import", str(folder / "compose.yaml"), "--name", "p")
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = yaml.safe_load((home / "config" / "profiles" / "p.yaml").read_text())
+    return data
+
+
+def test_compose_go_service_secrets(tmp_path: Path) -> None:
+    data = _imported(tmp_path, SERVICE_SECRETS.format(secret2="environment: SECRET2"))
+    assert data["docker"]["secrets"] == [
+        {"target": "/run/secrets/secret1", "file": str(tmp_path / "proj" / "secret_data")},
+        {"target": "/run/secrets/my_secret", "environment": "SECRET2", "mode": 0o440, "uid": 103, "gid": 103},
+    ]
+
+
+def test_compose_go_external_secret_is_refused_as_compose_up_refuses_it(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "compose.yaml").write_text(SERVICE_SECRETS.format(secret2="external: true"))
+    result = _cli(tmp_path / "home", _base(), "profile", "import", str(tmp_path / "proj" / "compose.yaml"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "compose.yaml:18, field 'secrets.secret2.external'" in result.stderr
+    assert "unsupported external secret" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ['"0440"', "0o440", "0440"])
+def test_compose_go_secret_file_mode(tmp_path: Path, mode: str) -> None:
+    data = _imported(tmp_path, MODE.format(mode=mode))
+    assert data["docker"]["secrets"] == [
+        {"target": "/run/secrets/server.cert", "environment": "CERT", "mode": 0o440}
+    ]

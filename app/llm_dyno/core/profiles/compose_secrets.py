@@ -30,11 +30,12 @@ def _target(written: str) -> str:
 
 
 def _mode(value: Any, where: Location) -> int:
-    """A file mode: YAML's ``0440`` is the number 288; a string is read as octal, as compose-go does."""
+    """A file mode: YAML's ``0440`` is the number 288; a string (``"0440"``, and ``0o440``, which YAML
+    1.1 reads as a string) is read as octal, as compose-go does."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     try:
-        return int(str(value), 8)
+        return int(str(value).lower().removeprefix("0o"), 8)
     except ValueError:
         raise ImportFormatError(f"secret mode {value!r} is not an octal file mode", where=where) from None
 
