@@ -253,3 +253,36 @@ def test_compose_go_secret_file_mode(tmp_path: Path, mode: str) -> None:
     assert data["docker"]["secrets"] == [
         {"target": "/run/secrets/server.cert", "environment": "CERT", "mode": 0o440}
     ]
+
+
+def test_compose_export_keeps_the_secrets_and_docker_run_refuses(tmp_path: Path) -> None:
+    import yaml
+
+    compose = _project(tmp_path, 8000)
+    home = tmp_path / "home"
+    assert _cli(home, _base(), "profile", "import", str(compose), "--name", "a").returncode == 0
+    exported = _cli(home, _base(), "profile", "export", "a", "--format", "compose")
+    assert exported.returncode == 0, exported.stderr
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "compose.yaml").write_text(exported.stdout)
+    result = _cli(home, _base(), "profile", "import", str(again / "compose.yaml"), "--name", "b")
+    assert result.returncode == 0, result.stderr
+
+    def secrets(name: str) -> Any:
+        return yaml.safe_load((home / "config" / "profiles" / f"{name}.yaml").read_text())["docker"][
+            "secrets"
+        ]
+
+    assert (
+        secrets("b")
+        == secrets("a")
+        == [
+            {"target": "/run/secrets/hf_file", "file": str(tmp_path / "proj" / "secrets" / "hf.txt")},
+            {"target": "/run/secrets/api_key", "environment": "WT23_API_SECRET", "mode": 0o440},
+            {"target": "/etc/dyno/copy", "environment": "WT23_API_SECRET"},
+        ]
+    )
+    line = _cli(home, _base(), "profile", "export", "a", "--format", "docker-run")
+    assert line.returncode != 0 and "Traceback" not in line.stderr
+    assert "which docker run has no option for" in line.stderr and line.stdout == ""

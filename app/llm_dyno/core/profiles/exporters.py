@@ -177,12 +177,39 @@ def to_compose(profile: Profile) -> str:
     if networks and docker.network_aliases[:1] != (key,):
         # Compose would add the service's name as an alias: the profile's own list says it has none
         meta["network_aliases"] = list(docker.network_aliases)
+    secrets = _compose_secrets(docker, service)
     doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
+    if secrets:
+        doc["secrets"] = secrets
     if _named_volumes(docker):
         doc["volumes"] = _named_volumes(docker)
     if networks:
         doc["networks"] = networks
     return dump(doc)
+
+
+def _compose_secrets(docker: DockerSettings, service: dict[str, Any]) -> dict[str, Any]:
+    """The profile's secrets as the service's ``secrets:`` (long form, absolute targets) and the
+    top-level declarations they name (a file, or the variable's name: never a value)."""
+    declared: dict[str, Any] = {}
+    listed: list[dict[str, Any]] = []
+    for secret in docker.secrets:
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", secret.target.rsplit("/", 1)[-1]) or "secret"
+        name, n = stem, 1
+        while name in declared:
+            n += 1
+            name = f"{stem}_{n}"
+        declared[name] = (
+            {"file": _escape(secret.file)} if secret.file is not None else {"environment": secret.environment}
+        )
+        entry: dict[str, Any] = {"source": name, "target": _escape(secret.target)}
+        entry |= {k: str(getattr(secret, k)) for k in ("uid", "gid") if getattr(secret, k) is not None}
+        if secret.mode is not None:
+            entry["mode"] = f"0{secret.mode:o}"  # a string: compose-go and the importer read it as octal
+        listed.append(entry)
+    if listed:
+        service["secrets"] = listed
+    return declared
 
 
 def _quote_env(key: str, value: str) -> str:
@@ -235,6 +262,13 @@ def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
 def to_docker_run(profile: Profile) -> str:
     """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
     docker = _docker(profile, "a docker run line")
+    if docker.secrets:
+        raise ProfileError(
+            f"profile '{profile.name}' has compose secrets (files at "
+            f"{', '.join(s.target for s in docker.secrets)}), which docker run has no option for",
+            where=Location(None, None, "docker.secrets"),
+            hint="export it as a compose file instead",
+        )
     q = shlex.quote
     head = ["docker", *(["-H", q(docker.host)] if docker.host else []), "run"]
     options: list[list[str]] = []
