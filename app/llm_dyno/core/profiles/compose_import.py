@@ -132,8 +132,10 @@ def _refuse_provider_dependency(s: ServiceReader, svc: dict[str, Any], services:
         if isinstance(other, dict) and isinstance(other.get("provider"), dict):
             kind = other["provider"].get("type", "?")
             raise ImportFormatError(
-                f"depends on '{dep}', a provider service (type {kind}): Compose runs the provider at "
-                "up and passes the variables it gives into this container; LLM Dyno runs no providers",
+                f"depends on '{dep}', a provider service (type {kind}): at up Compose runs the "
+                f"provider's plugin binary (docker-{kind} or {kind} on the PATH; without it Compose fails "
+                "too) and passes the variables it gives into this container; LLM Dyno runs no provider "
+                "plugins",
                 where=s.at("depends_on"),
                 hint="set those variables under environment: and remove the dependency",
             )
@@ -205,6 +207,20 @@ def read_compose(
             where=s.at("image"),
             hint="build the image first and name it in image:",
         )
+    for key in ("pre_start", "post_start", "pre_stop"):
+        if svc.get(key):
+            raise ImportFormatError(
+                f"{key}: lifecycle hooks are not run by LLM Dyno (Compose runs "
+                + (
+                    "each in a container of its own before the service starts)"
+                    if key == "pre_start"
+                    else "each as a docker exec in the container "
+                    + ("after it starts)" if key == "post_start" else "before it stops)")
+                )
+                + "; launching without them would change what the container does",
+                where=s.at(key),
+                hint=f"remove {key}: (run the command in the entrypoint script, or by hand)",
+            )
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
