@@ -212,10 +212,19 @@ def _compose_secrets(docker: DockerSettings, service: dict[str, Any]) -> dict[st
     return declared
 
 
+def _shell_value(value: str) -> str:
+    """A value for a shell line that gives what launch gives: a reference in double quotes (the shell
+    fills it in, as launch does), an escaped literal (``$${foo}``, the text ``${foo}``) as that text in
+    single quotes, anything else quoted literally."""
+    if _EXPANDABLE_RE.match(value):
+        return f'"{value}"'
+    return shlex.quote(resolve_reference(value) or "" if value.startswith("$$") else value)
+
+
 def _quote_env(key: str, value: str) -> str:
     if is_secret_name(key) and _EXPANDABLE_RE.match(value):
         return f'{key}="{value}"'  # double quotes: the shell fills the reference in at launch
-    return f"{key}={shlex.quote(value)}"
+    return f"{key}={_shell_value(value)}"
 
 
 def _quote_arg(value: str) -> str:
