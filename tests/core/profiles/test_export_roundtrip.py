@@ -177,6 +177,6 @@ def test_shell_exports_give_what_launch_gives_for_escaped_literals() -> None:
     reference in double quotes, so that running the line gives the container what launch gives and the
     import reads the same profile back (hypothesis found ``A='$$a'`` imported as ``$$$a``)."""
     for value in ("$$a", "$${foo}", "${foo}", "$a", "a$b", "$$"):
-        profile = Profile(name="0", runtime="process", model="/0", env={"A": value})
+        profile = Profile(name="0", runtime="process", process={}, model="/0", env={"A": value})
         line = to_vllm_serve(profile)
         assert import_text(line).profile == profile, (value, line)
