@@ -42,6 +42,7 @@ UPSTREAM_PLACEHOLDER = "@UPSTREAM@"  # where the recorded configs name the fixtu
 FIELDS = (
     *("image", "entrypoint", "command", "environment", "ports", "volumes", "ipc", "user", "working_dir"),
     "secrets",
+    "hooks",
 )
 # the environment both readers see (nothing of the machine's, so that the figures do not depend on it)
 CLEAN_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -85,24 +86,10 @@ REFUSED_FOR_A_SHARED_REASON = {
     },
 }
 
-# service → why the app refuses what Compose v2 runs: lifecycle hooks (Compose 2.30+). Refused naming the
-# key and line rather than launched without them (they were warned about and dropped before)
+# service → why the app refuses what Compose v2 runs: pre_start hooks (an init container run to completion
+# before the service starts). Refused naming the key and line rather than launched without them (they
+# were warned about and dropped before); post_start / pre_stop hooks are run (docker exec), and compared
 REFUSED_AS_COMPOSE_WOULD_NOT_BE = {
-    **{
-        f"compose/pkg/e2e/testdata/{t}/compose.yaml#{s}": f"{key}: Compose runs it as a docker exec in the "
-        "container; the app does not run lifecycle hooks"
-        for t, s, key in (
-            ("TestPostStartAndPreStopHook", "sample", "pre_stop"),
-            ("TestPostStartAndPreStopHook", "test", "post_start"),
-            ("TestPostStartHookInError", "test", "post_start"),
-            ("TestPostStartHookSuccess", "test", "post_start"),
-            ("TestPreStopHookInError", "sample", "pre_stop"),
-            ("TestPreStopHookSuccess", "sample", "pre_stop"),
-            ("TestPreStopHookSuccessWithPreviousStop", "sample", "pre_stop"),
-            ("TestPreStopHookSuccessWithPreviousStop", "test", "post_start"),
-            ("TestUpStopWithLogsMixed", "service2", "pre_stop"),
-        )
-    },
     **{
         f"compose/pkg/e2e/testdata/{t}/compose.yaml#sample": "pre_start: Compose runs an init container "
         "to completion before the service starts; the app does not run lifecycle hooks"
@@ -222,6 +209,11 @@ def compose_facts(
         "user": None if service.get("user") is None else str(service["user"]),
         "working_dir": service.get("working_dir"),
         "secrets": _secret_rows(service, declared or {}),
+        "hooks": {
+            key: [_words(h["command"]) for h in service.get(key) or []]
+            for key in ("post_start", "pre_stop")
+            if service.get(key)
+        },
     }
 
 
@@ -253,6 +245,11 @@ def app_facts(profile: Profile) -> dict[str, Any]:
             for s in docker.secrets
             for ids in [f"{s.uid or 0}:{s.gid or 0}"]
         ),
+        "hooks": {
+            key: [list(h.command) for h in getattr(docker, key)]
+            for key in ("post_start", "pre_stop")
+            if getattr(docker, key)
+        },
     }
 
 

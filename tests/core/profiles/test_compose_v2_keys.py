@@ -166,14 +166,9 @@ def test_what_cannot_apply_is_refused_naming_key_and_line(tmp_path: Path) -> Non
     p, err = _import(tmp_path, base + "    volumes:\n      - {type: image, source: alpine, target: /a}\n")
     assert p is None and "field 'services.vllm.volumes[0]'" in err and "type 'image'" in err
     assert "Docker Engine 28+ (API 1.48)" in err  # the precise reason (Compose needs that engine too)
-    for key, line, what in (
-        ("post_start", 5, "as a docker exec in the container after it starts"),
-        ("pre_stop", 5, "as a docker exec in the container before it stops"),
-        ("pre_start", 5, "in a container of its own before the service starts"),
-    ):
-        p, err = _import(tmp_path, base + f"    {key}:\n      - command: echo hi\n")
-        assert p is None and f"docker-compose.yml:{line}, field 'services.vllm.{key}'" in err, err
-        assert f"{key}: lifecycle hooks are not run by LLM Dyno (Compose runs each {what})" in err
+    p, err = _import(tmp_path, base + "    pre_start:\n      - command: echo hi\n")
+    assert p is None and "docker-compose.yml:5, field 'services.vllm.pre_start'" in err, err
+    assert "Compose runs each in an init container of its own, to completion, before the service" in err
 
 
 def test_env_file_format_raw_keeps_values_as_written(tmp_path: Path) -> None:

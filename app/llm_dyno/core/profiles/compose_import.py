@@ -8,8 +8,9 @@ mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``deploy.resources.reservations.devices`` or ``gpus:``, ``user``, ``working_dir``, ``labels``,
 ``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/, see
 :mod:`~llm_dyno.core.profiles.compose_secrets`), ``extends:`` (same file and another), ``!reset`` /
-``!override``, ``profiles:`` (a service in no active profile is not chosen unless named). Other keys
-are named in warnings.
+``!override``, ``profiles:`` (a service in no active profile is not chosen unless named),
+``post_start`` / ``pre_stop`` hooks (:mod:`~llm_dyno.core.profiles.compose_hooks`). Other keys are named
+in warnings.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from llm_dyno.core.profiles.compose_extends import (
     resolve_extends,
     strip_tags,
 )
+from llm_dyno.core.profiles.compose_hooks import read_hooks
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_secrets import read_secrets
 from llm_dyno.core.profiles.compose_service import ServiceReader
@@ -35,7 +37,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs", "secrets"}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "post_start", "pre_stop"}
 )
 
 
@@ -119,6 +121,7 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     docker["network"], docker["network_aliases"] = s.network()
     docker["project"] = s.ctx.project
     docker["secrets"] = read_secrets(s)
+    docker["post_start"], docker["pre_stop"] = read_hooks(s, "post_start"), read_hooks(s, "pre_stop")
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
@@ -207,20 +210,14 @@ def read_compose(
             where=s.at("image"),
             hint="build the image first and name it in image:",
         )
-    for key in ("pre_start", "post_start", "pre_stop"):
-        if svc.get(key):
-            raise ImportFormatError(
-                f"{key}: lifecycle hooks are not run by LLM Dyno (Compose runs "
-                + (
-                    "each in a container of its own before the service starts)"
-                    if key == "pre_start"
-                    else "each as a docker exec in the container "
-                    + ("after it starts)" if key == "post_start" else "before it stops)")
-                )
-                + "; launching without them would change what the container does",
-                where=s.at(key),
-                hint=f"remove {key}: (run the command in the entrypoint script, or by hand)",
-            )
+    if svc.get("pre_start"):
+        raise ImportFormatError(
+            "pre_start: lifecycle hooks of this kind are not run by LLM Dyno (Compose runs each in an "
+            "init container of its own, to completion, before the service starts); launching without "
+            "them would change what the container finds",
+            where=s.at("pre_start"),
+            hint="remove pre_start: (run the command by hand first, or in the entrypoint script)",
+        )
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")

@@ -177,6 +177,15 @@ def to_compose(profile: Profile) -> str:
     if networks and docker.network_aliases[:1] != (key,):
         # Compose would add the service's name as an alias: the profile's own list says it has none
         meta["network_aliases"] = list(docker.network_aliases)
+    for when in ("post_start", "pre_stop"):
+        hooks = [h.model_dump(exclude_defaults=True) for h in getattr(docker, when)]
+        for hook in hooks:
+            hook["command"] = [_escape(c) for c in hook["command"]]  # run as written, nothing filled in
+            if "environment" in hook:
+                env = hook["environment"]
+                hook["environment"] = {k: v if is_secret_name(k) else _escape(v) for k, v in env.items()}
+        if hooks:
+            service[when] = hooks
     secrets = _compose_secrets(docker, service)
     doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
     if secrets:
@@ -271,6 +280,13 @@ def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
 def to_docker_run(profile: Profile) -> str:
     """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
     docker = _docker(profile, "a docker run line")
+    if docker.post_start or docker.pre_stop:
+        raise ProfileError(
+            f"profile '{profile.name}' has compose lifecycle hooks (post_start / pre_stop), which docker "
+            "run has no option for",
+            where=Location(None, None, "docker.post_start" if docker.post_start else "docker.pre_stop"),
+            hint="export it as a compose file instead",
+        )
     if docker.secrets:
         raise ProfileError(
             f"profile '{profile.name}' has compose secrets (files at "

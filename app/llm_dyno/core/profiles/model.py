@@ -86,6 +86,26 @@ class SecretFile(_Frozen):
         return self
 
 
+class ExecHook(_Frozen):
+    """A compose lifecycle hook: a command run with ``docker exec`` in the container after it starts
+    (``post_start``) or before it stops (``pre_stop``), as Compose 2.30+ runs it. Its environment
+    follows the profile's rules: a secret-named value is a reference, filled in when the hook runs."""
+
+    command: tuple[str, ...] = Field(min_length=1)
+    user: str | None = None
+    working_dir: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("environment")
+    @classmethod
+    def _references(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, value in v.items():
+            problem = secret_value_problem(value) if value and is_secret_name(key) else None
+            if problem is not None:
+                raise ValueError(f"{key} {problem}; store a reference instead, e.g. ${{{key}}}")
+        return v
+
+
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 
@@ -124,6 +144,8 @@ class DockerSettings(_Frozen):
     secrets: tuple[SecretFile, ...] = Field(
         default=(), description="compose secrets: files in the container (/run/secrets/NAME)"
     )
+    post_start: tuple[ExecHook, ...] = Field(default=(), description="run in the container once started")
+    pre_stop: tuple[ExecHook, ...] = Field(default=(), description="run in the container before stop")
 
     @field_validator("*")
     @classmethod

@@ -391,7 +391,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         base_url=server_url(url_host, host_port),
         host_port=host_port,
         gpus=gpus,
-        spec=ContainerSpec(spec, files),
+        spec=ContainerSpec(spec, files, settings.post_start, settings.pre_stop),
         warnings=tuple(warnings + warnings_of(WarningKind.ENGINE, engine.warnings)),
         docker_host=settings.host,
         exposure=exposure,

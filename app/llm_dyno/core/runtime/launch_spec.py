@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from llm_dyno.core.profiles.model import ExecHook
 from llm_dyno.core.secrets import (
     KEYRING_PREFIX,
     is_secret_name,
@@ -133,6 +134,8 @@ class ContainerSpec:
 
     create: Mapping[str, Any]
     files: tuple[FileFromVariable, ...] = ()
+    post_start: tuple[ExecHook, ...] = ()  # docker exec'd once the container started (compose hooks)
+    pre_stop: tuple[ExecHook, ...] = ()  # docker exec'd before the container is stopped
 
     @property
     def name(self) -> str:
