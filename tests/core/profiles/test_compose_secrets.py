@@ -33,6 +33,8 @@ services:
       - source: api_env
         target: api_key
         mode: 0440
+        uid: "1005"
+        gid: "1006"
       - source: api_env
         target: /etc/dyno/copy
 secrets:
@@ -91,7 +93,13 @@ def test_secrets_are_files_in_the_launched_container(
         }
     ]
     assert plan["files"] == [
-        {"path": "/run/secrets/api_key", "variable": "WT23_API_SECRET", "mode": "0440"},
+        {
+            "path": "/run/secrets/api_key",
+            "variable": "WT23_API_SECRET",
+            "mode": "0440",
+            "uid": 1005,
+            "gid": 1006,
+        },
         {"path": "/etc/dyno/copy", "variable": "WT23_API_SECRET", "mode": "0444"},
     ]
     try:
@@ -110,12 +118,13 @@ def test_secrets_are_files_in_the_launched_container(
             [
                 "/usr/bin/python3",
                 "-c",
-                "import os,sys; print(*(oct(os.stat(p).st_mode & 0o777) for p in sys.argv[1:]))",
+                "import os,sys; s=[os.stat(p) for p in sys.argv[1:]];"
+                " print(*(f'{x.st_mode & 0o777:o}:{x.st_uid}:{x.st_gid}' for x in s))",
                 "/run/secrets/api_key",
                 "/etc/dyno/copy",
             ]
         )
-        assert (code, modes.decode().split()) == (0, ["0o440", "0o444"])
+        assert (code, modes.decode().split()) == (0, ["440:1005:1006", "444:0:0"])  # mode and owner
         # the file secret is read-only inside, as Compose binds it
         code, _ = found.exec_run(["/usr/bin/touch", "/run/secrets/hf_file"])
         assert code != 0
@@ -159,8 +168,8 @@ def test_an_unset_secret_variable_refuses_the_launch(
 @pytest.mark.parametrize(
     ("declared", "message", "line"),
     [
-        ("  api_env:\n    external: true\n", "secret 'api_env' uses external:, which only Swarm", 19),
-        ("  api_env:\n    name: x\n", "secret 'api_env' has neither file: nor environment:", 18),
+        ("  api_env:\n    external: true\n", "secret 'api_env' uses external:, which only Swarm", 21),
+        ("  api_env:\n    name: x\n", "secret 'api_env' has neither file: nor environment:", 20),
         ("  other:\n    environment: X\n", "secret 'api_env' is not declared under the top-level", 10),
     ],
 )
@@ -279,7 +288,13 @@ def test_compose_export_keeps_the_secrets_and_docker_run_refuses(tmp_path: Path)
         == secrets("a")
         == [
             {"target": "/run/secrets/hf_file", "file": str(tmp_path / "proj" / "secrets" / "hf.txt")},
-            {"target": "/run/secrets/api_key", "environment": "WT23_API_SECRET", "mode": 0o440},
+            {
+                "target": "/run/secrets/api_key",
+                "environment": "WT23_API_SECRET",
+                "mode": 0o440,
+                "uid": 1005,
+                "gid": 1006,
+            },
             {"target": "/etc/dyno/copy", "environment": "WT23_API_SECRET"},
         ]
     )
