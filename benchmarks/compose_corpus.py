@@ -28,7 +28,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "app"))
 
-from tests.support.compose_corpus import CLEAN_ENV, UPSTREAM, UPSTREAM_PLACEHOLDER, judge_all  # noqa: E402
+from tests.support.compose_corpus import (  # noqa: E402
+    CLEAN_ENV,
+    REFUSED_AS_COMPOSE_WOULD_NOT_BE,
+    REFUSED_FOR_A_SHARED_REASON,
+    UPSTREAM,
+    UPSTREAM_PLACEHOLDER,
+    judge_all,
+)
 
 MIRRORS = {
     "compose-go": ("compose-spec/compose-go", Path("/work/.mirror/compose-spec+compose-go/repo")),
@@ -165,11 +172,25 @@ def main() -> None:
         collect()
     outcomes = judge_all()
     counts = Counter(o.result for o in outcomes)
+    shared = [o for o in outcomes if o.result == "refused" and o.key() in REFUSED_FOR_A_SHARED_REASON]
+    not_shared = [o for o in outcomes if o.result == "refused" and o.key() not in REFUSED_FOR_A_SHARED_REASON]
     results = REPO / "benchmarks" / "results"
     results.mkdir(exist_ok=True)
     (results / "compose_corpus.json").write_text(
         json.dumps(
-            {"counts": dict(sorted(counts.items())), "outcomes": [o.__dict__ for o in outcomes]},
+            {
+                "counts": dict(sorted(counts.items())),
+                "refused_for_a_reason_compose_shares": len(shared),
+                "refused_though_compose_runs_it": len(not_shared),
+                "outcomes": [
+                    {
+                        **o.__dict__,
+                        "why": REFUSED_FOR_A_SHARED_REASON.get(o.key())
+                        or REFUSED_AS_COMPOSE_WOULD_NOT_BE.get(o.key(), ""),
+                    }
+                    for o in outcomes
+                ],
+            },
             indent=1,
         )
         + "\n"
@@ -182,8 +203,26 @@ def main() -> None:
         "",
         *(f"{k:>13}: {v}" for k, v in sorted(counts.items())),
         f"{'services':>13}: {len(outcomes)}",
+        f"  of the refused, for a reason Compose shares: {len(shared)}; though Compose runs it: "
+        f"{len(not_shared)}",
         "",
-        *(f"{o.result:>13}  {o.key()}  {o.detail[:300]}" for o in outcomes if o.result != "match"),
+        *(
+            f"{o.result:>13}  {o.key()}  {o.detail[:300]}"
+            for o in outcomes
+            if o.result not in ("match", "refused")
+        ),
+        "",
+        "refused for a reason Compose shares (it fails there too, or refuses the same):",
+        *(
+            f"  {o.key()}  {o.detail[:300]}\n      why shared: {REFUSED_FOR_A_SHARED_REASON[o.key()]}"
+            for o in shared
+        ),
+        "",
+        "refused though Compose runs it (named with key and line at import, never dropped):",
+        *(
+            f"  {o.key()}  {o.detail[:300]}\n      why: {REFUSED_AS_COMPOSE_WOULD_NOT_BE.get(o.key(), '?')}"
+            for o in not_shared
+        ),
     ]
     (results / "compose_corpus.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:12]))

@@ -242,6 +242,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 "container": plan.spec.for_engine(reveal=False)
                 if isinstance(plan.spec, ContainerSpec)
                 else None,
+                # files the launch writes into the container before it starts (compose secrets)
+                "files": [f.to_dict() for f in plan.spec.files]
+                if isinstance(plan.spec, ContainerSpec)
+                else [],
+                # compose lifecycle hooks: docker exec'd after the start / before the stop
+                "hooks": {
+                    when: [h.model_dump(exclude_defaults=True, mode="json") for h in getattr(plan.spec, when)]
+                    for when in ("post_start", "pre_stop")
+                }
+                if isinstance(plan.spec, ContainerSpec)
+                else {},
                 "memory": plan.memory.to_dict() if plan.memory is not None else None,
             }
         )

@@ -165,6 +165,10 @@ def test_what_cannot_apply_is_refused_naming_key_and_line(tmp_path: Path) -> Non
     assert p is None and "docker-compose.yml:7, field 'volumes.cache'" in err and "driver 'nfs'" in err
     p, err = _import(tmp_path, base + "    volumes:\n      - {type: image, source: alpine, target: /a}\n")
     assert p is None and "field 'services.vllm.volumes[0]'" in err and "type 'image'" in err
+    assert "Docker Engine 28+ (API 1.48)" in err  # the precise reason (Compose needs that engine too)
+    p, err = _import(tmp_path, base + "    pre_start:\n      - command: echo hi\n")
+    assert p is None and "docker-compose.yml:5, field 'services.vllm.pre_start'" in err, err
+    assert "Compose runs each in an init container of its own, to completion, before the service" in err
 
 
 def test_env_file_format_raw_keeps_values_as_written(tmp_path: Path) -> None:

@@ -170,3 +170,13 @@ def test_vllm_serve_round_trip(profile: Profile) -> None:
     result = import_text(to_vllm_serve(profile))
     assert result.profile == profile
     assert result.source_kind == "vllm-serve"
+
+
+def test_shell_exports_give_what_launch_gives_for_escaped_literals() -> None:
+    """A value stored escaped (``$$a``: the text ``$a``) is written as that text in single quotes, and a
+    reference in double quotes, so that running the line gives the container what launch gives and the
+    import reads the same profile back (hypothesis found ``A='$$a'`` imported as ``$$$a``)."""
+    for value in ("$$a", "$${foo}", "${foo}", "$a", "a$b", "$$"):
+        profile = Profile(name="0", runtime="process", process={}, model="/0", env={"A": value})
+        line = to_vllm_serve(profile)
+        assert import_text(line).profile == profile, (value, line)

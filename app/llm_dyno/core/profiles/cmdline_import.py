@@ -22,7 +22,7 @@ from llm_dyno.core.profiles.import_common import (
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
-from llm_dyno.core.secrets import escape_literal, is_reference, redact_secrets
+from llm_dyno.core.secrets import escape_literal, redact_secrets, reference_name
 
 Token = tuple[str, int]  # a word and its 1-based line
 
@@ -78,8 +78,11 @@ _FIELD = {
 _SILENT = frozenset({"--rm", "--detach", "--interactive", "--tty", "--init", "--sig-proxy"})
 
 
-def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[Token], dict[str, Any]]:
+def tokenize(
+    text: str, source: str | None, warnings: list[str], literal: set[str] | None = None
+) -> tuple[list[Token], dict[str, Any]]:
     """The words of the first command of the text, with their lines; also the exporter's metadata.
+    ``literal`` collects the words (and ``NAME=`` values) whose ``$`` a shell passes as written.
 
     The command ends where a shell would end it (a newline that is not continued, ``;``, ``&&``, ``|``,
     a redirection); whatever follows is named in a warning and not imported. A comment line inside a
@@ -137,22 +140,42 @@ def tokenize(text: str, source: str | None, warnings: list[str]) -> tuple[list[T
                 f"line {word.line}: {word.text!r} holds a command substitution that a shell would run "
                 "($(pwd), `…`); kept as written: replace it with the real value"
             )
-    return [(_kept_literal(w, warnings) if w.literal_dollar else w.text, w.line) for w in command], meta
+    out = [(_kept_literal(w, warnings) if w.literal_dollar else w.text, w.line) for w in command]
+    if literal is not None:
+        for (text, _), word in zip(out, command, strict=True):
+            if word.literal_dollar:
+                literal.update((text, text.partition("=")[2]))
+    return out, meta
 
 
 def _kept_literal(word: Word, warnings: list[str]) -> str:
     """A word whose ``$`` a shell passes as written (``-e 'X=${foo}'``, ``\\$``): where the value reads
-    like a reference, which launch would fill in, it is escaped as Compose escapes it (``$${foo}``)."""
+    like a reference, which launch would fill in, it is escaped as Compose escapes it (``$${foo}``).
+
+    Only there the quoting changed the meaning (unquoted, the shell would have filled it in; stored
+    unescaped, launch would), so only there it is said. A quoted reference to a secret
+    (``-e 'HF_TOKEN=${HF_TOKEN}'``) stays a reference: docker run would pass the text, not the token,
+    and a profile never stores a secret-named value as text."""
     key, eq, value = word.text.partition("=")
-    if is_reference(word.text) or escape_literal(word.text) != word.text:
-        kept = escape_literal(word.text)
+    if escape_literal(word.text) != word.text:
+        target, prefix = word.text, ""
     elif eq and escape_literal(value) != value:
-        kept = f"{key}={escape_literal(value)}"
+        target, prefix = value, f"{key}="
     else:
+        return word.text  # a shell passes it as written, and so does launch: nothing to say
+    name = reference_name(target)
+    if name is not None and (is_secret_name(name) or (prefix and is_secret_name(key))):
+        warnings.append(
+            f"line {word.line}: {target} is quoted, so docker run would pass the text {target}, not the "
+            f"secret; the profile keeps it a reference, filled in from your environment at launch (a "
+            "secret is never stored as text)"
+        )
         return word.text
+    kept = prefix + escape_literal(target)
     warnings.append(
-        f"line {word.line}: {word.text!r} is single-quoted (or its $ escaped), so a shell passes it as "
-        f"written: kept literal, stored as {kept!r}, which launch passes on as {word.text!r}"
+        f"line {word.line}: {target} is in single quotes (or its $ is escaped), so a shell passes the text "
+        f"{target} instead of filling it in; the container gets that text: stored as "
+        f"{escape_literal(target)!r}, which launch passes on as {target!r} without filling it in"
     )
     return kept
 
@@ -354,7 +377,8 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
     """Parse a ``docker run`` or ``vllm serve`` line into a :class:`Draft` (``warnings`` collects the
     warnings, kept by the caller when the import fails)."""
     warnings = [] if warnings is None else warnings
-    tokens, meta = tokenize(text, source, warnings)
+    literal: set[str] = set()
+    tokens, meta = tokenize(text, source, warnings, literal)
     if not tokens:
         raise ImportFormatError("nothing to import: the text holds no command", where=Location(source, 1))
     assignments: list[Token] = []
@@ -389,7 +413,15 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
     values = [*draft.argv, *(draft.docker or {}).get("ports", ()), *(draft.docker or {}).get("volumes", ())]
     values += [v for k, v in draft.env.items() if not is_secret_name(k)]
     for value in values:
-        if _SHELL_VAR_RE.search(value):
+        if value in literal:
+            continue  # quoted so that a shell passes it as written, as launch does: the same meaning
+        if reference_name(value) is not None:
+            shown = repr(redact_secrets(_DEFAULT_RE.sub(r"\1…}", value)))
+            warnings.append(
+                f"{shown}: filled in from your environment at launch (a shell would fill it in when the "
+                "line runs)"
+            )
+        elif _SHELL_VAR_RE.search(value):
             # a default (${VLLM_API_KEY:-…}) may be the secret itself: never shown
             shown = _DEFAULT_RE.sub(r"\1…}", value)
             shown = repr(redact_secrets(shown))

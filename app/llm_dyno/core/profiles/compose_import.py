@@ -6,8 +6,11 @@ merge keys, relative bind paths against the project folder, ``<project>_`` prefi
 networks, the project's default network (sibling services resolve the vLLM service by name), list and
 mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``deploy.resources.reservations.devices`` or ``gpus:``, ``user``, ``working_dir``, ``labels``,
-``ulimits``, ``logging``, ``extends:`` (same file and another), ``!reset`` / ``!override``, ``profiles:``
-(a service in no active profile is not chosen unless named). Other keys are named in warnings.
+``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/, see
+:mod:`~llm_dyno.core.profiles.compose_secrets`), ``extends:`` (same file and another), ``!reset`` /
+``!override``, ``profiles:`` (a service in no active profile is not chosen unless named),
+``post_start`` / ``pre_stop`` hooks (:mod:`~llm_dyno.core.profiles.compose_hooks`). Other keys are named
+in warnings.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from llm_dyno.core.profiles.compose_extends import (
     resolve_extends,
     strip_tags,
 )
+from llm_dyno.core.profiles.compose_hooks import read_hooks
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
+from llm_dyno.core.profiles.compose_secrets import read_secrets
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
 from llm_dyno.core.profiles.launchers import read_launch
@@ -32,7 +37,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs"}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "post_start", "pre_stop"}
 )
 
 
@@ -115,6 +120,8 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     docker["logging"] = s.logging()
     docker["network"], docker["network_aliases"] = s.network()
     docker["project"] = s.ctx.project
+    docker["secrets"] = read_secrets(s)
+    docker["post_start"], docker["pre_stop"] = read_hooks(s, "post_start"), read_hooks(s, "pre_stop")
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
@@ -128,8 +135,10 @@ def _refuse_provider_dependency(s: ServiceReader, svc: dict[str, Any], services:
         if isinstance(other, dict) and isinstance(other.get("provider"), dict):
             kind = other["provider"].get("type", "?")
             raise ImportFormatError(
-                f"depends on '{dep}', a provider service (type {kind}): Compose runs the provider at "
-                "up and passes the variables it gives into this container; LLM Dyno runs no providers",
+                f"depends on '{dep}', a provider service (type {kind}): at up Compose runs the "
+                f"provider's plugin binary (docker-{kind} or {kind} on the PATH; without it Compose fails "
+                "too) and passes the variables it gives into this container; LLM Dyno runs no provider "
+                "plugins",
                 where=s.at("depends_on"),
                 hint="set those variables under environment: and remove the dependency",
             )
@@ -200,6 +209,14 @@ def read_compose(
             f"service '{name}' has no image",
             where=s.at("image"),
             hint="build the image first and name it in image:",
+        )
+    if svc.get("pre_start"):
+        raise ImportFormatError(
+            "pre_start: lifecycle hooks of this kind are not run by LLM Dyno (Compose runs each in an "
+            "init container of its own, to completion, before the service starts); launching without "
+            "them would change what the container finds",
+            where=s.at("pre_start"),
+            hint="remove pre_start: (run the command by hand first, or in the entrypoint script)",
         )
     for key in svc:
         if key not in _HANDLED:

@@ -16,7 +16,7 @@ from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_dotenv import is_inside
 from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
-from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options
+from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options, refuse_unmountable
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
@@ -153,14 +153,7 @@ class ServiceReader:
         where = self.at("volumes", i)
         if isinstance(item, dict):
             kind = item.get("type", "volume")
-            if kind in ("image", "npipe", "cluster") or "target" not in item:
-                raise ImportFormatError(
-                    f"a volume of type {kind!r}"
-                    + ("" if "target" in item else " without a target")
-                    + " cannot be mounted by LLM Dyno",
-                    where=where,
-                    hint="mount a folder or a named volume instead",
-                )
+            refuse_unmountable(item, kind, where)
             if kind == "tmpfs":  # kept with the tmpfs mounts (docker.tmpfs), as Docker mounts them
                 opts: dict[str, Any] = item["tmpfs"] if isinstance(item.get("tmpfs"), dict) else {}
                 written = [f"size={opts['size']}"] if "size" in opts else []

@@ -10,6 +10,27 @@ from llm_dyno.core.profiles.compose_project import ComposeContext
 from llm_dyno.core.profiles.yamlio import Path_, line_for
 
 
+def refuse_unmountable(item: dict[str, Any], kind: Any, where: Location) -> None:
+    """Refuse a long-syntax volume LLM Dyno cannot mount, saying why: an image volume (Docker Engine
+    28+, API 1.48, mounts an image's files; docker/compose's TestImageVolume requires that engine), a
+    named pipe (Windows), a cluster volume (Swarm), or one without a target."""
+    if kind == "image" and "target" in item:
+        raise ImportFormatError(
+            "a volume of type 'image' mounts an image's files: only Docker Engine 28+ (API 1.48) makes "
+            "such mounts (Compose needs that engine too), and LLM Dyno does not make them",
+            where=where,
+            hint="copy the files into a folder or a named volume and mount that instead",
+        )
+    if kind in ("npipe", "cluster") or "target" not in item:
+        raise ImportFormatError(
+            f"a volume of type {kind!r}"
+            + ("" if "target" in item else " without a target")
+            + " cannot be mounted by LLM Dyno",
+            where=where,
+            hint="mount a folder or a named volume instead",
+        )
+
+
 def long_volume_options(item: dict[str, Any], kind: str, warnings: list[str], where: Location) -> list[str]:
     """The mode of a long-syntax mount as the short syntax writes it: ``ro``, the bind propagation
     (``rslave``), the SELinux label (``z``), ``nocopy``."""

@@ -177,7 +177,19 @@ def to_compose(profile: Profile) -> str:
     if networks and docker.network_aliases[:1] != (key,):
         # Compose would add the service's name as an alias: the profile's own list says it has none
         meta["network_aliases"] = list(docker.network_aliases)
+    for when in ("post_start", "pre_stop"):
+        hooks = [h.model_dump(exclude_defaults=True) for h in getattr(docker, when)]
+        for hook in hooks:
+            hook["command"] = [_escape(c) for c in hook["command"]]  # run as written, nothing filled in
+            if "environment" in hook:
+                env = hook["environment"]
+                hook["environment"] = {k: v if is_secret_name(k) else _escape(v) for k, v in env.items()}
+        if hooks:
+            service[when] = hooks
+    secrets = _compose_secrets(docker, service)
     doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
+    if secrets:
+        doc["secrets"] = secrets
     if _named_volumes(docker):
         doc["volumes"] = _named_volumes(docker)
     if networks:
@@ -185,10 +197,43 @@ def to_compose(profile: Profile) -> str:
     return dump(doc)
 
 
+def _compose_secrets(docker: DockerSettings, service: dict[str, Any]) -> dict[str, Any]:
+    """The profile's secrets as the service's ``secrets:`` (long form, absolute targets) and the
+    top-level declarations they name (a file, or the variable's name: never a value)."""
+    declared: dict[str, Any] = {}
+    listed: list[dict[str, Any]] = []
+    for secret in docker.secrets:
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", secret.target.rsplit("/", 1)[-1]) or "secret"
+        name, n = stem, 1
+        while name in declared:
+            n += 1
+            name = f"{stem}_{n}"
+        declared[name] = (
+            {"file": _escape(secret.file)} if secret.file is not None else {"environment": secret.environment}
+        )
+        entry: dict[str, Any] = {"source": name, "target": _escape(secret.target)}
+        entry |= {k: str(getattr(secret, k)) for k in ("uid", "gid") if getattr(secret, k) is not None}
+        if secret.mode is not None:
+            entry["mode"] = f"0{secret.mode:o}"  # a string: compose-go and the importer read it as octal
+        listed.append(entry)
+    if listed:
+        service["secrets"] = listed
+    return declared
+
+
+def _shell_value(value: str) -> str:
+    """A value for a shell line that gives what launch gives: a reference in double quotes (the shell
+    fills it in, as launch does), an escaped literal (``$${foo}``, the text ``${foo}``) as that text in
+    single quotes, anything else quoted literally."""
+    if _EXPANDABLE_RE.match(value):
+        return f'"{value}"'
+    return shlex.quote(resolve_reference(value) or "" if value.startswith("$$") else value)
+
+
 def _quote_env(key: str, value: str) -> str:
     if is_secret_name(key) and _EXPANDABLE_RE.match(value):
         return f'{key}="{value}"'  # double quotes: the shell fills the reference in at launch
-    return f"{key}={shlex.quote(value)}"
+    return f"{key}={_shell_value(value)}"
 
 
 def _quote_arg(value: str) -> str:
@@ -235,6 +280,20 @@ def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
 def to_docker_run(profile: Profile) -> str:
     """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
     docker = _docker(profile, "a docker run line")
+    if docker.post_start or docker.pre_stop:
+        raise ProfileError(
+            f"profile '{profile.name}' has compose lifecycle hooks (post_start / pre_stop), which docker "
+            "run has no option for",
+            where=Location(None, None, "docker.post_start" if docker.post_start else "docker.pre_stop"),
+            hint="export it as a compose file instead",
+        )
+    if docker.secrets:
+        raise ProfileError(
+            f"profile '{profile.name}' has compose secrets (files at "
+            f"{', '.join(s.target for s in docker.secrets)}), which docker run has no option for",
+            where=Location(None, None, "docker.secrets"),
+            hint="export it as a compose file instead",
+        )
     q = shlex.quote
     head = ["docker", *(["-H", q(docker.host)] if docker.host else []), "run"]
     options: list[list[str]] = []

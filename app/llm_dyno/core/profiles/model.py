@@ -50,6 +50,62 @@ class LogSettings(_Frozen):
     options: dict[str, str] = Field(default_factory=dict)
 
 
+class SecretFile(_Frozen):
+    """A compose secret: a read-only file in the container at ``target``, with the content of a host
+    ``file`` (bound read-only, as Compose binds it) or of an ``environment`` variable read at launch
+    (only its name is kept; the launch writes the value into the created container before it starts,
+    from memory, as Compose does: it never touches the host's disk)."""
+
+    target: str
+    file: str | None = None
+    environment: str | None = None
+    mode: int | None = Field(default=None, ge=0, le=0o7777, description="file mode (environment only)")
+    uid: int | None = Field(default=None, ge=0)
+    gid: int | None = Field(default=None, ge=0)
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, v: str) -> str:
+        if not v.startswith("/") or "\x00" in v or ".." in v.split("/"):
+            raise ValueError(f"{v!r}: a secret's target is an absolute path such as /run/secrets/NAME")
+        return v
+
+    @field_validator("environment")
+    @classmethod
+    def _variable(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+            raise ValueError(f"{v!r} is not an environment variable name")
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SecretFile:
+        if (self.file is None) == (self.environment is None):
+            raise ValueError("a secret has either file: (a host file) or environment: (a variable name)")
+        if self.file is not None and not self.file.startswith("/"):
+            raise ValueError(f"secret file {self.file!r} must be an absolute path")
+        return self
+
+
+class ExecHook(_Frozen):
+    """A compose lifecycle hook: a command run with ``docker exec`` in the container after it starts
+    (``post_start``) or before it stops (``pre_stop``), as Compose 2.30+ runs it. Its environment
+    follows the profile's rules: a secret-named value is a reference, filled in when the hook runs."""
+
+    command: tuple[str, ...] = Field(min_length=1)
+    user: str | None = None
+    working_dir: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("environment")
+    @classmethod
+    def _references(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, value in v.items():
+            problem = secret_value_problem(value) if value and is_secret_name(key) else None
+            if problem is not None:
+                raise ValueError(f"{key} {problem}; store a reference instead, e.g. ${{{key}}}")
+        return v
+
+
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 
@@ -85,6 +141,11 @@ class DockerSettings(_Frozen):
         default=(), description="tmpfs mounts: 'PATH' or 'PATH:size=64m,mode=1777'"
     )
     logging: LogSettings | None = None
+    secrets: tuple[SecretFile, ...] = Field(
+        default=(), description="compose secrets: files in the container (/run/secrets/NAME)"
+    )
+    post_start: tuple[ExecHook, ...] = Field(default=(), description="run in the container once started")
+    pre_stop: tuple[ExecHook, ...] = Field(default=(), description="run in the container before stop")
 
     @field_validator("*")
     @classmethod

@@ -30,6 +30,9 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
             argv += ["-p", f"{published}{port}{suffix}"]
     for bind in spec.get("volumes", []):
         argv += ["-v", bind.removesuffix(":rw")]
+    for mount in spec.get("mounts", []):
+        fields = [f"type={mount['Type']}", f"source={mount['Source']}", f"target={mount['Target']}"]
+        argv += ["--mount", ",".join(fields + (["readonly"] if mount.get("ReadOnly") else []))]
     for path, opts in (spec.get("tmpfs") or {}).items():
         argv += ["--tmpfs", f"{path}:{opts}" if opts else path]
     if "network_mode" in spec or "network" in spec:

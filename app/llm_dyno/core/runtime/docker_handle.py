@@ -21,6 +21,7 @@ from docker.models.containers import Container
 
 from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import ExecHook
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
     FailureKind,
@@ -33,6 +34,8 @@ from llm_dyno.core.runtime.base import (
     client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
+from llm_dyno.core.runtime.docker_hooks import run_hooks
+from llm_dyno.core.runtime.docker_secrets import secret_archive
 from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
 )
@@ -126,6 +129,8 @@ class DockerServerHandle(ServerHandle):
             if not isinstance(planned, ContainerSpec):
                 raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
             spec = planned.for_engine(reveal=True)  # what plan showed, with the secrets filled in
+            # compose environment: secrets, read now: an unset variable refuses before anything is made
+            archive = secret_archive(planned.files) if planned.files else None
             self._api_key = client_api_key(self.plan.profile)
             spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]))
             self._ensure_image(str(spec["image"]))
@@ -135,6 +140,8 @@ class DockerServerHandle(ServerHandle):
             self._ensure_network()
             self.container = self._create(spec)
             try:
+                if archive is not None:
+                    self._write_files(archive, any(f.uid or f.gid for f in planned.files))
                 self.container.start()
             except docker.errors.APIError as exc:
                 # A failed start leaves the created container behind: remove it.
@@ -153,8 +160,51 @@ class DockerServerHandle(ServerHandle):
             return
         if self.plan.host_port == PICKED_BY_DOCKER and not self._read_picked_port():
             return
+        if planned.post_start and not self._run_post_start(planned.post_start):
+            return
         self._status_to(ServerState.STARTING, "container started")
         self._follow(since=None)
+
+    def _write_files(self, archive: bytes, with_owner: bool) -> None:
+        """Copy the in-memory tar of secret files into the created container (``docker cp`` of
+        Compose's ``injectSecrets``); ``copyUIDGID`` keeps the owner a secret's uid/gid names, which
+        docker-py's ``put_archive`` cannot ask for."""
+        api = self._docker.api
+        url = api._url("/containers/{0}/archive", self._container.id)
+        params = {"path": "/", **({"copyUIDGID": "1"} if with_owner else {})}
+        api._raise_for_status(api._put(url, params=params, data=archive))
+
+    def _run_post_start(self, hooks: tuple[ExecHook, ...]) -> bool:
+        """Compose's post_start hooks, in the started container; False (the container removed, the
+        launch failed with the hook's status) when one fails, as a failing hook fails ``up``."""
+        self._status_to(ServerState.STARTING, f"running {len(hooks)} post_start hook(s)")
+        try:
+            run_hooks(self._docker.api, str(self._container.id), hooks, "post_start", self._on_line)
+            return True
+        except (DynoError, docker.errors.DockerException) as exc:
+            message = exc.message if isinstance(exc, DynoError) else errs.api_message(exc)
+            said = tuple(line for line in self.logs.lines(last=50) if line.startswith("[post_start]"))
+            self._stopping.set()
+            self._keep_log_and_remove()
+            hint = getattr(exc, "hint", "") or ""
+            self._fail(FailureReason(FailureKind.UNKNOWN, message, hint=hint, excerpt=said[-20:]))
+            return False
+
+    def _run_pre_stop(self, timeout: float) -> str:
+        """Compose's pre_stop hooks before the stop; what went wrong ("" when nothing did). The stop
+        goes on either way: the user asked for it (Compose's ``down`` stops at a failing hook)."""
+        spec = self.plan.spec
+        if not isinstance(spec, ContainerSpec) or not spec.pre_stop or self._client is None:
+            return ""
+        try:
+            run_hooks(
+                self._client.api, str(self._container.id), spec.pre_stop, "pre_stop", self._on_line, timeout
+            )
+            return ""
+        except (DynoError, docker.errors.DockerException) as exc:
+            message = exc.message if isinstance(exc, DynoError) else errs.api_message(exc)
+            self._on_line(f"[pre_stop] {message}")
+            return message
 
     def _read_picked_port(self) -> bool:
         """Call the host port Docker picked (``- 8000``), read back from the container; False (the
@@ -333,7 +383,9 @@ class DockerServerHandle(ServerHandle):
         for thread in list(self._threads[:1]):
             if thread.name.startswith("docker-launch"):
                 thread.join(timeout=timeout)  # let a create/start in flight finish first
+        hook_problem = ""
         if self.container is not None and not self._cleaned:
+            hook_problem = self._run_pre_stop(max(1.0, timeout))
             try:
                 self.container.stop(timeout=max(1, round(timeout)))
                 self._exit_code = int(self.container.wait(timeout=timeout + 10).get("StatusCode", -1))
@@ -347,6 +399,7 @@ class DockerServerHandle(ServerHandle):
         for thread in list(self._threads):
             if thread is not threading.current_thread():
                 thread.join(timeout=10)
-        self._status_to(ServerState.STOPPED, f"stopped (exit code {self._exit_code})")
+        said = f"; {hook_problem}" if hook_problem else ""
+        self._status_to(ServerState.STOPPED, f"stopped (exit code {self._exit_code}){said}")
         self._close_client()
         return self.status

@@ -22,6 +22,7 @@ from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
+from llm_dyno.core.runtime.docker_secrets import secret_files, secret_mounts
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, PICKED_NOTE
@@ -352,6 +353,10 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     volumes = _volumes(settings, warnings)
     if volumes:
         spec["volumes"] = volumes
+    mounts = secret_mounts(settings)  # compose secrets: file ones bound read-only, the others written
+    if mounts:
+        spec["mounts"] = mounts
+    files = secret_files(settings, warnings)
     _extras(settings, spec, warnings)
     if settings.shm_size:
         spec["shm_size"] = str(settings.shm_size).replace(" ", "")
@@ -386,7 +391,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         base_url=server_url(url_host, host_port),
         host_port=host_port,
         gpus=gpus,
-        spec=ContainerSpec(spec),
+        spec=ContainerSpec(spec, files, settings.post_start, settings.pre_stop),
         warnings=tuple(warnings + warnings_of(WarningKind.ENGINE, engine.warnings)),
         docker_host=settings.host,
         exposure=exposure,

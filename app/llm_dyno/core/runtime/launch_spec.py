@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from llm_dyno.core.profiles.model import ExecHook
 from llm_dyno.core.secrets import (
     KEYRING_PREFIX,
     is_secret_name,
@@ -107,11 +108,34 @@ class ProcessSpec:
 
 
 @dataclass(frozen=True)
+class FileFromVariable:
+    """A file the launch writes into the created container before starting it (Compose's
+    ``environment:`` secrets): ``path`` in the container, its content the value of ``variable`` read at
+    launch, from memory (never written on the host)."""
+
+    path: str
+    variable: str
+    mode: int = 0o444
+    uid: int = 0
+    gid: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``plan --json`` shows it (the variable's name, never its value)."""
+        return {"path": self.path, "variable": self.variable, "mode": f"{self.mode:04o}"} | (
+            {"uid": self.uid, "gid": self.gid} if self.uid or self.gid else {}
+        )
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     """A container: docker-py ``containers.create`` keyword arguments (``create``), environment
-    references unresolved. The app reads what it needs through the properties."""
+    references unresolved, and the files the launch writes into it before it starts (``files``).
+    The app reads what it needs through the properties."""
 
     create: Mapping[str, Any]
+    files: tuple[FileFromVariable, ...] = ()
+    post_start: tuple[ExecHook, ...] = ()  # docker exec'd once the container started (compose hooks)
+    pre_stop: tuple[ExecHook, ...] = ()  # docker exec'd before the container is stopped
 
     @property
     def name(self) -> str:
@@ -183,6 +207,7 @@ LaunchSpec = ProcessSpec | ContainerSpec
 
 __all__ = [
     "ContainerSpec",
+    "FileFromVariable",
     "LaunchSpec",
     "PlanWarning",
     "ProcessSpec",
