@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.bench.ab import has_spec_config
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
@@ -198,6 +199,7 @@ class BenchmarkView(QWidget):
             self.thermal_check.setChecked(not gpu_less)
         self.profile = profile
         self.server_url = url
+        self.acceptance.set_speculates(has_spec_config(profile) if profile is not None else None)
         self.thermal_check.setToolTip(
             "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
             else self._thermal_tip

@@ -305,6 +305,13 @@ class LevelsPanel(QWidget):
                 if warnings:
                     item.setToolTip("; ".join(warnings))
                 self.table.setItem(row, col, item)
+        # a column no level measured (acceptance without speculative decoding, energy without a GPU)
+        # is hidden instead of a column of dashes
+        for name, measured in (
+            ("Acceptance", any(lv.acceptance is not None for lv in levels)),
+            ("Energy J", any(lv.energy is not None for lv in levels)),
+        ):
+            self.table.setColumnHidden(COLUMNS.index(name), bool(levels) and not measured)
 
     def refresh_stored(self, select: int | None = None) -> None:
         """List the stored load runs (newest first, the latest 200) in the picker."""

@@ -43,6 +43,7 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (
     ("1 min", 60.0), ("5 min", 300.0), ("15 min", 900.0), ("1 h", 3600.0), ("All", None),
 )  # fmt: skip
 MAX_EVENTS = 500
+NO_SPEC_DECODE = "No speculative decoding in this profile: acceptance is not measured."
 
 
 class Dashboard(QWidget):
@@ -124,6 +125,11 @@ class Dashboard(QWidget):
         self.gpu_notice.setWordWrap(True)
         self.gpu_notice.hide()
         col.addWidget(self.gpu_notice)
+        self.spec_notice = QLabel(NO_SPEC_DECODE)  # a profile that drafts no tokens: no acceptance
+        self.spec_notice.setObjectName("sectionSubtitle")
+        self.spec_notice.hide()
+        col.addWidget(self.spec_notice)
+        self.speculates: bool | None = None  # None: not known (an attached server)
         self.kv_note = QLabel()  # the memory estimate's KV capacity next to the one vLLM logged
         self.kv_note.setObjectName("sectionSubtitle")
         self.kv_note.hide()
@@ -192,6 +198,16 @@ class Dashboard(QWidget):
         self._gpu_seen = False
         self._dirty = True
 
+    def set_speculates(self, speculates: bool | None) -> None:
+        """Whether the watched server drafts tokens: False hides the acceptance plots and figures
+        (one line says why) instead of leaving them at "No data yet"; True or None (not known) shows
+        them, waiting for data."""
+        self.speculates = speculates
+        shown = speculates is not False
+        self.plots.set_spec_decode_visible(shown)
+        self.header.set_spec_decode_figures_visible(shown)
+        self.spec_notice.setVisible(not shown)
+
     def set_gpu_available(self, reason: str | None) -> None:
         """Show the GPU plots and the power control, or hide them and say why (``reason``)."""
         self.plots.set_gpu_visible(reason is None)
@@ -213,6 +229,8 @@ class Dashboard(QWidget):
             position = position_of(name)
             if position is not None and name not in self.plots.curves:
                 self.plots.add_curve(POSITION_PLOT, position_curve(position))
+        if self.speculates is False and values.get("acceptance_pct") is not None:
+            self.set_speculates(True)  # it drafts after all (e.g. a flag the profile does not show)
         self.series.append_many(ts, values)
         self._dirty = True
 
