@@ -52,6 +52,7 @@ from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 PREFERRED_SUITES = ("community", "quick")
+NO_GPU_SWEEP = "no GPU on this profile (vLLM on the CPU): a power-cap sweep needs one"
 
 
 class BenchmarkView(QWidget):
@@ -162,7 +163,8 @@ class BenchmarkView(QWidget):
         self.history.info.connect(self.statusMessage)
         self.sweep.sweepRequested.connect(self.start_sweep)
         self.sweep.saveCapRequested.connect(self.save_cap)
-        self.sweep.set_unavailable(control_unavailable_reason())
+        self._power_reason = control_unavailable_reason()  # read once: it asks the driver
+        self.sweep.set_unavailable(self._power_reason)
         self.ab.abRequested.connect(lambda: self.start_ab())
         self.ab.stopRequested.connect(self.stopRequested)
         self.ab.registry = self.registry
@@ -200,6 +202,8 @@ class BenchmarkView(QWidget):
         self.profile = profile
         self.server_url = url
         self.acceptance.set_speculates(has_spec_config(profile) if profile is not None else None)
+        # a profile without a GPU has no power cap to sweep, whatever this machine's driver says
+        self.sweep.set_unavailable(NO_GPU_SWEEP if gpu_less else self._power_reason)
         self.thermal_check.setToolTip(
             "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
             else self._thermal_tip

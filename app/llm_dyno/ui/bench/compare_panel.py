@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.history.compare import ResultComparison
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.format import METRIC_LABELS, delta_text, num, verdict_tone, verdict_word
+from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 VERDICT_COLUMNS = ("Result", "Prompt", "Metric", "Baseline", "Candidate", "Δ", "Verdict")
 DIFF_COLUMNS = ("Result", "Group", "Setting", "Baseline", "Candidate")
@@ -57,6 +58,8 @@ class ComparePanel(QWidget):
         t = QLabel("Per metric")
         t.setObjectName("sectionTitle")
         ll.addWidget(t)
+        note_when_empty(self.verdicts, "Each figure of the compared results, with its verdict, shows here.")
+        note_when_empty(self.diff, "The settings that differ between the compared results show here.")
         ll.addWidget(self.verdicts, 1)
         right = QWidget()
         rl = QVBoxLayout(right)

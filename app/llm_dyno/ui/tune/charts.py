@@ -11,6 +11,7 @@ from llm_dyno.core.tune.analysis import TrialSummary, TuneAnalysis
 from llm_dyno.core.tune.record import TuneRecord
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
+from llm_dyno.ui.widgets.empty_views import set_plot_empty as _set_empty
 
 _PALETTE = ("accent", "red", "grey", "text")
 
@@ -19,27 +20,6 @@ def _translucent(color: str) -> QColor:
     q = QColor(color)
     q.setAlpha(210)
     return q
-
-
-def _set_empty(plot: pg.PlotWidget, text: str | None, sides: tuple[str, ...] = ("left", "bottom")) -> None:
-    """Say ``text`` in an empty plot without axes (no placeholder 0…1 or ±400 ranges), or bring the axes
-    back (None)."""
-    item = plot.getPlotItem()
-    plot.empty_text = text
-    if text is None:
-        for side in sides:
-            item.showAxis(side)
-            axis = item.getAxis(side)
-            # a hidden axis measured itself 0 wide: measure again, or its tick values stay clipped away
-            axis._updateHeight() if side in ("top", "bottom") else axis._updateWidth()
-        item.enableAutoRange()
-        return
-    for side in sides:
-        item.hideAxis(side)
-    note = pg.TextItem(text, color=theme.colors().muted, anchor=(0.5, 0.5))
-    note.setPos(0.5, 0.5)
-    item.addItem(note)
-    item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
 
 def _x(record: TuneRecord, s: TrialSummary) -> float:
