@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from llm_dyno.core.profiles.store import ProfileStore
@@ -71,6 +72,14 @@ def test_dashboard_of_a_profile_without_spec_decode_hides_acceptance(qtbot, demo
         assert not _shown(header.values["mean_acceptance_length"], window)
         assert _shown(header.values["gen_tps"], window)
         grab(window, "dashboard-no-spec")
+        # no placeholder times (00.100 …) under the plots before the first sample; times once data is there
+        time_axis = dash.plots.widgets["kv"].getPlotItem().getAxis("bottom")
+        assert not time_axis.style["showValues"]
+        now = time.time()
+        dash.plots.set_curve_data("kv_pct", np.array([now - 2.0, now]), np.array([10.0, 12.0]))
+        dash.plots.set_x_range(now - 60.0, now)
+        dash.plots.refresh()
+        assert time_axis.style["showValues"] and not dash.plots.is_empty("kv")
     finally:
         dash.stop_watching()
 

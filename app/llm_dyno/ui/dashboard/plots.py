@@ -219,7 +219,9 @@ class PlotGrid(QWidget):
                 axis.linkToView(item.getViewBox())
             elif not labelled and axis.linkedView() is not None:
                 axis.unlinkFromView()
-            axis.setStyle(showValues=labelled, tickLength=_TICK_LENGTH if labelled else 0)
+            # no placeholder times (00.100 … 00.900) under a plot with no data yet
+            shown = labelled and self._has_data.get(s.key, False)
+            axis.setStyle(showValues=shown, tickLength=_TICK_LENGTH if labelled else 0)
             # kept as a pixmap, drawn again only when it changes: a bare line never does, and the
             # time axis only once the view has scrolled by half a pixel (TimeAxis.setRange)
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -321,6 +323,9 @@ class PlotGrid(QWidget):
         self._has_data[plot] = has_data
         label.setVisible(not has_data)
         w.getPlotItem().getAxis("left").setStyle(showValues=has_data)  # no meaningless 0.1–0.9
+        bottom = w.getPlotItem().getAxis("bottom")
+        if bottom.linkedView() is not None:  # the time axis this column shows (see _label_bottom_plots)
+            bottom.setStyle(showValues=has_data)
 
     def is_empty(self, plot: str) -> bool:
         """Whether the plot shows its "No data yet" state."""
