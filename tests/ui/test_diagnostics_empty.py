@@ -46,6 +46,8 @@ def test_no_finding_says_what_was_checked_and_what_to_do(qtbot, demo, window) ->
     assert empty.launch_button.isVisible() and empty.launch_button.text() == "Launch “cpu-demo”"
     assert empty.bench_button.isVisible()
     qtbot.wait(100)
+    # the right pane's tabs show whole at 1280 px: no scroll arrows, no name cut
+    assert view.tabs.tabBar().sizeHint().width() <= view.tabs.width(), view.tabs.width()
     grab(window, "diagnostics-cpu-demo-nothing")
     qtbot.mouseClick(empty.bench_button, Qt.MouseButton.LeftButton)
     assert window.stack.currentWidget() is window.views.page("benchmark")

@@ -149,9 +149,14 @@ class DiagnosticsView(QWidget):
         self.diff_stack.addWidget(self.no_reference)
         self.tabs.addTab(self.diff_stack, "Config and environment")
         self.boot = BootLogTable()
-        self.tabs.addTab(self.boot, "Boot log vs reference")
+        # short tab names: the three fit beside the findings at 1280 px (the tooltips say them whole)
+        self.tabs.addTab(self.boot, "Boot log")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "Your boot log against the reference's")
         self.causes = CausesTable()
-        self.tabs.addTab(self.causes, "Causes by field evidence")
+        self.tabs.addTab(self.causes, "Known causes")
+        self.tabs.setTabToolTip(
+            self.tabs.count() - 1, "Causes by field evidence: what people found behind a gap"
+        )
         rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
