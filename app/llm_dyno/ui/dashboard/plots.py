@@ -220,8 +220,8 @@ class PlotGrid(QWidget):
             elif not labelled and axis.linkedView() is not None:
                 axis.unlinkFromView()
             # no placeholder times (00.100 … 00.900) under a plot with no data yet
-            shown = labelled and self._has_data.get(s.key, False)
-            axis.setStyle(showValues=shown, tickLength=_TICK_LENGTH if labelled else 0)
+            values = labelled and self._has_data.get(s.key, False)
+            axis.setStyle(showValues=values, tickLength=_TICK_LENGTH if labelled else 0)
             # kept as a pixmap, drawn again only when it changes: a bare line never does, and the
             # time axis only once the view has scrolled by half a pixel (TimeAxis.setRange)
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)

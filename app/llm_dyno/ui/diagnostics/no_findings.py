@@ -40,6 +40,7 @@ class NoFindings(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._profile = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 8, 4, 8)
         self.summary = QLabel()
@@ -60,7 +61,6 @@ class NoFindings(QWidget):
         row.addStretch(1)
         layout.addLayout(row)
         layout.addStretch(1)
-        self._profile = ""
 
     def show_state(self, profile: str, rules: int, sources: Sequence[str], *, running: bool) -> None:
         """``rules`` looked at ``sources`` (the diagnosis's source lines) and found nothing; ``running``:
