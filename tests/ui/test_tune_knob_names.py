@@ -71,5 +71,10 @@ def test_knob_rows_offer_the_names_the_view_shows(qtbot, demo, window) -> None: 
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
     assert not speaks_cli(view.status.text()) and "Recipe" in view.status.text()
     assert not view.worker.running
+    # no watts on a profile without a GPU: the power chart says why before any tune, not "Run a tune"
+    assert (
+        view.pareto_chart.empty_text
+        == "no GPU on this profile (vLLM on the CPU): no watts to plot TPS against"
+    )
     qtbot.wait(100)
     grab(window, "tune-knobs-cpu-demo")

@@ -149,6 +149,7 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.setMinimumHeight(220)
         self.front: list[tuple[float, float]] = []
         self.empty_text: str | None = None
+        self.no_gpu: str | None = None  # why the tuned profile has no GPU to read watts from
         self.set_tune(None, None)
 
     def set_tune(self, record: TuneRecord | None, analysis: TuneAnalysis | None) -> None:
@@ -160,7 +161,8 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.setLabel("bottom", "mean GPU power (W)", color=c.muted)
         item.setLabel("left", "wall TPS", color=c.accent)
         if record is None or analysis is None:
-            _set_empty(self, "Run a tune: each trial's wall TPS against its mean GPU power")
+            _set_empty(self, f"{self.no_gpu}: no watts to plot TPS against" if self.no_gpu else
+                       "Run a tune: each trial's wall TPS against its mean GPU power")  # fmt: skip
             return
         points = [s for s in analysis.summaries if s.wall_tps is not None and s.mean_power_w is not None]
         if not points:

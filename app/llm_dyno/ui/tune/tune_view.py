@@ -222,6 +222,9 @@ class TuneView(QWidget):
             combo.blockSignals(False)
             combo.setToolTip(knob_tip(gpu_less))
         fill_recipes(self.recipe_combo, gpu_less)
+        self.pareto_chart.no_gpu = why if gpu_less else None
+        if self.record is None:
+            self.pareto_chart.set_tune(None, None)
         self._update()
 
     def _update(self) -> None:
