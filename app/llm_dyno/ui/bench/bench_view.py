@@ -28,7 +28,6 @@ from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, SweepResult
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.bench_job import BenchOutcome, prepare_bench, run_bench
 from llm_dyno.core.jobs.events import Emit
@@ -382,18 +381,11 @@ class BenchmarkView(QWidget):
 
     def compare_ids(self, ids: list[int]) -> None:
         """Compare stored results with the oldest (the baseline) and show the Compare tab."""
-        ids = sorted(ids)  # ids grow with time; the history lists newest first, but "before" is the baseline
-        if len(ids) < 2:
-            self.errorMessage.emit("select at least two results to compare")
-            return
-        try:
-            with HistoryStore(self.history_path) as store:
-                items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
-        except DynoError as exc:
-            self.errorMessage.emit(window_message(exc))
-            return
-        self.compare.set_comparisons(compare_many(items))
-        self.tabs.setCurrentWidget(self.compare)
+        error = self.compare.compare_stored(self.history_path, ids)
+        if error is not None:
+            self.errorMessage.emit(error)
+        else:
+            self.tabs.setCurrentWidget(self.compare)
 
     # ---- sweep ---------------------------------------------------------------------------------
     def start_sweep(self, caps: list[float]) -> bool:

@@ -7,7 +7,6 @@ is only re-set when new samples came in. Times on the plots are Unix seconds (Da
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from llm_dyno.ui.dashboard.header import HeaderStrip
 from llm_dyno.ui.dashboard.plot_specs import position_curve
 from llm_dyno.ui.dashboard.plots import PlotGrid
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
+from llm_dyno.ui.dashboard.readout import readout_text
 from llm_dyno.ui.dashboard.roofline import RooflineInputs
 from llm_dyno.ui.dialogs.settings_dialog import load_settings
 
@@ -422,24 +422,7 @@ class Dashboard(QWidget):
 
     def readout_at(self, ts: float) -> str:
         """Every visible curve's value at time ``ts`` (nearest sample), and events near it."""
-        lo, hi = self.plots.x_range()
-        tolerance = max(2.5, (hi - lo) / 200)
-        parts = []
-        for name in self.plots.visible_series():
-            t, v = self.plots.curve_data(name)
-            if not len(t):
-                continue
-            i = int(np.clip(np.searchsorted(t, ts), 1, len(t) - 1)) if len(t) > 1 else 0
-            if len(t) > 1 and abs(t[i - 1] - ts) < abs(t[i] - ts):
-                i -= 1
-            if abs(t[i] - ts) > tolerance or math.isnan(v[i]):
-                continue
-            spec = self.plots.curve_specs[name]
-            unit = f" {spec.unit}" if spec.unit else ""
-            parts.append(f"{spec.label} {spec.fmt.format(v[i])}{unit}")
-        near = [f"⚑ {k}: {x}" for e_t, k, x in self.events if abs(e_t - ts) <= tolerance]
-        stamp = datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-        return "  ·  ".join([stamp, *parts, *near]) if parts or near else f"{stamp}  ·  no samples here"
+        return readout_text(self.plots, self.events, ts)
 
     # ---- export --------------------------------------------------------------------------------
     def export_png(self, path: Path) -> bool:
