@@ -18,6 +18,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from llm_dyno.core.telemetry import nvml as nvml_module
+from llm_dyno.core.tune.knobs import parse_knob
 from llm_dyno.core.tune.record import TrialFinished
 from tests.support import vllm_env
 from tests.tune.support import RECORDING, cli, draft_profile, load_shim, make_home
@@ -138,12 +139,14 @@ def test_a_cpu_profile_is_offered_no_gpu_options_and_its_pareto_says_no_power(  
         assert "no GPU on this profile" in view.thermal_check.toolTip()
         for combo in view.knob_combos:
             offered = [combo.itemText(i) for i in range(combo.count())]
-            assert "max-num-seqs" in offered and not {"power", "sm-clock", "mem-clock"} & set(offered)
-            assert "power, sm-clock and mem-clock are not offered: no GPU on this profile" in combo.toolTip()
-            assert all("_" not in k for k in offered)  # knob names in one style: vLLM's flags'
-        assert view.knob_combos[0].findText("num-speculative-tokens") >= 0
+            assert "--max-num-seqs" in offered and not {"power", "sm_clock", "mem_clock"} & set(offered)
+            assert "power, sm_clock, mem_clock are not offered: no GPU on this profile" in combo.toolTip()
+            # knob names in one style: as the view's tables, charts and messages name them (a vLLM flag
+            # as the editor and the launch plan write it)
+            assert all(parse_knob(k).label == k for k in offered if k and k != "env:")
+        assert view.knob_combos[0].findText("num_speculative_tokens") >= 0
         pareto = view.pareto_chart
-        assert pareto.empty_text == "Run a tune: each trial's wall TPS against its mean GPU power"
+        assert pareto.empty_text == "no GPU on this profile (vLLM on the CPU): no watts to plot TPS against"
         assert not pareto.getPlotItem().getAxis("left").isVisible()  # no placeholder axes
         view.suite_edit.setText(str(home / "tiny.yaml"))
         view.repeats_spin.setValue(1)

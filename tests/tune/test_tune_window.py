@@ -81,6 +81,14 @@ def test_a_two_knob_tune_from_the_window(  # type: ignore[no-untyped-def]
         calls = set_calls(sets)
         assert calls == ["0 300000", "0 400000", "0 300000", "0 400000", "0 700000"], calls
         assert view.knob_chart.series and all(view.knob_chart.series.values())
+        # every knob the view shows is named as its knob rows offer it: the table's trials, the chart's
+        # axis and the trial lines that arrived while it ran
+        offered = {view.knob_combos[0].itemText(i) for i in range(view.knob_combos[0].count())}
+        labels = [v.knob.label for v in record.varies]
+        assert set(labels) <= offered, (labels, offered)
+        rows = [line for line in view.table.toPlainText().splitlines() if line[:3].strip("| ").isdigit()]
+        assert len(rows) == 4 and all(f"{label}=" in row for row in rows for label in labels), rows
+        assert view.knob_chart.getPlotItem().getAxis("bottom").labelText.startswith(labels[0])
         assert view.pareto_chart.front
         for kind in ("json", "csv", "png", "post"):
             view.export(kind, tmp_path / f"tune.{kind}")

@@ -282,6 +282,8 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         view.errorMessage.connect(self.show_error)
         view.copyCreated.connect(self.select_profile)
+        view.launchRequested.connect(self.launch_server)
+        view.benchmarkRequested.connect(lambda: self.show_view("benchmark"))
         view.set_target(*self._analysis_target())
         return view
 

@@ -33,6 +33,7 @@ from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 COLUMNS = ("Prompt", "Without (wall tok/s)", "With (wall tok/s)", "Δ", "Verdict")
 
@@ -86,6 +87,10 @@ class ABPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        note_when_empty(
+            self.table,
+            "Each prompt's wall tok/s without and with speculative decoding shows here once an A/B has run.",
+        )
         layout.addWidget(self.table, 1)
         self.details = QLabel("")
         self.details.setObjectName("fieldHint")

@@ -4,6 +4,7 @@ and beside them the server's own per-request figures where it reports them (vLLM
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -26,6 +27,9 @@ COLUMNS = (
     "Requests",
     "Steps accepting 0, 1, 2 … drafts",
 )
+NO_SPEC_DECODE = "No speculative decoding in this profile: acceptance is not measured."
+NO_DRAFTS = "No speculative decoding in this result: no drafts were counted."
+NO_RESULT = "Run a benchmark or open a stored result to see its acceptance by prompt kind."
 NO_PER_REQUEST = (
     "The server did not report per-request acceptance: start vLLM with "
     "--per-request-spec-decode-metrics summary to see each request's own figure beside the counters."
@@ -57,11 +61,32 @@ class AcceptancePanel(QWidget):
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.note = QLabel("Run a benchmark or open a stored result to see its acceptance by prompt kind.")
+        self.note = QLabel(NO_RESULT)
         self.note.setWordWrap(True)
+        self.note.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)  # alone: at the top
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
+        self.speculates: bool | None = None  # whether the selected profile drafts tokens (None: unknown)
+        self.measured = False  # whether the result shown counted drafts
+
+    def set_speculates(self, speculates: bool | None) -> None:
+        """The selected profile drafts tokens (True), does not (False) or is not known (None). Without
+        speculative decoding and no measured acceptance to show, one line says so in place of the table."""
+        self.speculates = speculates
+        self._show_state()
+
+    def _show_state(self) -> None:
+        # a table of dashes never shows: measured acceptance, or the (empty) table of a profile that
+        # drafts while its first result is awaited
+        empty = self.table.rowCount() == 0
+        self.table.setVisible(self.measured or (empty and self.speculates is not False))
+        if self.measured:
+            return
+        if self.speculates is False:
+            self.note.setText(NO_SPEC_DECODE)
+        else:
+            self.note.setText(NO_RESULT if empty else NO_DRAFTS)
 
     def show_result(self, result: BenchResult) -> None:
         """Fill the table from ``result``'s measured runs."""
@@ -70,15 +95,15 @@ class AcceptancePanel(QWidget):
         for row, p in enumerate(prompts):
             for col, text in enumerate(_cells(p)):
                 self.table.setItem(row, col, QTableWidgetItem(text))
-        if not any(p.acceptance for p in prompts):
-            self.note.setText("No speculative decoding in this result: no drafts were counted.")
-        elif not any(p.request_acceptance for p in prompts):
+        self.measured = any(p.acceptance for p in prompts)
+        if self.measured and not any(p.request_acceptance for p in prompts):
             self.note.setText(NO_PER_REQUEST)
-        else:
+        elif self.measured:
             self.note.setText(
                 "Acceptance by prompt kind: the server's per-request figure counts that prompt's requests "
                 "alone; the /metrics deltas also count any other request the server served meanwhile."
             )
+        self._show_state()
 
     def texts(self) -> list[list[str]]:
         """The table's cells, row by row (for tests and screenshots' checks)."""

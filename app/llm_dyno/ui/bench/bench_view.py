@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from llm_dyno.core.bench.ab import has_spec_config
 from llm_dyno.core.bench.report import markdown_line
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
@@ -27,7 +28,6 @@ from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, SweepResult
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.history.compare import compare_many
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.bench_job import BenchOutcome, prepare_bench, run_bench
 from llm_dyno.core.jobs.events import Emit
@@ -51,6 +51,7 @@ from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 PREFERRED_SUITES = ("community", "quick")
+NO_GPU_SWEEP = "no GPU on this profile (vLLM on the CPU): a power-cap sweep needs one"
 
 
 class BenchmarkView(QWidget):
@@ -161,7 +162,8 @@ class BenchmarkView(QWidget):
         self.history.info.connect(self.statusMessage)
         self.sweep.sweepRequested.connect(self.start_sweep)
         self.sweep.saveCapRequested.connect(self.save_cap)
-        self.sweep.set_unavailable(control_unavailable_reason())
+        self._power_reason = control_unavailable_reason()  # read once: it asks the driver
+        self.sweep.set_unavailable(self._power_reason)
         self.ab.abRequested.connect(lambda: self.start_ab())
         self.ab.stopRequested.connect(self.stopRequested)
         self.ab.registry = self.registry
@@ -198,6 +200,9 @@ class BenchmarkView(QWidget):
             self.thermal_check.setChecked(not gpu_less)
         self.profile = profile
         self.server_url = url
+        self.acceptance.set_speculates(has_spec_config(profile) if profile is not None else None)
+        # a profile without a GPU has no power cap to sweep, whatever this machine's driver says
+        self.sweep.set_unavailable(NO_GPU_SWEEP if gpu_less else self._power_reason)
         self.thermal_check.setToolTip(
             "no GPU on this profile (vLLM on the CPU): no GPU temperature to wait for" if gpu_less
             else self._thermal_tip
@@ -376,18 +381,11 @@ class BenchmarkView(QWidget):
 
     def compare_ids(self, ids: list[int]) -> None:
         """Compare stored results with the oldest (the baseline) and show the Compare tab."""
-        ids = sorted(ids)  # ids grow with time; the history lists newest first, but "before" is the baseline
-        if len(ids) < 2:
-            self.errorMessage.emit("select at least two results to compare")
-            return
-        try:
-            with HistoryStore(self.history_path) as store:
-                items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
-        except DynoError as exc:
-            self.errorMessage.emit(window_message(exc))
-            return
-        self.compare.set_comparisons(compare_many(items))
-        self.tabs.setCurrentWidget(self.compare)
+        error = self.compare.compare_stored(self.history_path, ids)
+        if error is not None:
+            self.errorMessage.emit(error)
+        else:
+            self.tabs.setCurrentWidget(self.compare)
 
     # ---- sweep ---------------------------------------------------------------------------------
     def start_sweep(self, caps: list[float]) -> bool:

@@ -13,6 +13,7 @@ from llm_dyno.core.bench.stats import summarize
 from llm_dyno.core.bench.sweep import SweepResult
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.format import METRIC_LABELS
+from llm_dyno.ui.widgets.empty_views import set_plot_empty
 
 
 def _style(plot: pg.PlotWidget) -> None:
@@ -51,6 +52,7 @@ class SpreadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.metric = "wall_tps"
         self.runs: list[BenchRun] = []
         self.setMinimumHeight(180)
+        self._redraw()
 
     def set_runs(self, runs: Sequence[BenchRun], metric: str | None = None) -> None:
         """Redraw for these runs (in order; prompts keep their first-seen order)."""
@@ -67,6 +69,10 @@ class SpreadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         for r in self.runs:
             if r.prompt not in prompts:
                 prompts.append(r.prompt)
+        if not prompts:
+            set_plot_empty(self, "No runs yet: each run of the benchmark shows here as a point per prompt")
+            return
+        set_plot_empty(self, None)
         item.getAxis("bottom").setTicks([[(i, p) for i, p in enumerate(prompts)]])
         item.setLabel("left", METRIC_LABELS.get(self.metric, self.metric), color=c.muted)
         for i, prompt in enumerate(prompts):
@@ -108,6 +114,9 @@ class SpreadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.enableAutoRange(axis="y")
 
 
+SIDES = ("left", "bottom", "right")
+
+
 class SweepChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
     """Throughput (left axis) and tokens per joule (right axis) against the cap, with the knee marked."""
 
@@ -126,6 +135,7 @@ class SweepChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.setLabel("bottom", "power cap (W)", color=c.muted)
         item.setLabel("left", "wall TPS", color=c.accent)
         item.setLabel("right", "tokens/J", color=c.green)
+        self.set_sweep(None)
 
     def _sync(self) -> None:
         self._right.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
@@ -138,7 +148,11 @@ class SweepChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.clear()
         self._right.clear()
         if sweep is None or not sweep.points:
+            set_plot_empty(
+                self, "No sweep yet: Run sweep plots wall TPS and tokens/J against each cap", SIDES
+            )
             return
+        set_plot_empty(self, None, SIDES)
         caps = [p.cap_w for p in sweep.points]
         tps = [p.throughput for p in sweep.points]
         pts = [(cap, t) for cap, t in zip(caps, tps, strict=True) if t is not None]

@@ -3,6 +3,7 @@ profile diff rows (what changed between the runs) beside it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -18,9 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.history.compare import ResultComparison
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.compare import ResultComparison, compare_many
+from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.format import METRIC_LABELS, delta_text, num, verdict_tone, verdict_word
+from llm_dyno.ui.messages import window_message
+from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 VERDICT_COLUMNS = ("Result", "Prompt", "Metric", "Baseline", "Candidate", "Δ", "Verdict")
 DIFF_COLUMNS = ("Result", "Group", "Setting", "Baseline", "Candidate")
@@ -57,6 +63,8 @@ class ComparePanel(QWidget):
         t = QLabel("Per metric")
         t.setObjectName("sectionTitle")
         ll.addWidget(t)
+        note_when_empty(self.verdicts, "Each figure of the compared results, with its verdict, shows here.")
+        note_when_empty(self.diff, "The settings that differ between the compared results show here.")
         ll.addWidget(self.verdicts, 1)
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -70,6 +78,20 @@ class ComparePanel(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         layout.addWidget(split, 1)
+
+    def compare_stored(self, history_path: Path | None, ids: list[int]) -> str | None:
+        """Compare stored results with the oldest (the baseline); returns what went wrong, in the
+        window's words, or None when the tables show the comparison."""
+        ids = sorted(ids)  # ids grow with time; the history lists newest first, but "before" is the baseline
+        if len(ids) < 2:
+            return "select at least two results to compare"
+        try:
+            with HistoryStore(history_path) as store:
+                items: list[tuple[int | None, BenchResult]] = [(i, store.get(i).result) for i in ids]
+        except DynoError as exc:
+            return window_message(exc)
+        self.set_comparisons(compare_many(items))
+        return None
 
     def set_comparisons(self, comparisons: list[ResultComparison]) -> None:
         """Fill both tables (the baseline is each comparison's ``baseline_id``)."""

@@ -30,6 +30,7 @@ from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import num
 from llm_dyno.ui.icons import icon
 from llm_dyno.ui.messages import window_message
+from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 COLUMNS = ("#", "Started", "Profile", "Suite", "Narr TPS", "Code TPS", "Tags", "Note")
 ALL = "All"
@@ -78,6 +79,11 @@ class HistoryPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._update_buttons)
+        note_when_empty(
+            self.table,
+            "No stored result here: every benchmark, sweep and A/B run from this window is kept and "
+            "listed here (the filters above narrow the list).",
+        )
         self.table.doubleClicked.connect(lambda _i: self._open())
         layout.addWidget(self.table, 1)
 

@@ -51,6 +51,7 @@ from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
 from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.messages import window_message
+from llm_dyno.ui.widgets.empty_views import note_when_empty, set_plot_empty
 
 COLUMNS = (
     "Level", "Requests", "Output tok/s", "Per-user tok/s", "TTFT ms", "TPOT ms", "ITL ms", "E2E ms",
@@ -73,6 +74,7 @@ class LevelsChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.setLabel("left", "output tok/s")
         self.points: list[tuple[float, float]] = []
         self.front: list[int] = []
+        self.set_levels([])
 
     def set_levels(self, levels: list[LevelResult]) -> None:
         """Redraw for these levels (levels without figures are left out)."""
@@ -83,7 +85,9 @@ class LevelsChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.points = [(x, y) for _, x, y in kept]
         self.front = pareto_front(self.points)
         if not kept:
+            set_plot_empty(self, "No load levels yet: each level shows here as output against per-user tok/s")
             return
+        set_plot_empty(self, None)
         others = [i for i in range(len(kept)) if i not in self.front]
         self.addItem(
             pg.ScatterPlotItem(
@@ -186,6 +190,9 @@ class LevelsPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         layout.addWidget(self.table, 2)
+        note_when_empty(
+            self.table, "One row per level once Run load levels has run, or a stored run is picked."
+        )
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
@@ -305,6 +312,13 @@ class LevelsPanel(QWidget):
                 if warnings:
                     item.setToolTip("; ".join(warnings))
                 self.table.setItem(row, col, item)
+        # a column no level measured (acceptance without speculative decoding, energy without a GPU)
+        # is hidden instead of a column of dashes
+        for name, measured in (
+            ("Acceptance", any(lv.acceptance is not None for lv in levels)),
+            ("Energy J", any(lv.energy is not None for lv in levels)),
+        ):
+            self.table.setColumnHidden(COLUMNS.index(name), bool(levels) and not measured)
 
     def refresh_stored(self, select: int | None = None) -> None:
         """List the stored load runs (newest first, the latest 200) in the picker."""

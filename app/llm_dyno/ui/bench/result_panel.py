@@ -31,6 +31,7 @@ from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import METRIC_LABELS, RUN_COLUMNS, run_cells, warning_lines
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 _NUMERIC = {1, 3, 4, 5, 6, 7, 8, 9, 10}
 
@@ -192,6 +193,9 @@ class ResultPanel(QWidget):
         split = self.split = QSplitter(Qt.Orientation.Vertical)
         split.installEventFilter(self)
         self.table = RunsTable()
+        note_when_empty(
+            self.table, "No runs yet: Run benchmark (above) measures the selected profile's running server."
+        )
         split.addWidget(self.table)
         self.chart = SpreadChart()
         self.chart.setMinimumHeight(self.CHART_MIN)  # under a full runs table on a laptop's screen

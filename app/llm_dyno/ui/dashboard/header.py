@@ -95,6 +95,13 @@ class HeaderStrip(QFrame):
             if card is not None:
                 card.setVisible(visible)
 
+    def set_spec_decode_figures_visible(self, visible: bool) -> None:
+        """Show or hide the figures only speculative decoding fills (acceptance, mean length)."""
+        for m in self.metrics:
+            card = self.values[m.key].parentWidget()
+            if m.spec_decode and card is not None:
+                card.setVisible(visible)
+
     def text(self, key: str) -> str:
         """The shown text of a figure (for tests)."""
         return self.values[key].text()

@@ -20,6 +20,8 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QWidget
 
+from llm_dyno.core.telemetry import live_metrics
+from llm_dyno.core.telemetry.live_metrics import POSITION_PLOT
 from llm_dyno.ui import theme
 from llm_dyno.ui.dashboard.drawing import EMPTY, FloatArray, TimeAxis, decimate, visible_bounds
 from llm_dyno.ui.dashboard.live_curve import Columns, Curve
@@ -72,6 +74,7 @@ class PlotGrid(QWidget):
         self._empty: dict[str, QLabel] = {}
         self._has_data: dict[str, bool] = {}
         self._gpu_label = ""  # which GPUs the GPU plots show, e.g. "GPU 1+2"
+        self._hidden: dict[str, set[str]] = {}  # plots hidden, by why: "gpu", "spec"
         c = theme.colors()
         self._fg, self._bg = c.muted, c.base
         for spec in self.specs.values():
@@ -168,7 +171,25 @@ class PlotGrid(QWidget):
     # ---- state ---------------------------------------------------------------------------------
     def set_gpu_visible(self, visible: bool) -> None:
         """Show or hide the plots that need a GPU."""
-        self.show_only([key for key, spec in self.specs.items() if visible or not spec.gpu])
+        self._hide("gpu", set() if visible else {key for key, spec in self.specs.items() if spec.gpu})
+
+    def set_spec_decode_visible(self, visible: bool) -> None:
+        """Show or hide the plots that only speculative decoding fills (acceptance, its mean length)."""
+        self._hide("spec", set() if visible else set(self.spec_decode_plots()))
+
+    def spec_decode_plots(self) -> list[str]:
+        """The plots every curve of which is a speculative-decoding series (the per-position lines too)."""
+        spec = {m.key for m in live_metrics.LIVE_METRICS if m.spec_decode}
+        return [
+            key
+            for key, s in self.specs.items()
+            if key == POSITION_PLOT or (s.curves and all(c.series in spec for c in s.curves))
+        ]
+
+    def _hide(self, why: str, keys: set[str]) -> None:
+        self._hidden[why] = keys
+        hidden = set().union(*self._hidden.values())
+        self.show_only([key for key in self.specs if key not in hidden])
 
     def show_only(self, keys: list[str]) -> None:
         """Show just the plots ``keys`` (e.g. a smaller dashboard), laying the time axis out again."""
@@ -198,7 +219,9 @@ class PlotGrid(QWidget):
                 axis.linkToView(item.getViewBox())
             elif not labelled and axis.linkedView() is not None:
                 axis.unlinkFromView()
-            axis.setStyle(showValues=labelled, tickLength=_TICK_LENGTH if labelled else 0)
+            # no placeholder times (00.100 … 00.900) under a plot with no data yet
+            values = labelled and self._has_data.get(s.key, False)
+            axis.setStyle(showValues=values, tickLength=_TICK_LENGTH if labelled else 0)
             # kept as a pixmap, drawn again only when it changes: a bare line never does, and the
             # time axis only once the view has scrolled by half a pixel (TimeAxis.setRange)
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -300,6 +323,9 @@ class PlotGrid(QWidget):
         self._has_data[plot] = has_data
         label.setVisible(not has_data)
         w.getPlotItem().getAxis("left").setStyle(showValues=has_data)  # no meaningless 0.1–0.9
+        bottom = w.getPlotItem().getAxis("bottom")
+        if bottom.linkedView() is not None:  # the time axis this column shows (see _label_bottom_plots)
+            bottom.setStyle(showValues=has_data)
 
     def is_empty(self, plot: str) -> bool:
         """Whether the plot shows its "No data yet" state."""

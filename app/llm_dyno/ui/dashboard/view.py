@@ -7,7 +7,6 @@ is only re-set when new samples came in. Times on the plots are Unix seconds (Da
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from llm_dyno.ui.dashboard.header import HeaderStrip
 from llm_dyno.ui.dashboard.plot_specs import position_curve
 from llm_dyno.ui.dashboard.plots import PlotGrid
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
+from llm_dyno.ui.dashboard.readout import readout_text
 from llm_dyno.ui.dashboard.roofline import RooflineInputs
 from llm_dyno.ui.dialogs.settings_dialog import load_settings
 
@@ -43,6 +43,7 @@ WINDOWS: tuple[tuple[str, float | None], ...] = (
     ("1 min", 60.0), ("5 min", 300.0), ("15 min", 900.0), ("1 h", 3600.0), ("All", None),
 )  # fmt: skip
 MAX_EVENTS = 500
+NO_SPEC_DECODE = "No speculative decoding in this profile: acceptance is not measured."
 
 
 class Dashboard(QWidget):
@@ -124,6 +125,11 @@ class Dashboard(QWidget):
         self.gpu_notice.setWordWrap(True)
         self.gpu_notice.hide()
         col.addWidget(self.gpu_notice)
+        self.spec_notice = QLabel(NO_SPEC_DECODE)  # a profile that drafts no tokens: no acceptance
+        self.spec_notice.setObjectName("sectionSubtitle")
+        self.spec_notice.hide()
+        col.addWidget(self.spec_notice)
+        self.speculates: bool | None = None  # None: not known (an attached server)
         self.kv_note = QLabel()  # the memory estimate's KV capacity next to the one vLLM logged
         self.kv_note.setObjectName("sectionSubtitle")
         self.kv_note.hide()
@@ -192,6 +198,16 @@ class Dashboard(QWidget):
         self._gpu_seen = False
         self._dirty = True
 
+    def set_speculates(self, speculates: bool | None) -> None:
+        """Whether the watched server drafts tokens: False hides the acceptance plots and figures
+        (one line says why) instead of leaving them at "No data yet"; True or None (not known) shows
+        them, waiting for data."""
+        self.speculates = speculates
+        shown = speculates is not False
+        self.plots.set_spec_decode_visible(shown)
+        self.header.set_spec_decode_figures_visible(shown)
+        self.spec_notice.setVisible(not shown)
+
     def set_gpu_available(self, reason: str | None) -> None:
         """Show the GPU plots and the power control, or hide them and say why (``reason``)."""
         self.plots.set_gpu_visible(reason is None)
@@ -213,6 +229,8 @@ class Dashboard(QWidget):
             position = position_of(name)
             if position is not None and name not in self.plots.curves:
                 self.plots.add_curve(POSITION_PLOT, position_curve(position))
+        if self.speculates is False and values.get("acceptance_pct") is not None:
+            self.set_speculates(True)  # it drafts after all (e.g. a flag the profile does not show)
         self.series.append_many(ts, values)
         self._dirty = True
 
@@ -404,24 +422,7 @@ class Dashboard(QWidget):
 
     def readout_at(self, ts: float) -> str:
         """Every visible curve's value at time ``ts`` (nearest sample), and events near it."""
-        lo, hi = self.plots.x_range()
-        tolerance = max(2.5, (hi - lo) / 200)
-        parts = []
-        for name in self.plots.visible_series():
-            t, v = self.plots.curve_data(name)
-            if not len(t):
-                continue
-            i = int(np.clip(np.searchsorted(t, ts), 1, len(t) - 1)) if len(t) > 1 else 0
-            if len(t) > 1 and abs(t[i - 1] - ts) < abs(t[i] - ts):
-                i -= 1
-            if abs(t[i] - ts) > tolerance or math.isnan(v[i]):
-                continue
-            spec = self.plots.curve_specs[name]
-            unit = f" {spec.unit}" if spec.unit else ""
-            parts.append(f"{spec.label} {spec.fmt.format(v[i])}{unit}")
-        near = [f"⚑ {k}: {x}" for e_t, k, x in self.events if abs(e_t - ts) <= tolerance]
-        stamp = datetime.fromtimestamp(ts).strftime("%H:%M:%S")
-        return "  ·  ".join([stamp, *parts, *near]) if parts or near else f"{stamp}  ·  no samples here"
+        return readout_text(self.plots, self.events, ts)
 
     # ---- export --------------------------------------------------------------------------------
     def export_png(self, path: Path) -> bool:

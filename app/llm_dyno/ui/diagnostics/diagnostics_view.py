@@ -36,6 +36,7 @@ from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel
+from llm_dyno.ui.diagnostics.no_findings import NoFindings
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
 from llm_dyno.ui.jobs import run_here, run_task
 from llm_dyno.ui.messages import window_message
@@ -49,6 +50,8 @@ class DiagnosticsView(QWidget):
     statusMessage = Signal(str)
     errorMessage = Signal(str)
     diagnosed = Signal()
+    launchRequested = Signal(str)  # the profile to launch (for a launch log to read)
+    benchmarkRequested = Signal()  # show the Benchmark view (for a benchmark to read)
     _ready = Signal(int, object)  # generation, Gathered | str (an error)
 
     def __init__(
@@ -119,7 +122,13 @@ class DiagnosticsView(QWidget):
         ll.addWidget(t)
         self.findings = FindingsTree()
         self.findings.applyRequested.connect(self.apply_to_copy)
-        ll.addWidget(self.findings, 1)
+        self.no_findings = NoFindings()  # instead of an empty list: what was looked at, what is missing
+        self.no_findings.launchRequested.connect(self.launchRequested)
+        self.no_findings.benchmarkRequested.connect(self.benchmarkRequested)
+        self.findings_stack = QStackedWidget()
+        self.findings_stack.addWidget(self.findings)
+        self.findings_stack.addWidget(self.no_findings)
+        ll.addWidget(self.findings_stack, 1)
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(6, 0, 0, 0)
@@ -140,9 +149,14 @@ class DiagnosticsView(QWidget):
         self.diff_stack.addWidget(self.no_reference)
         self.tabs.addTab(self.diff_stack, "Config and environment")
         self.boot = BootLogTable()
-        self.tabs.addTab(self.boot, "Boot log vs reference")
+        # short tab names: the three fit beside the findings at 1280 px (the tooltips say them whole)
+        self.tabs.addTab(self.boot, "Boot log")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "Your boot log against the reference's")
         self.causes = CausesTable()
-        self.tabs.addTab(self.causes, "Causes by field evidence")
+        self.tabs.addTab(self.causes, "Known causes")
+        self.tabs.setTabToolTip(
+            self.tabs.count() - 1, "Causes by field evidence: what people found behind a gap"
+        )
         rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
@@ -296,6 +310,13 @@ class DiagnosticsView(QWidget):
         self.findings.set_findings(d.findings)
         if d.findings:
             self.findings.expand_finding(d.findings[0].id)  # the most likely cause, opened
+        if d.findings or self.profile is None:
+            self.findings_stack.setCurrentWidget(self.findings)
+        else:
+            self.no_findings.show_state(
+                self.profile.name, len(d.checked), result.sources, running=self.server_url is not None
+            )
+            self.findings_stack.setCurrentWidget(self.no_findings)
         reason = "Not computable: needs “Model loading took … GiB” in the log and a known GPU."
         self.gauge.set_roofline(d.roofline, "" if d.roofline else reason)
         self.diff.set_lines(result.diff)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
@@ -16,6 +17,14 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.ui.editor.editor_view import subtitle_of
+
+
+def first_sentence(notes: str) -> str:
+    """The first sentence of a profile's notes, whole: the notes wrap at any word, so their first line
+    may end mid-sentence ("… (no MTP): the")."""
+    text = " ".join(notes.strip().split("\n\n")[0].split())
+    end = re.search(r"[.!?](?=\s)", text)
+    return text[: end.end()] if end else text
 
 
 class FirstRunDialog(QDialog):
@@ -44,7 +53,7 @@ class FirstRunDialog(QDialog):
             box.setChecked(True)
             box.setStyleSheet("font-weight: 600;")
             layout.addWidget(box)
-            detail = QLabel(profile.notes.strip().split("\n")[0] if profile.notes else subtitle_of(profile))
+            detail = QLabel(first_sentence(profile.notes) if profile.notes else subtitle_of(profile))
             detail.setObjectName("fieldHelp")
             detail.setWordWrap(True)
             detail.setContentsMargins(26, 0, 0, 4)

@@ -11,6 +11,7 @@ from llm_dyno.core.tune.analysis import TrialSummary, TuneAnalysis
 from llm_dyno.core.tune.record import TuneRecord
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
+from llm_dyno.ui.widgets.empty_views import set_plot_empty as _set_empty
 
 _PALETTE = ("accent", "red", "grey", "text")
 
@@ -19,27 +20,6 @@ def _translucent(color: str) -> QColor:
     q = QColor(color)
     q.setAlpha(210)
     return q
-
-
-def _set_empty(plot: pg.PlotWidget, text: str | None, sides: tuple[str, ...] = ("left", "bottom")) -> None:
-    """Say ``text`` in an empty plot without axes (no placeholder 0…1 or ±400 ranges), or bring the axes
-    back (None)."""
-    item = plot.getPlotItem()
-    plot.empty_text = text
-    if text is None:
-        for side in sides:
-            item.showAxis(side)
-            axis = item.getAxis(side)
-            # a hidden axis measured itself 0 wide: measure again, or its tick values stay clipped away
-            axis._updateHeight() if side in ("top", "bottom") else axis._updateWidth()
-        item.enableAutoRange()
-        return
-    for side in sides:
-        item.hideAxis(side)
-    note = pg.TextItem(text, color=theme.colors().muted, anchor=(0.5, 0.5))
-    note.setPos(0.5, 0.5)
-    item.addItem(note)
-    item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
 
 
 def _x(record: TuneRecord, s: TrialSummary) -> float:
@@ -169,6 +149,7 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         self.setMinimumHeight(220)
         self.front: list[tuple[float, float]] = []
         self.empty_text: str | None = None
+        self.no_gpu: str | None = None  # why the tuned profile has no GPU to read watts from
         self.set_tune(None, None)
 
     def set_tune(self, record: TuneRecord | None, analysis: TuneAnalysis | None) -> None:
@@ -180,7 +161,8 @@ class ParetoChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
         item.setLabel("bottom", "mean GPU power (W)", color=c.muted)
         item.setLabel("left", "wall TPS", color=c.accent)
         if record is None or analysis is None:
-            _set_empty(self, "Run a tune: each trial's wall TPS against its mean GPU power")
+            _set_empty(self, f"{self.no_gpu}: no watts to plot TPS against" if self.no_gpu else
+                       "Run a tune: each trial's wall TPS against its mean GPU power")  # fmt: skip
             return
         points = [s for s in analysis.summaries if s.wall_tps is not None and s.mean_power_w is not None]
         if not points:

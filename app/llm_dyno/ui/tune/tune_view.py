@@ -42,14 +42,13 @@ from llm_dyno.core.runtime.memory import serves_without_gpu
 from llm_dyno.core.tune import export
 from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
 from llm_dyno.core.tune.apply import save_tuned_copy
-from llm_dyno.core.tune.knob_kinds import GPU_KNOBS, KNOB_SUGGESTIONS
-from llm_dyno.core.tune.knobs import parse_vary
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
 from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
+from llm_dyno.ui.tune.knob_rows import NO_GPU, fill_recipes, knob_choices, knob_tip, row_vary
 
 NO_RECIPE = "(knobs below)"
 
@@ -97,6 +96,7 @@ class TuneView(QWidget):
         self.recipe_combo.setToolTip(
             "A built-in tune: its knob and values are chosen from the profile and GPU"
         )
+        fill_recipes(self.recipe_combo, gpu_less=False)
         grid.addWidget(self.recipe_combo, 0, 1)
         grid.addWidget(QLabel("Suite"), 0, 2)
         self.suite_edit = QLineEdit("community")
@@ -117,10 +117,8 @@ class TuneView(QWidget):
             grid.addWidget(QLabel(f"Knob {n}"), n, 0)
             combo = QComboBox()
             combo.setEditable(True)
-            combo.addItems(["", *KNOB_SUGGESTIONS])
-            combo.setToolTip(
-                "num-speculative-tokens, any vLLM flag, env:NAME, image, power, sm-clock, mem-clock"
-            )
+            combo.addItems(["", *knob_choices(gpu_less=False)])
+            combo.setToolTip(knob_tip(gpu_less=False))
             grid.addWidget(combo, n, 1)
             grid.addWidget(QLabel("Values"), n, 2)
             values = QLineEdit()
@@ -208,7 +206,7 @@ class TuneView(QWidget):
         if not changed and gpu_less == (not self.thermal_check.isEnabled()):
             self._update()  # the same profile again (a status change): the user's choices stay
             return
-        why = "no GPU on this profile (vLLM on the CPU)"
+        why = NO_GPU
         self.thermal_check.setEnabled(not gpu_less)
         self.thermal_check.setChecked(not gpu_less)
         self.thermal_check.setToolTip(
@@ -219,14 +217,14 @@ class TuneView(QWidget):
             text = combo.currentText()
             combo.blockSignals(True)
             combo.clear()
-            combo.addItems(["", *(k for k in KNOB_SUGGESTIONS if not (gpu_less and k in GPU_KNOBS))])
+            combo.addItems(["", *knob_choices(gpu_less)])
             combo.setEditText(text)
             combo.blockSignals(False)
-            combo.setToolTip(
-                "num-speculative-tokens, any vLLM flag, env:NAME, image"
-                + (f"; power, sm-clock and mem-clock are not offered: {why}" if gpu_less else
-                   ", power, sm-clock, mem-clock")
-            )  # fmt: skip
+            combo.setToolTip(knob_tip(gpu_less))
+        fill_recipes(self.recipe_combo, gpu_less)
+        self.pareto_chart.no_gpu = why if gpu_less else None
+        if self.record is None:
+            self.pareto_chart.set_tune(None, None)
         self._update()
 
     def _update(self) -> None:
@@ -251,8 +249,8 @@ class TuneView(QWidget):
             return False
         try:
             varies = tuple(
-                parse_vary(f"{combo.currentText().strip()}={values.text()}")
-                for combo, values in zip(self.knob_combos, self.value_edits, strict=True)
+                row_vary(n, combo.currentText().strip(), values.text())
+                for n, (combo, values) in enumerate(zip(self.knob_combos, self.value_edits, strict=True), 1)
                 if combo.currentText().strip()
             )
             recipe = self.recipe_combo.currentText()

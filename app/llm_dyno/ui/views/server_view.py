@@ -153,6 +153,9 @@ class ServerView(QWidget):
                 dash.watch(
                     endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan"
                 )
+                from llm_dyno.core.bench.ab import has_spec_config  # the benchmark client: not at start
+
+                dash.set_speculates(has_spec_config(plan.profile) if plan is not None else None)
                 dash.roofline.weights_bytes = self._model_bytes.get(profile, dash.roofline.weights_bytes)
                 # one marker per launch, where it began, saying when it was ready
                 now = time.time()
