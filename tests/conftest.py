@@ -146,6 +146,7 @@ _VLLM_FIXTURES = frozenset({"vllm_exe", "tiny_model", "draft_model", "vllm_cache
 _DOCKER_FIXTURES = frozenset({"docker_client", "test_images", "smi_container", "tiny_profile"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -153,3 +154,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("vllm"))
         elif item.get_closest_marker("docker") is not None or names & _DOCKER_FIXTURES:
             item.add_marker(pytest.mark.xdist_group("docker"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under ``--dist loadgroup`` a grouped test's node id ends in ``@group`` (pytest 9.2 dropped that, and
+    every test then ran apart: two vLLM servers at once). Say so instead of running that way."""
+    if not session.config.getoption("loadgroup", default=False):
+        return
+    lost = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {len(lost)} tests (e.g. {lost[0]}): check pytest's version"
+        )
