@@ -32,6 +32,15 @@ def store(ui_home: Path) -> ProfileStore:
 
 
 @pytest.fixture
+def demo(store: ProfileStore, tmp_path: Path) -> ProfileStore:
+    """The store with the CPU demo's model folder in place, as its setup leaves it (no weights needed)."""
+    model = tmp_path / "models" / "tiny-qwen2"
+    model.mkdir(parents=True)
+    store.save(store.get("cpu-demo").model_copy(update={"model": str(model)}))
+    return store
+
+
+@pytest.fixture
 def window(qtbot, store: ProfileStore) -> Iterator:  # type: ignore[no-untyped-def]
     """The main window over the temp store, non-interactive (no modal questions)."""
     from PySide6.QtWidgets import QApplication

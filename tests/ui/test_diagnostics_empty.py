@@ -6,23 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 
-from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.ui.messages import speaks_cli
 from tests.ui.clicks import click_profile, click_view, grab
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "vllm_cpu_demo_serving.log"
-
-
-@pytest.fixture
-def demo(store: ProfileStore, tmp_path: Path) -> ProfileStore:
-    """The CPU demo with its model folder in place, as its setup leaves it."""
-    model = tmp_path / "models" / "tiny-qwen2"
-    model.mkdir(parents=True)
-    store.save(store.get("cpu-demo").model_copy(update={"model": str(model)}))
-    return store
 
 
 def _diagnosed(qtbot, window):  # type: ignore[no-untyped-def]

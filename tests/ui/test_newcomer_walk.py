@@ -7,23 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QTableWidget
 
-from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.ui.bench.bench_view import NO_GPU_SWEEP
 from llm_dyno.ui.messages import speaks_cli
 from tests.ui.clicks import click_page, click_profile, click_view, grab
-
-
-@pytest.fixture
-def demo(store: ProfileStore, tmp_path: Path) -> ProfileStore:
-    """The CPU demo with its model folder in place, as its setup leaves it."""
-    model = tmp_path / "models" / "tiny-qwen2"
-    model.mkdir(parents=True)
-    store.save(store.get("cpu-demo").model_copy(update={"model": str(model)}))
-    return store
 
 
 def test_welcome_shows_each_example_in_whole_sentences(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]

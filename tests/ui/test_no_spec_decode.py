@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
@@ -20,15 +18,6 @@ from tests.ui.clicks import click_page, click_profile, click_view, grab
 from tests.ui.shown import shown_dashboard
 
 SPEC = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3})
-
-
-@pytest.fixture
-def demo(store: ProfileStore, tmp_path: Path) -> ProfileStore:
-    """The CPU demo with its model folder in place, as its setup leaves it (no weights needed here)."""
-    model = tmp_path / "models" / "tiny-qwen2"
-    model.mkdir(parents=True)
-    store.save(store.get("cpu-demo").model_copy(update={"model": str(model)}))
-    return store
 
 
 def _ngram_demo(qtbot, window, store: ProfileStore) -> str:  # type: ignore[no-untyped-def]

@@ -5,25 +5,12 @@ through the window: the sidebar, the view tabs, the knob row typed into and Run 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.core.tune.knobs import parse_knob
 from llm_dyno.ui.messages import speaks_cli
 from tests.ui.clicks import click_profile, click_view, grab
-
-
-@pytest.fixture
-def demo(store: ProfileStore, tmp_path: Path) -> ProfileStore:
-    """The CPU demo with its model folder in place, as its setup leaves it."""
-    model = tmp_path / "models" / "tiny-qwen2"
-    model.mkdir(parents=True)
-    store.save(store.get("cpu-demo").model_copy(update={"model": str(model)}))
-    return store
 
 
 def _type_row(view, row: int, knob: str, values: str) -> None:  # type: ignore[no-untyped-def]

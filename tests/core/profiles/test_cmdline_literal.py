@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.cli import cli_in as _cli
+
 LINE = "docker run -p 8000:8000 {env} vllm/vllm-openai:v0.11.0 --model m --served-model-name {arg}\n"
-
-
-def _cli(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args],
-        env={**env, "LLM_DYNO_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(

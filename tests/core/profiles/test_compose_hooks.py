@@ -7,9 +7,6 @@ effects are read back from a bind-mounted folder. ``pre_start`` (an init contain
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest_docker import free_port
+from tests.support.cli import cli as _cli
 from tests.support.images import TINY_IMAGE
 
 COMPOSE = """\
@@ -34,17 +32,6 @@ services:
     pre_stop:
       - command: ["sh", "-c", "echo {stop_says} >> /out/pre.txt; exit {stop_code}"]
 """
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args],
-        env={**os.environ, "LLM_DYNO_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _project(tmp_path: Path, text: str) -> Path:

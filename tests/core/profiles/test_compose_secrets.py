@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest_docker import free_port
+from tests.support.cli import cli_in as _cli
 from tests.support.images import TINY_IMAGE
 
 COMPOSE = """\
@@ -46,17 +45,6 @@ secrets:
 
 VALUE = "sk-wt23-secret-from-env-" + uuid.uuid4().hex[:12]
 FILE_VALUE = "file-secret-body-wt23\n"
-
-
-def _cli(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args],
-        env={**env, "LLM_DYNO_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _project(tmp_path: Path, port: int, text: str = COMPOSE) -> Path:

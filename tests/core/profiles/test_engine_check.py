@@ -3,9 +3,6 @@ refuse ``--max-model-len abc``, and every front end reports it the same way (fil
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,19 +10,13 @@ from pydantic import ValidationError
 
 from llm_dyno.core.errors import ProfileError
 from llm_dyno.core.profiles.model import Profile
+from tests.support.cli import cli as _cli
 
 BAD = (
     "schema: 1\nname: bad\nruntime: process\nmodel: m\n"
     "args:\n  - --port\n  - '8123'\n  - --max-model-len\n  - abc\n"
 )
 MESSAGE = "--max-model-len 'abc': expected a whole number of tokens, e.g. 32768"
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LLM_DYNO_HOME": str(home), "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args], env=env, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_validate_names_file_line_and_field(tmp_path: Path) -> None:

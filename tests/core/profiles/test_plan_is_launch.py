@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest_docker import free_port
+from tests.support.cli import cli_in as _cli
 from tests.support.images import TINY_IMAGE
 
 pytestmark = pytest.mark.docker
@@ -38,17 +37,6 @@ services:
       HF_TOKEN: ${HF_TOKEN}
     env_file: vllm.env
 """
-
-
-def _cli(home: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args],
-        env={**env, "LLM_DYNO_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_plan_json_is_the_container_launch_creates(

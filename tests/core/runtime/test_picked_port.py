@@ -6,9 +6,6 @@ it. Real Docker engine, the CLI in a subprocess (issue 23)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.cli import cli as _cli
 from tests.support.images import TINY_IMAGE
 
 pytestmark = pytest.mark.docker
@@ -32,17 +30,6 @@ services:
       - /usr:/usr:ro
 """
 DOCKER_RUN = f"docker run -p 8000 -v /usr:/usr:ro {TINY_IMAGE} tiny --port 8000"  # its entrypoint: the fake
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "llm_dyno", *args],
-        env={**os.environ, "LLM_DYNO_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 RANGE = COMPOSE.replace("      - 8000\n", "      - 127.0.0.1:18100-18140:8000\n")  # Docker picks in it
