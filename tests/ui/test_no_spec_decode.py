@@ -60,6 +60,10 @@ def test_dashboard_of_a_profile_without_spec_decode_hides_acceptance(qtbot, demo
         assert not _shown(header.values["acceptance_pct"], window)
         assert not _shown(header.values["mean_acceptance_length"], window)
         assert _shown(header.values["gen_tps"], window)
+        # the GPU plots' reason names the window's field, not the profile's YAML key
+        assert dash.gpu_notice.text() == (
+            "GPU plots hidden: the profile requests no GPU (fill in GPUs in the Profile tab to watch one)"
+        )
         grab(window, "dashboard-no-spec")
         # no placeholder times (00.100 …) under the plots before the first sample; times once data is there
         time_axis = dash.plots.widgets["kv"].getPlotItem().getAxis("bottom")

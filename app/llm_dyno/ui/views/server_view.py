@@ -17,7 +17,7 @@ from llm_dyno.core.bench.roofline import weights_bytes_from_log
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
-from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, attached_gpu_source, plan_gpu_source
+from llm_dyno.core.runtime.gpu_source import attached_gpu_source, plan_gpu_source
 from llm_dyno.core.runtime.memory import logged_kv_tokens
 from llm_dyno.core.runtime.memory_report import KvComparison
 from llm_dyno.core.telemetry.attach import AttachedServer
@@ -29,6 +29,10 @@ from llm_dyno.ui.widgets.empty_state import EmptyState
 
 if TYPE_CHECKING:
     from llm_dyno.ui.dashboard import Dashboard
+
+
+# the core's reason names the YAML key; the window names its own field
+NO_GPU_IN_WINDOW = "the profile requests no GPU (fill in GPUs in the Profile tab to watch one)"
 
 
 class ServerView(QWidget):
@@ -46,10 +50,10 @@ class ServerView(QWidget):
         self.idle = EmptyState(
             "dashboard",
             "Not running",
-            "Launch this profile to watch it come up: pulling, loading weights, compiling, "
-            "capturing CUDA graphs, ready.",
+            "Launch this profile to watch it come up: pulling the image, loading weights, compiling, "
+            "capturing graphs, ready (each step it takes).",
             [
-                "Live graphs: tokens/s, acceptance, GPU power against its limit, KV cache",
+                "Live graphs: tokens/s, KV cache, and where measured acceptance and GPU power",
                 "If it fails, the reason, what to do, and the log lines that show it",
             ],
         )
@@ -151,7 +155,7 @@ class ServerView(QWidget):
                 gpus = plan_gpu_source(plan) if plan is not None else None
                 endpoint = profile_endpoint(plan.profile, plan) if plan is not None else url_endpoint(url, "")
                 dash.watch(
-                    endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_REASON if plan else "no launch plan"
+                    endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_IN_WINDOW if plan else "no launch plan"
                 )
                 from llm_dyno.core.bench.ab import has_spec_config  # the benchmark client: not at start
 
