@@ -52,6 +52,8 @@ def test_the_bomb_is_small() -> None:
         (BOMB, 7, "refused: aliases that expand to more than 100,000 values (an alias bomb?)"),
         (LONG_LINE, 2, "refused: a line longer than 65,536 characters"),
     ],
+    # short ids: the test's id travels in PYTEST_CURRENT_TEST to every child (a 2 MB one is too long for exec)
+    ids=["recursive-alias", "deep", "bomb", "long-line"],
 )
 def test_a_hostile_profile_is_named_and_the_others_still_load(
     text: str, line: int, message: str, home: Path

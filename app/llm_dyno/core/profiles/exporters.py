@@ -237,12 +237,13 @@ def _quote_env(key: str, value: str) -> str:
 
 
 def _quote_arg(value: str) -> str:
-    """An argument for the shell: a secret reference in double quotes (expanded at launch)."""
-    if _secret_ref(value):
-        return f'"{value}"'
+    """An argument for the shell that gives what launch gives: a reference in double quotes (expanded at
+    launch), an escaped literal as its text, anything else quoted literally (as for environment values)."""
+    if _EXPANDABLE_RE.match(value) or value.startswith("$$"):
+        return _shell_value(value)
     head, eq, ref = value.partition("=")
-    if eq and _secret_ref(ref):  # --api-key=${VLLM_API_KEY}
-        return f'{shlex.quote(head)}="{ref}"'
+    if eq and (_EXPANDABLE_RE.match(ref) or ref.startswith("$$")):  # --api-key=${VLLM_API_KEY}
+        return f"{shlex.quote(head)}={_shell_value(ref)}"
     return shlex.quote(value)
 
 
