@@ -231,29 +231,18 @@ def _shell_value(value: str) -> str:
 
 
 def _quote_env(key: str, value: str) -> str:
-    if is_secret_name(key) and _EXPANDABLE_RE.match(value):
-        return f'{key}="{value}"'  # double quotes: the shell fills the reference in at launch
-    return f"{key}={_shell_value(value)}"
+    return f"{key}={_shell_value(value)}"  # a reference in double quotes: the shell fills it in at launch
 
 
-def _quote_arg(value: str) -> str:
-    """An argument for the shell that gives what launch gives: a reference in double quotes (expanded at
-    launch), an escaped literal as its text, anything else quoted literally (as for environment values)."""
+def shell_word(value: str) -> str:
+    """One word (an argument, KEY=VALUE) for a shell line that gives what launch gives: a reference in
+    double quotes (expanded at launch), an escaped literal as its text, anything else quoted literally."""
     if _EXPANDABLE_RE.match(value) or value.startswith("$$"):
         return _shell_value(value)
     head, eq, ref = value.partition("=")
     if eq and (_EXPANDABLE_RE.match(ref) or ref.startswith("$$")):  # --api-key=${VLLM_API_KEY}
         return f"{shlex.quote(head)}={_shell_value(ref)}"
     return shlex.quote(value)
-
-
-def shell_word(word: str) -> str:
-    """One word for a shell line: secret references (``${VLLM_API_KEY}``, ``HF_TOKEN=${HF_TOKEN}``) in
-    double quotes so that running the line fills them in; everything else quoted literally."""
-    key, eq, value = word.partition("=")
-    if eq and is_secret_name(key) and _EXPANDABLE_RE.match(value):
-        return f'{key}="{value}"'  # an environment variable holding a reference to another
-    return _quote_arg(word)
 
 
 def _quote_path(value: str) -> str:
@@ -336,8 +325,8 @@ def to_docker_run(profile: Profile) -> str:
         if split_launch(entry[:1], entry[1:] + argv) != len(entry):
             meta["entrypoint"] = entry  # the split is not evident from the line: say where it is
     head_n = 2 if profile.model_flag else 1  # the model stays on the image's line
-    options.append([q(docker.image), *(_quote_arg(t) for t in entry[1:] + argv[:head_n])])
-    tail = [_quote_arg(t) for t in argv[head_n:]]
+    options.append([q(docker.image), *(shell_word(t) for t in entry[1:] + argv[:head_n])])
+    tail = [shell_word(t) for t in argv[head_n:]]
     return f"{META_COMMENT} {json.dumps(meta)}\n" + _lines(head, options, tail) + "\n"
 
 
@@ -346,7 +335,7 @@ def to_vllm_serve(profile: Profile) -> str:
     executable = profile.process.executable if profile.process is not None else "vllm"
     env = [_quote_env(k, v) for k, v in profile.env.items()]
     meta = _meta(profile, carries_gpus=False, carries_host=True)
-    argv = [_quote_arg(t) for t in profile.vllm_argv()]
+    argv = [shell_word(t) for t in profile.vllm_argv()]
     head_n = 2 if profile.model_flag else 1
     command = [shlex.quote(executable), "serve", *argv[:head_n]]
     if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in profile.env):
