@@ -20,7 +20,7 @@ from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.profiles.model import DockerSettings, Profile
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
-from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource
+from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler, parse_smi_csv
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
@@ -29,7 +29,7 @@ from llm_dyno.core.telemetry.power import PowerLimit
 from llm_dyno.ui.dashboard import Dashboard
 from llm_dyno.ui.dashboard.feed import TelemetryFeed
 from llm_dyno.ui.dialogs.attach_dialog import AttachDialog
-from llm_dyno.ui.views.server_view import ServerView
+from llm_dyno.ui.views.server_view import NO_GPU_IN_WINDOW, ServerView
 from tests.support import vllm_env
 from tests.ui.shown import shown_dashboard
 
@@ -164,7 +164,7 @@ def test_cpu_profile_has_no_gpu_plots(view: ServerView) -> None:
     demo = Profile(name="cpu-demo", model="tiny", runtime="process")
     dash = ready(view, demo, ProcessRuntime())
     assert dash.gpu_source is None and dash.feed.gpu_sampler is None
-    assert NO_GPU_REASON in dash.gpu_notice.text() and not dash.plots.widgets["power"].isVisible()
+    assert NO_GPU_IN_WINDOW in dash.gpu_notice.text() and not dash.plots.widgets["power"].isVisible()
     assert dash.header.captions["power"].text() == "Power / limit"
     # no power, temperature or power control for a server that uses no GPU: hidden, the notice says why
     header = dash.header
