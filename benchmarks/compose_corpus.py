@@ -30,7 +30,6 @@ sys.path.insert(0, str(REPO / "app"))
 
 from tests.support.compose_corpus import (  # noqa: E402
     CLEAN_ENV,
-    REFUSED_AS_COMPOSE_WOULD_NOT_BE,
     REFUSED_FOR_A_SHARED_REASON,
     UPSTREAM,
     UPSTREAM_PLACEHOLDER,
@@ -185,8 +184,7 @@ def main() -> None:
                 "outcomes": [
                     {
                         **o.__dict__,
-                        "why": REFUSED_FOR_A_SHARED_REASON.get(o.key())
-                        or REFUSED_AS_COMPOSE_WOULD_NOT_BE.get(o.key(), ""),
+                        "why": REFUSED_FOR_A_SHARED_REASON.get(o.key(), ""),
                     }
                     for o in outcomes
                 ],
@@ -219,10 +217,7 @@ def main() -> None:
         ),
         "",
         "refused though Compose runs it (named with key and line at import, never dropped):",
-        *(
-            f"  {o.key()}  {o.detail[:300]}\n      why: {REFUSED_AS_COMPOSE_WOULD_NOT_BE.get(o.key(), '?')}"
-            for o in not_shared
-        ),
+        *(f"  {o.key()}  {o.detail[:300]}" for o in not_shared),
     ]
     (results / "compose_corpus.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines[:12]))

@@ -86,27 +86,6 @@ REFUSED_FOR_A_SHARED_REASON = {
     },
 }
 
-# service → why the app refuses what Compose v2 runs: pre_start hooks (an init container run to completion
-# before the service starts). Refused naming the key and line rather than launched without them (they
-# were warned about and dropped before); post_start / pre_stop hooks are run (docker exec), and compared
-REFUSED_AS_COMPOSE_WOULD_NOT_BE = {
-    **{
-        f"compose/pkg/e2e/testdata/{t}/compose.yaml#sample": "pre_start: Compose runs an init container "
-        "to completion before the service starts; the app does not run lifecycle hooks"
-        for t in (
-            "TestPreStartHookForceRecreate",
-            "TestPreStartHookIdempotentReUp",
-            "TestPreStartHookInError",
-            "TestPreStartHookMidSequenceFailure",
-            "TestPreStartHookNotReRunOnScaleUp",
-            "TestPreStartHookReRunOnSpecChange",
-            "TestPreStartHookRunsOnceForScaledService",
-            "TestPreStartHookSequentialOrder",
-            "TestPreStartHookSuccess",
-        )
-    },
-}
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -210,8 +189,8 @@ def compose_facts(
         "working_dir": service.get("working_dir"),
         "secrets": _secret_rows(service, declared or {}),
         "hooks": {
-            key: [_words(h["command"]) for h in service.get(key) or []]
-            for key in ("post_start", "pre_stop")
+            key: [[h.get("image"), *(_words(h["command"]) or [])] for h in service.get(key) or []]
+            for key in ("pre_start", "post_start", "pre_stop")
             if service.get(key)
         },
     }
@@ -245,9 +224,9 @@ def app_facts(profile: Profile) -> dict[str, Any]:
             for s in docker.secrets
             for ids in [f"{s.uid or 0}:{s.gid or 0}"]
         ),
-        "hooks": {
-            key: [list(h.command) for h in getattr(docker, key)]
-            for key in ("post_start", "pre_stop")
+        "hooks": {  # (image: a pre_start hook's own, None: the server's; then the command)
+            key: [[getattr(h, "image", None), *h.command] for h in getattr(docker, key)]
+            for key in ("pre_start", "post_start", "pre_stop")
             if getattr(docker, key)
         },
     }

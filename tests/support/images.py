@@ -11,6 +11,8 @@ the images stay tiny and build in a second.
   ``--exit-code N`` make it print lines and die, for failure tests. Starts in well under a second.
 - ``VLLM_IMAGE``: entrypoint is the venv's ``vllm serve``, like ``vllm/vllm-openai`` (the container
   command is the model followed by the flags), with the environment vLLM needs on CPU.
+- ``PLAIN_IMAGE``: the same files with no entrypoint and ``sh`` as its command, as alpine has them:
+  a command given to it runs as written (compose ``pre_start`` hooks run their command so).
 - ``SMI_IMAGE``: a container "with GPUs": ``/dyno/bin/nvidia-smi`` (first on PATH) replays the
   ``nvidia-smi --query-gpu`` CSV recorded on a real H200 (``tests/fixtures/nvml/smi_*.csv``) for the
   query the app makes, and fails like nvidia-smi for any other. ``FAKE_SMI_GPUS=idle,load`` in the
@@ -33,6 +35,7 @@ from tests.support import vllm_env
 
 TINY_IMAGE = "llm-dyno-test/tiny:latest"
 SMI_IMAGE = "llm-dyno-test/nvidia-smi:latest"
+PLAIN_IMAGE = "llm-dyno-test/plain:latest"  # TINY_IMAGE's files without an entrypoint, like alpine
 VLLM_IMAGE = "llm-dyno-test/vllm-cpu:0.32.0"
 ABSENT_IMAGE = "llm-dyno-test/absent:1"  # never built: for the image-not-found test
 TEST_LABEL = "llm-dyno-test"  # on every test container and image, so leftovers can be found
@@ -190,6 +193,10 @@ def _specs(venv: Path) -> dict[str, tuple[bytes, list[str]]]:
         TINY_IMAGE: (
             _rootfs({"dyno/fake_vllm.py": _FAKE_VLLM}),
             [*tiny_env, 'ENTRYPOINT ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]', "WORKDIR /root"],
+        ),
+        PLAIN_IMAGE: (
+            _rootfs({"dyno/fake_vllm.py": _FAKE_VLLM}),
+            [*tiny_env, 'CMD ["/usr/bin/sh"]', "WORKDIR /root"],
         ),
         SMI_IMAGE: (
             _rootfs(

@@ -246,10 +246,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 "files": [f.to_dict() for f in plan.spec.files]
                 if isinstance(plan.spec, ContainerSpec)
                 else [],
-                # compose lifecycle hooks: docker exec'd after the start / before the stop
+                # compose lifecycle hooks: init containers before the start, docker exec'd after the
+                # start / before the stop
                 "hooks": {
                     when: [h.model_dump(exclude_defaults=True, mode="json") for h in getattr(plan.spec, when)]
-                    for when in ("post_start", "pre_stop")
+                    for when in ("pre_start", "post_start", "pre_stop")
                 }
                 if isinstance(plan.spec, ContainerSpec)
                 else {},

@@ -166,9 +166,10 @@ def test_what_cannot_apply_is_refused_naming_key_and_line(tmp_path: Path) -> Non
     p, err = _import(tmp_path, base + "    volumes:\n      - {type: image, source: alpine, target: /a}\n")
     assert p is None and "field 'services.vllm.volumes[0]'" in err and "type 'image'" in err
     assert "Docker Engine 28+ (API 1.48)" in err  # the precise reason (Compose needs that engine too)
-    p, err = _import(tmp_path, base + "    pre_start:\n      - command: echo hi\n")
-    assert p is None and "docker-compose.yml:5, field 'services.vllm.pre_start'" in err, err
-    assert "Compose runs each in an init container of its own, to completion, before the service" in err
+    # a pre_start hook runs (tests/core/profiles/test_compose_hooks.py); one per replica, Compose refuses
+    p, err = _import(tmp_path, base + "    pre_start:\n      - command: echo hi\n        per_replica: true\n")
+    assert p is None and "docker-compose.yml:7, field 'services.vllm.pre_start[0].per_replica'" in err, err
+    assert "per_replica is not yet supported" in err
 
 
 def test_env_file_format_raw_keeps_values_as_written(tmp_path: Path) -> None:

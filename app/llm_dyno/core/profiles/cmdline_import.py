@@ -27,6 +27,7 @@ from llm_dyno.core.secrets import escape_literal, redact_secrets, reference_name
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_AS_WRITTEN_OPTS = ("--label", "-l")  # docker options whose values launch passes on as written
 _SHELL_VAR_RE = re.compile(r"(?<!\$)\$\{?[A-Za-z_]")  # not a literal one, escaped as $${foo}
 _DEFAULT_RE = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+])[^}]*\}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -140,12 +141,25 @@ def tokenize(
                 f"line {word.line}: {word.text!r} holds a command substitution that a shell would run "
                 "($(pwd), `…`); kept as written: replace it with the real value"
             )
-    out = [(_kept_literal(w, warnings) if w.literal_dollar else w.text, w.line) for w in command]
+    out = [
+        (
+            w.text if not w.literal_dollar or _passed_as_written(command, j) else _kept_literal(w, warnings),
+            w.line,
+        )
+        for j, w in enumerate(command)
+    ]
     if literal is not None:
         for (text, _), word in zip(out, command, strict=True):
             if word.literal_dollar:
                 literal.update((text, text.partition("=")[2]))
     return out, meta
+
+
+def _passed_as_written(command: list[Word], j: int) -> bool:
+    """Whether word ``j`` is a docker option's value that launch passes on as written (a label: only
+    the environment, the image and the command are filled in), so its ``$`` needs no escape."""
+    before = command[j - 1].text if j else ""
+    return before in _AS_WRITTEN_OPTS or command[j].text.partition("=")[0] in _AS_WRITTEN_OPTS
 
 
 def _kept_literal(word: Word, warnings: list[str]) -> str:

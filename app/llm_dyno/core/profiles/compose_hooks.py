@@ -1,10 +1,11 @@
-"""Compose lifecycle hooks (``post_start``, ``pre_stop``; Compose 2.30+): each a command Compose runs
+"""Compose lifecycle hooks: ``post_start`` and ``pre_stop`` (Compose 2.30+), each a command Compose runs
 with ``docker exec`` in the service's container after it starts or before it stops (docker/compose
-pkg/e2e/hooks_test.go: a failing ``post_start`` fails ``up`` with "hook exited with status N").
+pkg/e2e/hooks_test.go: a failing ``post_start`` fails ``up`` with "hook exited with status N"), and
+``pre_start`` (Compose 2.40+), each a one-off container of its own (``image``, or the service's) run to
+completion before the service starts (docker/compose pkg/compose/pre_start.go).
 
-``pre_start`` hooks run in an init container of their own before the service starts; LLM Dyno does not
-run those, and the import refuses them naming the key and line (see ``compose_import``). A hook that
-asks for ``privileged`` is refused too: the app runs no exec with every capability.
+A hook that asks for ``privileged`` is refused: the app runs no exec and no container with every
+capability. So is ``per_replica: true`` on a pre_start hook, which Compose refuses at ``up`` too.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def _environment(s: ServiceReader, raw: Any, *path: str | int) -> dict[str, str]
 
 
 def read_hooks(s: ServiceReader, key: str) -> tuple[dict[str, Any], ...]:
-    """A service's ``post_start`` or ``pre_stop`` hooks as profile entries (``docker.<key>``)."""
+    """A service's ``pre_start``, ``post_start`` or ``pre_stop`` hooks as profile entries
+    (``docker.<key>``)."""
     out: list[dict[str, Any]] = []
     for item, i in s.items(key):
         where = s.at(key, i)
@@ -44,7 +46,7 @@ def read_hooks(s: ServiceReader, key: str) -> tuple[dict[str, Any], ...]:
             raise ImportFormatError(f"a {key} hook needs command: (Compose requires it too)", where=where)
         if item.get("privileged") not in (None, False, "false"):
             raise ImportFormatError(
-                f"a privileged {key} hook: LLM Dyno runs no exec with every capability",
+                f"a privileged {key} hook: LLM Dyno runs no exec or container with every capability",
                 where=s.at(key, i, "privileged"),
                 hint="drop privileged: (or run the command by hand)",
             )
@@ -61,7 +63,15 @@ def read_hooks(s: ServiceReader, key: str) -> tuple[dict[str, Any], ...]:
                 ) from None
         # the command is passed to docker exec as read here: launch fills nothing in (a $ is the text)
         hook: dict[str, Any] = {"command": tuple(command)}
-        for name in ("user", "working_dir"):
+        if key == "pre_start" and item.get("per_replica") not in (None, False, "false"):
+            raise ImportFormatError(
+                "per_replica: true on a pre_start hook: Compose refuses it too ('per_replica is not yet "
+                "supported'), and LLM Dyno runs one container",
+                where=s.at(key, i, "per_replica"),
+                hint="remove per_replica: (the hook runs once, before the server starts)",
+            )
+        names = ("user", "working_dir", "image") if key == "pre_start" else ("user", "working_dir")
+        for name in names:
             if item.get(name) not in (None, ""):
                 hook[name] = s.text(item[name], key, i, name)
         if item.get("environment"):

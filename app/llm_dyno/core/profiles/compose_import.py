@@ -9,8 +9,8 @@ mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/, see
 :mod:`~llm_dyno.core.profiles.compose_secrets`), ``extends:`` (same file and another), ``!reset`` /
 ``!override``, ``profiles:`` (a service in no active profile is not chosen unless named),
-``post_start`` / ``pre_stop`` hooks (:mod:`~llm_dyno.core.profiles.compose_hooks`). Other keys are named
-in warnings.
+``pre_start`` / ``post_start`` / ``pre_stop`` hooks (:mod:`~llm_dyno.core.profiles.compose_hooks`).
+Other keys are named in warnings.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "post_start", "pre_stop"}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "pre_start", "post_start", "pre_stop"}
 )
 
 
@@ -121,7 +121,8 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     docker["network"], docker["network_aliases"] = s.network()
     docker["project"] = s.ctx.project
     docker["secrets"] = read_secrets(s)
-    docker["post_start"], docker["pre_stop"] = read_hooks(s, "post_start"), read_hooks(s, "pre_stop")
+    for when in ("pre_start", "post_start", "pre_stop"):
+        docker[when] = read_hooks(s, when)
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
@@ -209,14 +210,6 @@ def read_compose(
             f"service '{name}' has no image",
             where=s.at("image"),
             hint="build the image first and name it in image:",
-        )
-    if svc.get("pre_start"):
-        raise ImportFormatError(
-            "pre_start: lifecycle hooks of this kind are not run by LLM Dyno (Compose runs each in an "
-            "init container of its own, to completion, before the service starts); launching without "
-            "them would change what the container finds",
-            where=s.at("pre_start"),
-            hint="remove pre_start: (run the command by hand first, or in the entrypoint script)",
         )
     for key in svc:
         if key not in _HANDLED:

@@ -177,10 +177,12 @@ def to_compose(profile: Profile) -> str:
     if networks and docker.network_aliases[:1] != (key,):
         # Compose would add the service's name as an alias: the profile's own list says it has none
         meta["network_aliases"] = list(docker.network_aliases)
-    for when in ("post_start", "pre_stop"):
+    for when in ("pre_start", "post_start", "pre_stop"):
         hooks = [h.model_dump(exclude_defaults=True) for h in getattr(docker, when)]
         for hook in hooks:
             hook["command"] = [_escape(c) for c in hook["command"]]  # run as written, nothing filled in
+            if "image" in hook:
+                hook["image"] = _escape(hook["image"])  # used as written, like the command
             if "environment" in hook:
                 env = hook["environment"]
                 hook["environment"] = {k: v if is_secret_name(k) else _escape(v) for k, v in env.items()}
@@ -270,11 +272,12 @@ def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
 def to_docker_run(profile: Profile) -> str:
     """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
     docker = _docker(profile, "a docker run line")
-    if docker.post_start or docker.pre_stop:
+    hooked = [when for when in ("pre_start", "post_start", "pre_stop") if getattr(docker, when)]
+    if hooked:
         raise ProfileError(
-            f"profile '{profile.name}' has compose lifecycle hooks (post_start / pre_stop), which docker "
+            f"profile '{profile.name}' has compose lifecycle hooks ({' / '.join(hooked)}), which docker "
             "run has no option for",
-            where=Location(None, None, "docker.post_start" if docker.post_start else "docker.pre_stop"),
+            where=Location(None, None, f"docker.{hooked[0]}"),
             hint="export it as a compose file instead",
         )
     if docker.secrets:

@@ -106,6 +106,25 @@ class ExecHook(_Frozen):
         return v
 
 
+def _image_reference(v: str) -> str:
+    if not v.strip() or any(c.isspace() for c in v.strip()):
+        raise ValueError("an image reference such as vllm/vllm-openai:v0.11.0 or repo@sha256:…")
+    return v.strip()
+
+
+class InitHook(ExecHook):
+    """A compose ``pre_start`` hook (Compose 2.40+): a one-off container run to completion before the
+    service's container starts, from ``image`` (None: the service's own), with the service's volumes
+    (``volumes_from``), network and environment plus its own; a status other than 0 stops the launch."""
+
+    image: str | None = None
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str | None) -> str | None:
+        return None if v is None else _image_reference(v)
+
+
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 
@@ -144,6 +163,9 @@ class DockerSettings(_Frozen):
     secrets: tuple[SecretFile, ...] = Field(
         default=(), description="compose secrets: files in the container (/run/secrets/NAME)"
     )
+    pre_start: tuple[InitHook, ...] = Field(
+        default=(), description="init containers run to completion, in order, before the server starts"
+    )
     post_start: tuple[ExecHook, ...] = Field(default=(), description="run in the container once started")
     pre_stop: tuple[ExecHook, ...] = Field(default=(), description="run in the container before stop")
 
@@ -168,9 +190,7 @@ class DockerSettings(_Frozen):
     @field_validator("image")
     @classmethod
     def _image(cls, v: str) -> str:
-        if not v.strip() or any(c.isspace() for c in v.strip()):
-            raise ValueError("an image reference such as vllm/vllm-openai:v0.11.0 or repo@sha256:…")
-        return v.strip()
+        return _image_reference(v)
 
     @field_validator("shm_size")
     @classmethod

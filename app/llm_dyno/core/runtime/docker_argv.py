@@ -1,20 +1,63 @@
 """The ``docker run`` line that creates the same container as ``containers.create(**spec)``: what
-``plan`` prints as the equivalent command (the spec comes from ``ContainerSpec.for_engine``)."""
+``plan`` prints as the equivalent command (the spec comes from ``ContainerSpec.for_engine``), and the
+equivalent of each compose lifecycle hook the launch and the stop run (:func:`hook_argvs`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from llm_dyno.core.profiles.model import ExecHook, InitHook
 from llm_dyno.core.runtime.docker_spec import LABEL_SNAPSHOT, _host_ip, is_url_host
+from llm_dyno.core.runtime.launch_spec import ContainerSpec
+
+_WHEN = {
+    "pre_start": "runs first, to completion, in a container of its own with the server's volumes and "
+    "environment",
+    "post_start": "runs in the server's container once it started",
+    "pre_stop": "runs in the server's container before it stops",
+}
+
+
+def _docker(host: str | None) -> list[str]:
+    if not host:
+        return ["docker"]
+    return ["docker", *(["-H", host] if is_url_host(host) else ["--context", host])]
+
+
+def _hook_options(hook: ExecHook) -> list[str]:
+    argv = ["--user", hook.user] if hook.user else []
+    argv += ["--workdir", hook.working_dir] if hook.working_dir else []
+    for key, value in hook.environment.items():
+        argv += ["-e", f"{key}={value}"]
+    return argv
+
+
+def hook_argvs(
+    spec: ContainerSpec, create: Mapping[str, Any], host: str | None = None
+) -> list[tuple[str, list[str]]]:
+    """Each lifecycle hook as (what it is and when it runs, the docker command that does the same), in
+    the order they run: ``pre_start`` (``docker run --rm --volumes-from``), then ``post_start`` and
+    ``pre_stop`` (``docker exec``)."""
+    name = str(create["name"])
+    out: list[tuple[str, list[str]]] = []
+    for when in ("pre_start", "post_start", "pre_stop"):
+        for i, hook in enumerate(getattr(spec, when)):
+            argv = _docker(host)
+            if isinstance(hook, InitHook):
+                network = create.get("network_mode") or create.get("network")
+                argv += ["run", "--rm", "--volumes-from", name]
+                argv += ["--network", str(network)] if network else []
+                argv += [*_hook_options(hook), hook.image or str(create["image"])]
+            else:
+                argv += ["exec", *_hook_options(hook), name]
+            out.append((f"{when}[{i}] {_WHEN[when]}", argv + list(hook.command)))
+    return out
 
 
 def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[str]:
     """The ``docker run`` argv that creates the same container as ``containers.create(**spec)``."""
-    argv = ["docker"]
-    if host:
-        argv += ["-H", host] if is_url_host(host) else ["--context", host]
-    argv += ["run", "-d", "--name", str(spec["name"])]
+    argv = [*_docker(host), "run", "-d", "--name", str(spec["name"])]
     if spec.get("init"):
         argv.append("--init")
     for key, value in sorted(spec.get("labels", {}).items()):

@@ -21,7 +21,7 @@ from docker.models.containers import Container
 
 from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.model import ExecHook
+from llm_dyno.core.profiles.model import ExecHook, InitHook
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
     FailureKind,
@@ -34,7 +34,7 @@ from llm_dyno.core.runtime.base import (
     client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
-from llm_dyno.core.runtime.docker_hooks import run_hooks
+from llm_dyno.core.runtime.docker_hooks import run_hooks, run_init_containers
 from llm_dyno.core.runtime.docker_secrets import secret_archive
 from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
@@ -139,6 +139,8 @@ class DockerServerHandle(ServerHandle):
             self._status_to(ServerState.CREATING, f"creating container {planned.name}")
             self._ensure_network()
             self.container = self._create(spec)
+            if planned.pre_start and not self._run_pre_start(planned.pre_start, spec):
+                return
             try:
                 if archive is not None:
                     self._write_files(archive, any(f.uid or f.gid for f in planned.files))
@@ -174,6 +176,33 @@ class DockerServerHandle(ServerHandle):
         params = {"path": "/", **({"copyUIDGID": "1"} if with_owner else {})}
         api._raise_for_status(api._put(url, params=params, data=archive))
 
+    def _run_pre_start(self, hooks: tuple[InitHook, ...], create: dict[str, Any]) -> bool:
+        """Compose's pre_start hooks, each a container of its own run to completion before the server's
+        starts; False (the created container removed, the launch failed with the hook's status, or
+        stopped) when one fails or a stop came meanwhile."""
+        self._status_to(ServerState.CREATING, f"running {len(hooks)} pre_start hook(s)")
+        try:
+            for image in {h.image for h in hooks if h.image}:
+                self._ensure_image(image)  # pulled like the server's image
+            stopping, emit = self._stopping, self._on_line
+            if run_init_containers(self._docker, self._container, create, hooks, emit, stopping):
+                return True
+            self._keep_log_and_remove()
+            return False
+        except (DynoError, docker.errors.DockerException) as exc:
+            return self._hook_failed(exc, "pre_start")
+
+    def _hook_failed(self, exc: Exception, when: str) -> bool:
+        """A lifecycle hook failed the launch: the container removed (its log kept), the failure said
+        with the hook's own output lines; always False."""
+        message = exc.message if isinstance(exc, DynoError) else errs.api_message(exc)
+        said = tuple(line for line in self.logs.lines(last=50) if line.startswith(f"[{when}]"))
+        self._stopping.set()
+        self._keep_log_and_remove()
+        hint = getattr(exc, "hint", "") or ""
+        self._fail(FailureReason(FailureKind.UNKNOWN, message, hint=hint, excerpt=said[-20:]))
+        return False
+
     def _run_post_start(self, hooks: tuple[ExecHook, ...]) -> bool:
         """Compose's post_start hooks, in the started container; False (the container removed, the
         launch failed with the hook's status) when one fails, as a failing hook fails ``up``."""
@@ -182,13 +211,7 @@ class DockerServerHandle(ServerHandle):
             run_hooks(self._docker.api, str(self._container.id), hooks, "post_start", self._on_line)
             return True
         except (DynoError, docker.errors.DockerException) as exc:
-            message = exc.message if isinstance(exc, DynoError) else errs.api_message(exc)
-            said = tuple(line for line in self.logs.lines(last=50) if line.startswith("[post_start]"))
-            self._stopping.set()
-            self._keep_log_and_remove()
-            hint = getattr(exc, "hint", "") or ""
-            self._fail(FailureReason(FailureKind.UNKNOWN, message, hint=hint, excerpt=said[-20:]))
-            return False
+            return self._hook_failed(exc, "post_start")
 
     def _run_pre_stop(self, timeout: float) -> str:
         """Compose's pre_stop hooks before the stop; what went wrong ("" when nothing did). The stop

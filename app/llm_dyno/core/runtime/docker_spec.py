@@ -56,11 +56,13 @@ class DockerLaunchPlan(LaunchPlan):
         spec = self.spec
         if not isinstance(spec, ContainerSpec):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
-        from llm_dyno.core.runtime.docker_argv import docker_run_argv
+        from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
 
-        return " ".join(
-            shell_word(w) for w in docker_run_argv(spec.for_engine(reveal=False), self.docker_host)
-        )
+        create = spec.for_engine(reveal=False)
+        lines = [" ".join(shell_word(w) for w in docker_run_argv(create, self.docker_host))]
+        for what, argv in hook_argvs(spec, create, self.docker_host):
+            lines += [f"# {what}:", " ".join(shell_word(w) for w in argv)]
+        return "\n".join(lines)
 
 
 def is_url_host(host: str) -> bool:
@@ -391,7 +393,13 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         base_url=server_url(url_host, host_port),
         host_port=host_port,
         gpus=gpus,
-        spec=ContainerSpec(spec, files, settings.post_start, settings.pre_stop),
+        spec=ContainerSpec(
+            spec,
+            files,
+            pre_start=settings.pre_start,
+            post_start=settings.post_start,
+            pre_stop=settings.pre_stop,
+        ),
         warnings=tuple(warnings + warnings_of(WarningKind.ENGINE, engine.warnings)),
         docker_host=settings.host,
         exposure=exposure,

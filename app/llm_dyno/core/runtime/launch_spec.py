@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from llm_dyno.core.profiles.model import ExecHook
+from llm_dyno.core.profiles.model import ExecHook, InitHook
 from llm_dyno.core.secrets import (
     KEYRING_PREFIX,
     is_secret_name,
@@ -134,6 +134,7 @@ class ContainerSpec:
 
     create: Mapping[str, Any]
     files: tuple[FileFromVariable, ...] = ()
+    pre_start: tuple[InitHook, ...] = ()  # one-off containers run to completion before it starts
     post_start: tuple[ExecHook, ...] = ()  # docker exec'd once the container started (compose hooks)
     pre_stop: tuple[ExecHook, ...] = ()  # docker exec'd before the container is stopped
 
