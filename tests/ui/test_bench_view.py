@@ -328,6 +328,9 @@ def test_every_measured_run_fits_on_a_laptop_screen_and_warm_ups_come_on_request
     assert f"Warning (code run 6): {warning}" in panel.peer.text()
     # columns no run has a figure in are said, not shown empty
     assert panel.empty_note.text() == "not measured: TPOT ms, Accept %, Energy J"
+    note, box = panel.empty_note, panel.warmups_check  # whole, clear of the box beside it
+    assert note.isVisible() and not note.geometry().intersects(box.geometry())
+    assert note.width() >= note.sizeHint().width() and note.geometry().right() < box.geometry().left()
     assert all(table.isColumnHidden(RUN_COLUMNS.index(c)) for c in ("Accept %", "Energy J"))
     # the warm-ups on request, with their column
     qtbot.mouseClick(panel.warmups_check, Qt.MouseButton.LeftButton)

@@ -167,12 +167,13 @@ class ResultPanel(QWidget):
         self.title = QLabel("No result yet: pick a suite and run it.")
         self.title.setObjectName("sectionSubtitle")
         self.title.setMinimumWidth(80)
+        # the title gives way (cut, whole in its tooltip) so that the not-measured note beside it is
+        # whole: squeezed the other way, the note was drawn under the Show warm-ups box
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
         self.empty_note = QLabel("")  # the figures no run has, said instead of shown as empty columns
         self.empty_note.setObjectName("sectionSubtitle")
-        self.empty_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.empty_note.setMinimumWidth(60)
         top.addWidget(self.empty_note)
         self.warmups_check = QCheckBox("Show warm-ups")
         self.warmups_check.setToolTip(
@@ -250,6 +251,7 @@ class ResultPanel(QWidget):
     def start(self, title: str) -> None:
         """A new run begins: clear everything."""
         self.title.setText(title)
+        self.title.setToolTip(title)
         self._runs = []
         self.table.clear_runs()
         self._say_empty()
