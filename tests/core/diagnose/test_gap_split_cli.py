@@ -146,3 +146,26 @@ def test_a_bad_bench_file_is_refused_with_its_name(home: Path, content: str, sai
     assert str(bad) in done.stderr and said in done.stderr, done.stderr
     missing = llm_dyno(["diagnose", "--bench", str(home / "nope.json")], home)
     assert missing.returncode != 0 and "no such file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_without_speculative_decoding_a_pass_is_one_token(tmp_path: Path) -> None:
+    """Neither side speculates: no acceptance is needed, one token per pass on each, so the whole gap is
+    in time per pass (it asked for acceptance that such a setup cannot have)."""
+    done = llm_dyno(["profile", "import", str(REPO / "profiles" / "qwen36-27b-no-spec.yaml")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    args = [
+        "diagnose",
+        "qwen36-27b-no-spec",
+        "--reference",
+        "recipe-3090-minimal-no-spec",
+        "--tps",
+        "30",
+        "30",
+    ]
+    done = llm_dyno([*args, "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    split = json.loads(done.stdout)["gap_split"]
+    assert split is not None and split["held_by"] == "time per pass", split
+    for prompt in split["prompts"]:
+        assert prompt["tokens_per_pass"]["yours"] == prompt["tokens_per_pass"]["reference"] == 1.0
+        assert prompt["tokens_per_pass"]["yours_source"] == "no speculative decoding: one token per pass"

@@ -180,7 +180,8 @@ def _acceptance(split: GapSplit | None) -> Cause:
     src = "club-3090 bench.sh; syv-ai #3, #156"
     if split is None:
         return Cause("acceptance", title, effect, src, Verdict.UNKNOWN,
-                     "needs your TPS and acceptance and the reference's (the gap split).")  # fmt: skip
+                     "needs your TPS and the reference's, and the acceptance of a side that speculates "
+                     "(the gap split).")  # fmt: skip
     p = split.prompts[0]
     figures = (
         f"{p.yours.tokens_per_pass:.2f} tokens per pass vs the reference's {p.reference.tokens_per_pass:.2f}"

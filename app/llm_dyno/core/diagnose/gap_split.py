@@ -4,7 +4,8 @@ With speculative decoding each forward pass (draft + verify) yields on average t
 length in tokens, so decode TPS = mean acceptance length / time per pass. Comparing the two factors for
 the user and the reference says whether the gap is in acceptance (the drafts) or in the time one pass
 takes (the engine, build, graphs, GPU). A gap of the same ratio on prose and code points at time per
-pass too (syv-ai/qwen38-27b-rtx3090 #3, shared/reference/FIELD_EVIDENCE.md §5).
+pass too (syv-ai/qwen38-27b-rtx3090 #3, shared/reference/FIELD_EVIDENCE.md §5). Without speculative
+decoding a pass yields exactly one token, so no acceptance figure is needed for that side.
 """
 
 from __future__ import annotations
@@ -198,15 +199,24 @@ def _tokens_per_pass(
     return None
 
 
+_ONE_PER_PASS = (1.0, "no speculative decoding: one token per pass")
+
+
 def gap_split(inp: DiagnosisInput) -> GapSplit | None:
-    """The split, when both sides have TPS for a prompt kind and acceptance figures (None otherwise)."""
+    """The split, when both sides have TPS for a prompt kind and tokens per pass: measured acceptance,
+    or exactly 1 for a side that does not speculate (None otherwise)."""
     m, ref = inp.measured_numbers(), inp.reference
     if m is None or ref is None:
         return None
     mine = _tokens_per_pass(m.mean_acceptance_length, m.acceptance_per_position, m.acceptance_from)
+    if mine is None and inp.speculative_tokens() == 0:
+        mine = _ONE_PER_PASS
     theirs = _tokens_per_pass(
         ref.numbers.mean_acceptance_length, ref.numbers.acceptance_per_position, f"reference {ref.id}"
     )
+    flags = ref.engine_flags() if theirs is None else None
+    if theirs is None and flags is not None and flags.speculates is False:
+        theirs = _ONE_PER_PASS
     if mine is None or theirs is None:
         return None
     prompts = []

@@ -29,8 +29,9 @@ class GapSplitLabel(QLabel):
         self.split = split
         if split is None:
             self.setText(
-                "Gap split: needs your TPS and acceptance (a benchmark, live metrics or the log's "
-                "SpecDecoding lines) and a reference with TPS and acceptance."
+                "Gap split: needs your TPS (a benchmark or live metrics) and a reference with TPS; where "
+                "a side uses speculative decoding, its acceptance too (live metrics or the log's "
+                "SpecDecoding lines)."
             )
             self.setToolTip("")
             return
