@@ -125,17 +125,25 @@ def _init_containers(docker_client: Any) -> list[Any]:
     return docker_client.containers.list(all=True, filters={"label": "llm-dyno.pre-start-of"})
 
 
+def _imported(tmp_path: Path, name: str, last: str) -> Path:
+    """A profile ``name`` imported through the CLI from a compose file with two pre_start hooks, the
+    second ending in ``last``; the CLI's home."""
+    # the server's image has no entrypoint (the service names one): hook 0 runs its command in it
+    text = COMPOSE.format(image=PLAIN_IMAGE, port=free_port(), stop_says="x", stop_code=0)
+    text += PRE_START.format(image=PLAIN_IMAGE, last=last)
+    home = tmp_path / "home"
+    imported = _cli(home, "profile", "import", str(_project(tmp_path, text)), "--name", name)
+    assert imported.returncode == 0, imported.stderr
+    assert "pre_start" not in imported.stderr  # kept, not warned
+    return home
+
+
 @pytest.mark.docker
 def test_pre_start_hooks_run_in_order_before_the_server_starts(
     tmp_path: Path, docker_client: Any, test_images: None
 ) -> None:
-    # the server's image has no entrypoint (the service names one): hook 0 runs its command in it
-    text = COMPOSE.format(image=PLAIN_IMAGE, port=free_port(), stop_says="x", stop_code=0)
-    text += PRE_START.format(image=PLAIN_IMAGE, last="echo hook-two-says-hi")
-    home, name = tmp_path / "home", f"wt23pre{uuid.uuid4().hex[:6]}"
-    imported = _cli(home, "profile", "import", str(_project(tmp_path, text)), "--name", name)
-    assert imported.returncode == 0, imported.stderr
-    assert "pre_start" not in imported.stderr  # kept, not warned
+    name = f"wt23pre{uuid.uuid4().hex[:6]}"
+    home = _imported(tmp_path, name, "echo hook-two-says-hi")
     planned = json.loads(_cli(home, "plan", name, "--json").stdout)
     assert planned["hooks"]["pre_start"] == [
         {"command": ["sh", "-c", "echo A >> /out/order.txt"]},
@@ -181,10 +189,8 @@ def test_pre_start_hooks_run_in_order_before_the_server_starts(
 def test_a_failing_pre_start_hook_stops_the_launch_after_the_earlier_hooks(
     tmp_path: Path, docker_client: Any, test_images: None
 ) -> None:
-    text = COMPOSE.format(image=PLAIN_IMAGE, port=free_port(), stop_says="x", stop_code=0)
-    text += PRE_START.format(image=PLAIN_IMAGE, last="echo about-to-fail; exit 17")
-    home, name = tmp_path / "home", f"wt23preerr{uuid.uuid4().hex[:6]}"
-    assert _cli(home, "profile", "import", str(_project(tmp_path, text)), "--name", name).returncode == 0
+    name = f"wt23preerr{uuid.uuid4().hex[:6]}"
+    home = _imported(tmp_path, name, "echo about-to-fail; exit 17")
     try:
         launched = _cli(home, "launch", name, "--wait", "--timeout", "60")
         left = docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"})
