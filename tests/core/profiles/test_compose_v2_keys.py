@@ -224,3 +224,24 @@ def test_tmpfs_is_kept_and_planned(tmp_path: Path) -> None:
     planned = json.loads(plan.stdout)
     assert planned["container"]["tmpfs"] == {"/run": "", "/scratch": "size=64m"}
     assert "--tmpfs /run --tmpfs /scratch:size=64m" in planned["command"]
+
+
+def test_what_the_profile_does_not_keep_of_deploy_is_named_with_its_line(tmp_path: Path) -> None:
+    """``deploy:`` keeps its GPU requests; replicas, limits, other reservations and policies are said,
+    each at its line, never dropped without a word."""
+    text = HEAD + (
+        "  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n    ports: ['8000:8000']\n"
+        "    deploy:\n      replicas: 2\n      restart_policy: {condition: on-failure}\n      resources:\n"
+        "        limits: {memory: 64g}\n        reservations:\n          memory: 1g\n"
+        "          devices: [{driver: nvidia, count: all, capabilities: [gpu]}]\n"
+    )
+    p, err = _import(tmp_path, text)
+    assert p is not None and p["gpus"] == "all", err
+    for line, field, said in (
+        (7, "deploy.replicas", "2 replicas: LLM Dyno runs one container of the server"),
+        (8, "deploy.restart_policy", "not kept by LLM Dyno"),
+        (10, "deploy.resources.limits", "not kept by LLM Dyno"),
+        (12, "deploy.resources.reservations.memory", "not kept by LLM Dyno (it keeps the GPU requests)"),
+    ):
+        assert f"docker-compose.yml:{line}, field 'services.vllm.{field}': {said}" in err, err
+    assert "devices" not in err

@@ -126,6 +126,30 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 
 
+def _deploy_not_kept(s: ServiceReader, deploy: Any) -> list[str]:
+    """What of ``deploy:`` the profile does not keep (it keeps the GPU device requests), each named:
+    limits, other reservations, replicas (LLM Dyno runs one container), restart and update policies."""
+    if not isinstance(deploy, dict):
+        return []
+    out = []
+    for key, value in deploy.items():
+        if key == "replicas" and str(value) not in ("0", "1"):
+            out.append(f"{s.at('deploy', key)}: {value} replicas: LLM Dyno runs one container of the server")
+        elif key == "resources" and isinstance(value, dict):
+            for part, entries in value.items():
+                if part == "reservations" and isinstance(entries, dict):
+                    out += [
+                        f"{s.at('deploy', key, part, k)}: not kept by LLM Dyno (it keeps the GPU requests)"
+                        for k in entries
+                        if k != "devices"
+                    ]
+                else:
+                    out.append(f"{s.at('deploy', key, part)}: not kept by LLM Dyno")
+        elif key != "replicas":
+            out.append(f"{s.at('deploy', key)}: not kept by LLM Dyno")
+    return out
+
+
 def _refuse_provider_dependency(s: ServiceReader, svc: dict[str, Any], services: dict[str, Any]) -> None:
     """A dependency on a ``provider:`` service: Compose runs the provider at ``up`` and passes the
     variables it gives into this container (docker/compose e2e providers_test.go), which a launch
@@ -214,6 +238,7 @@ def read_compose(
     for key in svc:
         if key not in _HANDLED:
             draft.warnings.append(f"{s.at(key)}: not kept by LLM Dyno")
+    draft.warnings += _deploy_not_kept(s, svc.get("deploy"))
     _refuse_provider_dependency(s, svc, services)
 
     docker = _docker_fields(s, svc)
