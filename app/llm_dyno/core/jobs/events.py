@@ -9,37 +9,16 @@ a load level's requests (:class:`LevelStarted`, :class:`RequestDone`, :class:`Le
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
-from llm_dyno.core.bench.load_runner import LevelFinished, LevelStarted, LoadMessage, RequestDone
-from llm_dyno.core.bench.runner import ProgressEvent
-from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
-from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage
+if TYPE_CHECKING:  # the union is for the type checker: importing its members at start cost 0.06 s
+    from llm_dyno.core.bench.load_runner import LevelFinished, LevelStarted, LoadMessage, RequestDone
+    from llm_dyno.core.bench.runner import ProgressEvent
+    from llm_dyno.core.jobs.storing import ResultStored, StoreFailed
+    from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage
 
-JobEvent = (
-    ProgressEvent
-    | LevelStarted
-    | RequestDone
-    | LevelFinished
-    | LoadMessage
-    | TrialStarted
-    | TrialFinished
-    | TuneMessage
-    | ResultStored
-    | StoreFailed
+JobEvent: TypeAlias = (
+    "ProgressEvent | LevelStarted | RequestDone | LevelFinished | LoadMessage | TrialStarted | TrialFinished"
+    " | TuneMessage | ResultStored | StoreFailed"
 )
-Emit = Callable[[JobEvent], None]
-
-__all__ = [
-    "Emit",
-    "JobEvent",
-    "LevelFinished",
-    "LevelStarted",
-    "LoadMessage",
-    "ProgressEvent",
-    "RequestDone",
-    "ResultStored",
-    "StoreFailed",
-    "TrialFinished",
-    "TrialStarted",
-    "TuneMessage",
-]
+Emit: TypeAlias = Callable[["JobEvent"], None]
