@@ -71,3 +71,11 @@ def test_benchmark_view_of_the_cpu_demo_has_no_bare_table_or_axes(qtbot, demo, w
             assert chart.empty_text and not chart.getPlotItem().getAxis("left").isVisible(), label
         grab(window, f"bench-{label.replace('/', '')}-empty")
     assert bench.sweep.reason.text() == NO_GPU_SWEEP and not bench.sweep.run_button.isEnabled()
+
+
+def test_the_first_window_shows_no_terminal_markup(window) -> None:  # type: ignore[no-untyped-def]
+    """A fresh install opens on "No profile selected": its text is plain words (it showed `docker run`
+    with Markdown's backticks) and names no command line."""
+    shown = [label.text() for label in window.editor.empty.findChildren(QLabel)]
+    assert any("No profile selected" in t for t in shown), shown
+    assert all("`" not in t and not speaks_cli(t) for t in shown), shown

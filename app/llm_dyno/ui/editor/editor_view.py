@@ -62,7 +62,7 @@ class ProfileEditor(QWidget):
             "profile",
             "No profile selected",
             "Pick a profile on the left, or create one from scratch or from a docker-compose file, "
-            "a `docker run` line or a `vllm serve` command.",
+            "a “docker run” line or a “vllm serve” command.",
         )
         self.empty.add_action("New profile", primary=True).clicked.connect(self.createRequested)
         self.empty.add_action("Import…").clicked.connect(self.importRequested)
