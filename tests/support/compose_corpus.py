@@ -33,7 +33,7 @@ import yaml
 from llm_dyno.core.errors import ImportFormatError
 from llm_dyno.core.profiles.compose_project import normalize_project_name
 from llm_dyno.core.profiles.importers import import_text
-from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.profiles.model import HOOKS, Profile
 from llm_dyno.core.runtime.docker_spec import _entrypoint, _parse_port
 from llm_dyno.core.secrets import is_secret_name, reference_name, resolve_reference
 
@@ -190,7 +190,7 @@ def compose_facts(
         "secrets": _secret_rows(service, declared or {}),
         "hooks": {
             key: [[h.get("image"), *(_words(h["command"]) or [])] for h in service.get(key) or []]
-            for key in ("pre_start", "post_start", "pre_stop")
+            for key in HOOKS
             if service.get(key)
         },
     }
@@ -226,7 +226,7 @@ def app_facts(profile: Profile) -> dict[str, Any]:
         ),
         "hooks": {  # (image: a pre_start hook's own, None: the server's; then the command)
             key: [[getattr(h, "image", None), *h.command] for h in getattr(docker, key)]
-            for key in ("pre_start", "post_start", "pre_stop")
+            for key in HOOKS
             if getattr(docker, key)
         },
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import HOOKS
 from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.logfiles import latest_log
@@ -250,7 +251,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 # start / before the stop
                 "hooks": {
                     when: [h.model_dump(exclude_defaults=True, mode="json") for h in getattr(plan.spec, when)]
-                    for when in ("pre_start", "post_start", "pre_stop")
+                    for when in HOOKS
                 }
                 if isinstance(plan.spec, ContainerSpec)
                 else {},

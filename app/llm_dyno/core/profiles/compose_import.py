@@ -32,12 +32,13 @@ from llm_dyno.core.profiles.compose_secrets import read_secrets
 from llm_dyno.core.profiles.compose_service import ServiceReader
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
 from llm_dyno.core.profiles.launchers import read_launch
+from llm_dyno.core.profiles.model import HOOKS
 from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "pre_start", "post_start", "pre_stop"}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets", *HOOKS}
 )
 
 
@@ -121,7 +122,7 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     docker["network"], docker["network_aliases"] = s.network()
     docker["project"] = s.ctx.project
     docker["secrets"] = read_secrets(s)
-    for when in ("pre_start", "post_start", "pre_stop"):
+    for when in HOOKS:
         docker[when] = read_hooks(s, when)
     return {k: v for k, v in docker.items() if v not in (None, {}, ())}
 

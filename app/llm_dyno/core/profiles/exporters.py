@@ -15,7 +15,7 @@ from typing import Any
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopback_port, safe_name
 from llm_dyno.core.profiles.launchers import split_launch
-from llm_dyno.core.profiles.model import DockerSettings, Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile, Runtime, is_secret_name
 from llm_dyno.core.profiles.yamlio import dump
 from llm_dyno.core.secrets import is_reference, resolve_reference
 
@@ -177,7 +177,7 @@ def to_compose(profile: Profile) -> str:
     if networks and docker.network_aliases[:1] != (key,):
         # Compose would add the service's name as an alias: the profile's own list says it has none
         meta["network_aliases"] = list(docker.network_aliases)
-    for when in ("pre_start", "post_start", "pre_stop"):
+    for when in HOOKS:
         hooks = [h.model_dump(exclude_defaults=True) for h in getattr(docker, when)]
         for hook in hooks:
             hook["command"] = [_escape(c) for c in hook["command"]]  # run as written, nothing filled in
@@ -272,7 +272,7 @@ def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
 def to_docker_run(profile: Profile) -> str:
     """A ``docker run`` command (one logical line, ``\\`` continuations) that launches the profile."""
     docker = _docker(profile, "a docker run line")
-    hooked = [when for when in ("pre_start", "post_start", "pre_stop") if getattr(docker, when)]
+    hooked = [when for when in HOOKS if getattr(docker, when)]
     if hooked:
         raise ProfileError(
             f"profile '{profile.name}' has compose lifecycle hooks ({' / '.join(hooked)}), which docker "

@@ -125,6 +125,11 @@ class InitHook(ExecHook):
         return None if v is None else _image_reference(v)
 
 
+# The compose lifecycle hooks a Docker profile keeps (``docker.<name>``), in the order they run: init
+# containers before the server starts, then docker exec in it once started and before it stops.
+HOOKS = ("pre_start", "post_start", "pre_stop")
+
+
 class DockerSettings(_Frozen):
     """Container settings for the Docker runtime."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from llm_dyno.core.profiles.model import ExecHook, InitHook
+from llm_dyno.core.profiles.model import HOOKS, ExecHook, InitHook
 from llm_dyno.core.runtime.docker_spec import LABEL_SNAPSHOT, _host_ip, is_url_host
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 
@@ -41,7 +41,7 @@ def hook_argvs(
     ``pre_stop`` (``docker exec``)."""
     name = str(create["name"])
     out: list[tuple[str, list[str]]] = []
-    for when in ("pre_start", "post_start", "pre_stop"):
+    for when in HOOKS:
         for i, hook in enumerate(getattr(spec, when)):
             argv = _docker(host)
             if isinstance(hook, InitHook):

@@ -104,7 +104,7 @@ def _pump(
         failed.append(exc)
 
 
-def remove_init_containers(client: Any, server_name: str) -> None:
+def _remove_init_containers(client: Any, server_name: str) -> None:
     """Remove the init containers of ``server_name`` a killed launch left behind (Compose does the
     same before it runs the hooks again)."""
     for left in client.containers.list(all=True, filters={"label": f"{PRE_START_LABEL}={server_name}"}):
@@ -124,7 +124,7 @@ def run_init_containers(
     """Run the ``pre_start`` ``hooks`` in order for ``server`` (created, not started; ``create``: the
     arguments it was created with, secrets filled in). False when ``stopping`` was set meanwhile (the
     running hook's container removed); :class:`HookFailed` when one fails."""
-    remove_init_containers(client, str(create["name"]))
+    _remove_init_containers(client, str(create["name"]))
     network = {
         key: create[key] for key in ("network_mode", "network") if create.get(key)
     }  # the server's own: a name it joins, or host / none / container:…
