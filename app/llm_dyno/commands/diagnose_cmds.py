@@ -12,7 +12,7 @@ from llm_dyno.core.diagnose.engine import Diagnosis
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
-from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.endpoint import url_endpoint
@@ -32,6 +32,48 @@ def _tps(text: str) -> float:
     return value
 
 
+def _acceptance(text: str) -> tuple[float, ...]:
+    """Per-position acceptance rates (argparse names the option on refusal)."""
+    try:
+        return parse_acceptance(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _mean_length(text: str) -> float:
+    """A mean acceptance length: tokens per pass, 1 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a mean acceptance length (tokens per pass: 1 plus the accepted drafts, "
+            "e.g. 3.55)"
+        )
+    return value
+
+
+def _power_cap(text: str) -> float:
+    """A power cap in watts."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of watts") from None
+    if not math.isfinite(value) or not 10 <= value <= 2000:
+        raise argparse.ArgumentTypeError(f"{text!r} W is not a GPU power cap (10–2000 W)")
+    return value
+
+
+def typed_numbers(args: argparse.Namespace) -> Measured | None:
+    """What the user typed (TPS, acceptance, mean length, power cap) as one record; None when nothing."""
+    acc: tuple[float, ...] = args.acceptance or ()
+    if not args.tps and not acc and args.mean_acceptance_length is None and args.power_cap is None:
+        return None
+    narr, code = args.tps if args.tps else (None, None)
+    return Measured(narr, code, acc, args.mean_acceptance_length, "typed", power_cap_w=args.power_cap)
+
+
 def register(sub: Any) -> None:
     """Add ``diagnose`` and ``reference`` to the CLI."""
     d = sub.add_parser("diagnose", help="explain why a server is slower than a reference: ranked findings")
@@ -48,6 +90,17 @@ def register(sub: Any) -> None:
     )
     d.add_argument(
         "--tps", nargs=2, type=_tps, metavar=("NARR", "CODE"), help="your measured narrative and code TPS"
+    )
+    d.add_argument(
+        "--acceptance", type=_acceptance, metavar="RATES",
+        help="your per-position acceptance, percent or fractions: 93,86.6,73.9 (one per draft position)",
+    )  # fmt: skip
+    d.add_argument(
+        "--mean-acceptance-length", type=_mean_length, metavar="L",
+        help="your mean acceptance length (tokens per pass, e.g. 3.55) where only that is known",
+    )  # fmt: skip
+    d.add_argument(
+        "--power-cap", type=_power_cap, metavar="W", help="the GPU power cap your numbers were measured at"
     )
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(handler=cmd_diagnose)
@@ -103,7 +156,7 @@ def gather_for(args: argparse.Namespace) -> Gathered:
         _reference(args, profile),
         endpoint=url_endpoint(args.url, "", api_key_env=args.api_key_env) if args.url else None,
         log_path=Path(args.log) if args.log else None,
-        typed=Measured(args.tps[0], args.tps[1]) if args.tps else None,
+        typed=typed_numbers(args),
         reference_log_path=Path(args.reference_log) if args.reference_log else None,
         bench_path=Path(args.bench) if args.bench else None,
     )

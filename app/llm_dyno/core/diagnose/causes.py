@@ -209,7 +209,10 @@ def _power(inp: DiagnosisInput, gap: float | None) -> Cause:
     effect = "330 W ≈ 5 % below ~388 W stock; single-card decode knee ≈ 290 W"
     src = "club-3090 power-cap-sweep.sh, #58; docs/HARDWARE.md, #761, #773"
     ref = inp.reference
-    mine = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None
+    typed = inp.measured.power_cap_w if inp.measured is not None else None
+    mine = typed
+    if mine is None and inp.profile is not None and inp.profile.power:
+        mine = inp.profile.power.limit_w
     if mine is None:
         mine = next(
             (r.power_limit_w for r in (*inp.gpu_under_load, *inp.gpu_before) if r.power_limit_w), None

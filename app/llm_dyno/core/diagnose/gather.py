@@ -304,8 +304,22 @@ def gather(
         spec_ab=spec_ab,
     )
     if typed is not None:
-        sources.append("typed TPS")
+        sources.append(_typed_source(typed))
     return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes))
+
+
+def _typed_source(typed: Measured) -> str:
+    """``typed TPS, acceptance 3 positions, power cap 330 W``: what was typed, for the sources line."""
+    parts = []
+    if typed.narrative_tps is not None or typed.code_tps is not None:
+        parts.append("TPS")
+    if typed.acceptance_per_position:
+        parts.append(f"acceptance {len(typed.acceptance_per_position)} positions")
+    if typed.mean_acceptance_length is not None:
+        parts.append(f"mean acceptance length {typed.mean_acceptance_length:g}")
+    if typed.power_cap_w is not None:
+        parts.append(f"power cap {typed.power_cap_w:g} W")
+    return "typed " + ", ".join(parts) if parts else "typed numbers"
 
 
 def _latest_ab(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.spec_log import log_acceptance
@@ -67,6 +68,7 @@ class Measured:
     acceptance_source: str = ""  # where the acceptance figures came from, when not from ``source``
     # per prompt kind: (prompt, mean acceptance length, where it came from), from a benchmark
     length_by_prompt: tuple[tuple[str, float, str], ...] = ()
+    power_cap_w: float | None = None  # the cap the user's numbers were measured at (typed)
 
     def length_of(self, prompt: str) -> tuple[float, str] | None:
         """The prompt kind's own mean acceptance length and its source, where measured apart."""
@@ -76,6 +78,29 @@ class Measured:
     def acceptance_from(self) -> str:
         """Where the acceptance figures came from (``/metrics``, ``log: 3 SpecDecoding lines``, …)."""
         return self.acceptance_source or self.source
+
+
+def parse_acceptance(text: str) -> tuple[float, ...]:
+    """Per-position acceptance typed as ``93,86.6,73.9`` (percent) or ``0.93,0.866,0.739`` (fractions),
+    as fractions; ValueError saying which value is wrong and what is expected."""
+    parts = [p.strip().rstrip("%").strip() for p in text.replace(";", ",").replace("/", ",").split(",")]
+    values: list[float] = []
+    for part in parts:
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            example = "write rates per position, e.g. 93,86.6,73.9"
+            raise ValueError(f"{part!r} is not a number ({example})") from None
+        if not math.isfinite(value) or value < 0 or value > 100:
+            raise ValueError(f"{part!r} is not an acceptance rate (0–100 %, or a fraction 0–1)")
+        values.append(value)
+    if not values:
+        raise ValueError("no acceptance rates given (write one per position, e.g. 93,86.6,73.9)")
+    # percent when any value is above 1: "93,86.6,73.9"; fractions otherwise: "0.93,0.866,0.739"
+    scale = 100.0 if any(v > 1 for v in values) else 1.0
+    return tuple(round(v / scale, 6) for v in values)
 
 
 def measured_from_bench(result: BenchResult) -> Measured:
@@ -147,6 +172,10 @@ class DiagnosisInput:
         base = self.measured if self.measured is not None else None
         if base is None and self.bench is not None:
             base = measured_from_bench(self.bench)
+        elif base is not None and self.bench is not None and base.narrative_tps is None and not base.code_tps:
+            # typed acceptance or a cap alone: the TPS are the benchmark's
+            bench = measured_from_bench(self.bench)
+            base = replace(base, narrative_tps=bench.narrative_tps, code_tps=bench.code_tps)
         if base is not None and base.acceptance_per_position:
             return base
         acc = self._acceptance()
@@ -157,7 +186,7 @@ class DiagnosisInput:
             return Measured(None, None, per_position, length, source)
         return Measured(
             base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
-            base.source, source, base.length_by_prompt,
+            base.source, source, base.length_by_prompt, base.power_cap_w,
         )  # fmt: skip
 
     def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:
