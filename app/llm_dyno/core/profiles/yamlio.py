@@ -6,6 +6,11 @@ depth (``a: [[[[…`` 5,000 deep overflows the recursive composer), the length o
 2 MB one-line ``notes`` stalls every widget that shows it), recursive aliases (``n: &n [*n]`` makes
 every walker loop for ever) and alias expansion (a 317-byte "billion laughs" file expands to
 gigabytes). Each refusal is a :class:`ProfileError` naming the file and line.
+
+Mappings are read as Compose reads them (go-yaml v3): a key written twice in one mapping is refused,
+naming both lines (PyYAML would keep the later one without a word), and merge keys follow the YAML
+merge-key spec: keys written in the mapping win over merged ones, and in ``<<: [*a, *b]`` the EARLIER
+mapping wins (PyYAML 6.0.4 gives the later one); a second ``<<`` in one mapping is a duplicate key.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(text)
         self._depth = 0
         self._max_value = max_value_chars
+        self._flattened: set[int] = set()  # mappings already merged (an alias constructs them again)
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         event = self.peek_event()  # type: ignore[no-untyped-call]
@@ -50,6 +56,73 @@ class _BoundedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Refuse duplicate keys (naming both lines) and apply ``<<`` merge keys as the spec has them."""
+        if id(node) in self._flattened:
+            return
+        self._flattened.add(id(node))
+        own: list[tuple[yaml.Node, yaml.Node]] = []
+        seen: dict[Any, yaml.Node] = {}
+        merge: tuple[yaml.Node, yaml.Node] | None = None
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                if merge is not None:
+                    raise _duplicate("<<", merge[0], key_node)
+                merge = (key_node, value_node)
+                continue
+            if key_node.tag == "tag:yaml.org,2002:value":  # "=" as a key: a string, as PyYAML reads it
+                key_node.tag = "tag:yaml.org,2002:str"
+            key = self._key_of(key_node)
+            if key in seen:
+                raise _duplicate(_shown(key_node), seen[key], key_node)
+            seen[key] = key_node
+            own.append((key_node, value_node))
+        if merge is None:
+            return
+        sources = merge[1].value if isinstance(merge[1], yaml.SequenceNode) else [merge[1]]
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        for source in sources:  # the earlier mapping wins: a key is taken from the first that has it
+            if not isinstance(source, yaml.MappingNode):
+                raise _Refused("a merge key (<<) takes a mapping or a list of mappings", source)
+            self.flatten_mapping(source)
+            for key_node, value_node in source.value:
+                key = self._key_of(key_node)
+                if key not in seen:
+                    seen[key] = key_node
+                    merged.append((key_node, value_node))
+        node.value = merged + own  # constructed in order: the mapping's own keys come last and win
+
+    def _key_of(self, key_node: yaml.Node) -> Any:
+        """What a key is once constructed (``1``, ``0x1`` and ``true`` are one key of the dict built),
+        or the node itself."""
+        if isinstance(key_node, yaml.ScalarNode):
+            value = self.construct_object(key_node)
+            try:
+                hash(value)
+            except TypeError:
+                return id(key_node)
+            return value
+        return id(key_node)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _shown(key_node: yaml.Node) -> str:
+    text = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "a complex key"
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def _duplicate(key: str, first: yaml.Node, again: yaml.Node) -> _Refused:
+    first_line = first.start_mark.line + 1 if first.start_mark is not None else "?"
+    return _Refused(
+        f"the key '{key}' is written twice in one mapping (line {first_line} and line "
+        f"{again.start_mark.line + 1 if again.start_mark is not None else '?'}); "
+        "YAML keeps only one, and Docker Compose refuses the file",
+        again,
+        "keep the one you mean and delete the other",
+    )
+
 
 register_tags(_BoundedLoader)  # Compose's !reset and !override
 
@@ -57,9 +130,11 @@ register_tags(_BoundedLoader)  # Compose's !reset and !override
 class _Refused(Exception):
     """A bound broken at an event or node (carries its mark for the line)."""
 
-    def __init__(self, problem: str, at: yaml.Event | yaml.Node) -> None:
+    def __init__(
+        self, problem: str, at: yaml.Event | yaml.Node, hint: str = "simplify the YAML at that line"
+    ) -> None:
         super().__init__(problem)
-        self.problem = problem
+        self.problem, self.hint = problem, hint
         self.line = at.start_mark.line + 1 if at.start_mark is not None else None
 
 
@@ -161,7 +236,7 @@ def load_with_lines(
         data = loader.construct_document(node) if node is not None else None
     except _Refused as exc:
         raise ProfileError(
-            f"refused: {exc.problem}", where=Location(source, exc.line), hint="simplify the YAML at that line"
+            f"refused: {exc.problem}", where=Location(source, exc.line), hint=exc.hint
         ) from None
     except RecursionError:  # a bound above should come first; never let one escape as a crash
         raise ProfileError("refused: nested too deeply", where=Location(source)) from None
