@@ -252,6 +252,7 @@ class Watchdog:
         self._cancel = cancel
         self._poll_s = poll_s
         self._done = threading.Event()
+        self._late = "deadline"  # the reason given when the end passes
         self.reason: str | None = None
         self._thread = threading.Thread(target=self._watch, name="llm-dyno-watchdog", daemon=True)
 
@@ -271,8 +272,19 @@ class Watchdog:
             if self._cancel is not None and self._cancel.is_set():
                 self.reason = "cancelled"
             elif self._end is not None and time.monotonic() >= self._end:
-                self.reason = "deadline"
+                self.reason = self._late
         return self.reason
+
+    def end_by(self, seconds: float, *, reason: str) -> None:
+        """Bring the end forward to ``seconds`` from now (never later than it was); when it passes,
+        the socket is shut down as at the deadline and ``reason`` tells why (e.g. ``"done"``: the
+        answer was complete, the rest of the body is not waited for)."""
+        end = time.monotonic() + seconds
+        if self._end is None or end < self._end:
+            self._end = end
+            self._late = reason
+        if self._thread.ident is None and not self._done.is_set():
+            self._thread.start()
 
     def _watch(self) -> None:
         while not self._done.wait(self._poll_s):

@@ -5,11 +5,15 @@ httpx has built it), TTFT is the first chunk that carries content or reasoning t
 when ``[DONE]`` arrives. Tokens come from the final ``usage`` object, never from chunk counts (one
 chunk carries several tokens with speculative decoding).
 
+``[DONE]`` ends a request: nothing after it is parsed, and the rest of the body gets
+``AFTER_DONE_S`` before the connection is closed (a server that holds it open loses nothing).
+
 The client must not cost throughput (benchmarks/client_overhead.py holds it to 0.99 of a bare stdlib
 client), so the per-chunk path is lean: raw body bytes (no decoder layer), a bytes SSE parser, and the
 common chunk of a stream (one choice, ``"finish_reason":null``, plain text) is read by one compiled
-pattern; any other chunk, or any doubt, goes through ``json.loads``. This matters because a stream
-often arrives in bursts: the wall time then ends when the client has worked through the burst.
+pattern; any other chunk, or any doubt, goes through ``loads_outside`` (core/jsontext.py). This matters
+because a stream often arrives in bursts: the wall time then ends when the client has worked through
+the burst.
 
 Every read is bounded (core/httpbounds.py): an event or line over 1 MiB, more events than the
 request's ``max_tokens`` can explain, a stream past its deadline, or a chunk of the wrong shape
@@ -41,12 +45,16 @@ from llm_dyno.core.httpbounds import (
     send_bounded,
 )
 from llm_dyno.core.httpclient import http_client
+from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
 
 # How many events a request of ``max_tokens`` may take: each text-carrying chunk carries at least one
 # token; role, usage and finish chunks add a few. A stream past this bound is not finishing.
 EVENT_SLACK = 64
 # A stream without any deadline of its own (the suite sets one) still ends within this time.
 DEFAULT_DEADLINE_S = 900.0
+# After [DONE] the answer is complete: the rest of the body (vLLM's chunked terminator, at once) is read
+# for this long at most, so the connection can go back to the pool; a body held open past it is closed.
+AFTER_DONE_S = 0.5
 
 if TYPE_CHECKING:
     import httpx  # imported where a client is made: results and ceilings load without it
@@ -141,9 +149,9 @@ class BenchClient:
         """GET a path and decode its JSON body."""
         text = self.get_text(path, timeout_s)
         try:
-            return json.loads(text)
-        except ValueError:
-            raise StreamError(f"GET {path} did not return JSON", kind="protocol") from None
+            return loads_outside(text, f"GET {path}")
+        except OutsideJSONError as exc:
+            raise StreamError(exc.message, kind="protocol", hint=exc.hint) from None
 
     def stream(
         self,
@@ -207,9 +215,9 @@ def _stopped(watchdog: Watchdog) -> DynoError:
 def _error_detail(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:300] or "(empty body)"
+        data = loads_outside(text, "the error answer")
+    except OutsideJSONError as exc:
+        return exc.message if exc.kind == "depth" else text[:300] or "(empty body)"
     message = _error_message(data)
     return message if message is not None else text[:300]
 
@@ -247,7 +255,9 @@ def _plain_content(data: bytes) -> str | None:
         return None
     text = m.group(1)
     try:
-        # an escape (e.g. "\t", "\u00e9") needs the JSON string rules; plain UTF-8 does not
+        # an escape (e.g. "\t", "\u00e9") needs the JSON string rules; plain UTF-8 does not. One string
+        # literal cannot nest, and only its length is used, so json.loads is safe here (a lone
+        # surrogate counts one character).
         return str(json.loads(b'"' + text + b'"')) if b"\\" in text else text.decode()
     except ValueError:
         return None
@@ -283,8 +293,10 @@ class _Reader:
             self.done = True
             return
         try:
-            obj = json.loads(data)
-        except ValueError:
+            obj = loads_outside(data, "a stream event")
+        except OutsideJSONError as exc:
+            if exc.kind == "depth":
+                raise StreamError(exc.message, kind="protocol", hint=exc.hint) from None
             raise StreamError(f"undecodable stream event: {data[:200]!r}", kind="protocol") from None
         message = _error_message(obj)
         if message is not None:
@@ -348,6 +360,8 @@ def _text(value: Any, name: str) -> str:
 
 
 def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events: int) -> StreamOutcome:
+    import httpx
+
     parser = SSEDataParser()
     reader = _Reader(t0)
     end: float | None = None
@@ -356,31 +370,39 @@ def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     chunks = response.iter_raw() if encoding == "identity" else response.iter_bytes()
     try:
-        for raw in chunks:
-            now = time.monotonic()
-            if watchdog.expired() is not None:
-                response.close()
-                raise _stopped(watchdog)
-            if reader.done:
-                continue  # drain the chunked terminator so the connection goes back to the pool
-            datas = parser.feed(raw)
-            events += len(datas)
-            if events > max_events:
-                raise StreamError(
-                    f"the server streamed more than {max_events:,} events without finishing "
-                    f"(the request allows {max_events - EVENT_SLACK:,} tokens); gave up",
-                    kind="protocol",
-                )
-            for data in datas:
-                reader.event(data, now)
-            if reader.done:
-                end = now
-        if watchdog.expired() is not None:  # the socket was shut down: not the server's end
+        try:
+            for raw in chunks:
+                now = time.monotonic()
+                if reader.done:
+                    continue  # drain the chunked terminator so the connection goes back to the pool
+                if watchdog.expired() is not None:
+                    response.close()
+                    raise _stopped(watchdog)
+                datas = parser.feed(raw)
+                events += len(datas)
+                if events > max_events:
+                    raise StreamError(
+                        f"the server streamed more than {max_events:,} events without finishing "
+                        f"(the request allows {max_events - EVENT_SLACK:,} tokens); gave up",
+                        kind="protocol",
+                    )
+                for data in datas:
+                    reader.event(data, now)
+                    if reader.done:  # [DONE] ends the answer: nothing after it is read
+                        end = now
+                        watchdog.end_by(AFTER_DONE_S, reason="done")
+                        break
+        except httpx.HTTPError:
+            if not reader.done:
+                raise
+            # the body went on after [DONE] and was cut: the answer was already complete
+        if not reader.done and watchdog.expired() is not None:  # shut down: not the server's end
             raise _stopped(watchdog)
         if end is None:
             end = time.monotonic()
-        for data in parser.close():
-            reader.event(data, end)
+        if not reader.done:
+            for data in parser.close():
+                reader.event(data, end)
     except SSELimitError as exc:
         raise StreamError(str(exc), kind="protocol", hint="is this an OpenAI-compatible server?") from None
     if reader.usage is None:
