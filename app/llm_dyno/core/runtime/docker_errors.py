@@ -15,6 +15,7 @@ from docker.transport.sshconn import SSHSocket
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureKind, FailureReason
+from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, is_url_host
 
@@ -99,9 +100,24 @@ def connect(host: str | None) -> docker.DockerClient:
         client.ping()
     except DockerError:
         raise
+    except EngineAnswerRefused as exc:
+        raise answer_refused_error(exc, host) from None
     except (docker.errors.DockerException, OSError) as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, EngineAnswerRefused):  # docker-py wraps the one of /version
+            raise answer_refused_error(cause, host) from None
         raise connection_error(exc, host) from exc
     return client
+
+
+def answer_refused_error(exc: EngineAnswerRefused, host: str | None) -> DockerError:
+    """An engine whose answer broke a bound (too big, too slow): what it was, and where."""
+    return DockerError(
+        FailureKind.DOCKER_UNREACHABLE,
+        f"{_where(host)}: {exc.message}",
+        hint="check that DOCKER_HOST, the active `docker context` or the profile's docker.host names "
+        "a Docker engine (`docker info`), and that it is not overloaded",
+    )
 
 
 _ENV_LOCK = threading.Lock()
