@@ -27,6 +27,7 @@ from llm_dyno.core.runtime.base import (
     ServerState,
     client_api_key,
 )
+from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_handle import DockerServerHandle
 from llm_dyno.core.runtime.docker_spec import (
@@ -36,7 +37,13 @@ from llm_dyno.core.runtime.docker_spec import (
     DockerLaunchPlan,
     plan_container,
 )
-from llm_dyno.core.runtime.ownership import NOT_OURS, installation_key, launched_here
+from llm_dyno.core.runtime.ownership import (
+    NOT_OURS,
+    engine_id,
+    host_mismatch,
+    installation_key,
+    launched_here,
+)
 from llm_dyno.core.runtime.picked_port import with_picked_port
 
 if TYPE_CHECKING:
@@ -92,38 +99,53 @@ class DockerRuntime(Runtime):
         except DynoError as exc:
             self.warnings.append(f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
             key = None
-        for host in self.hosts if hosts is None else tuple(hosts):
+        scanned = self.hosts if hosts is None else tuple(hosts)
+        for host in scanned:
             if hosts is None and self._retry_at.get(host, 0.0) > now:
                 continue
             try:
                 client = errs.connect(host)
                 try:
+                    engine = engine_id(client.info())  # what the proofs of its containers must bind
                     containers = client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"})
                 finally:
                     errs.close_client(client)
             except (DynoError, docker.errors.DockerException, OSError) as exc:
                 self._retry_at[host] = now + RETRY_S
-                message = exc.message if isinstance(exc, DynoError) else f"{type(exc).__name__}: {exc}"
+                if isinstance(exc, (DynoError, EngineAnswerRefused)):
+                    message = exc.message
+                else:
+                    message = f"{type(exc).__name__}: {exc}"
                 self.warnings.append(f"engine {host or 'default'}: {message}")
                 continue
             self._retry_at.pop(host, None)
             for container in containers:
                 if container.id in known:
                     continue
-                if not launched_here(container.labels or {}, container.name or "", key):
+                if not launched_here(container.labels or {}, container.name or "", key, engine):
                     # labels anyone can write (an image's are copied to its containers): no request
                     # goes to it, least of all with a key
                     self.warnings.append(f"container {container.name}: cannot be followed: {NOT_OURS}")
                     continue
                 try:
-                    handles.append(self._adopt_one(container, host))
+                    plan = self._plan_for(container)
+                    named = plan.profile.docker.host if plan.profile.docker is not None else None
+                    elsewhere = host_mismatch(named, host)
+                    if elsewhere is not None:
+                        # an engine can claim another's ID: follow a container only on the engine its
+                        # (signed) snapshot names; that engine, when scanned too, adopts it itself
+                        if named not in scanned:
+                            self.warnings.append(
+                                f"container {container.name}: cannot be followed: {elsewhere}"
+                            )
+                        continue
+                    handles.append(self._adopt_one(container, host, plan))
                 except (DynoError, docker.errors.DockerException, ValueError, KeyError, TypeError) as exc:
                     message = exc.message if isinstance(exc, DynoError) else f"{type(exc).__name__}: {exc}"
                     self.warnings.append(f"container {container.name}: cannot be followed: {message}")
         return handles
 
-    def _adopt_one(self, container: Container, host: str | None) -> DockerServerHandle:
-        plan = self._plan_for(container)
+    def _adopt_one(self, container: Container, host: str | None, plan: LaunchPlan) -> DockerServerHandle:
         handle = DockerServerHandle(plan, host=host)
         handle._api_key = client_api_key(plan.profile)
         # A client of its own: stop() closes it, which must not cut the others' log streams.

@@ -42,7 +42,7 @@ from llm_dyno.core.runtime.docker_spec import (
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
-from llm_dyno.core.runtime.ownership import with_proof
+from llm_dyno.core.runtime.ownership import engine_id, with_proof
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, with_picked_port
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
@@ -132,7 +132,8 @@ class DockerServerHandle(ServerHandle):
             # compose environment: secrets, read now: an unset variable refuses before anything is made
             archive = secret_archive(planned.files) if planned.files else None
             self._api_key = client_api_key(self.plan.profile)
-            spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]))
+            engine = engine_id(self._client.info())  # the proof binds the engine it is made on
+            spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]), engine)
             self._ensure_image(str(spec["image"]))
             if self._stopping.is_set():
                 return

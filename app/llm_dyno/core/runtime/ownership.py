@@ -6,6 +6,11 @@ and its name with a random key kept in the data folder (created once, mode 0600,
 label or a log) and adds the signature as ``llm-dyno.proof``. Adoption follows only containers whose
 proof checks out with that key: a forged or copied label set (another name, another port, another key
 variable in the snapshot) is not adopted, and no request, let alone a key, goes to it.
+
+The proof also binds the engine the container was made on (its ``ID``, from ``/info``): labels, name
+and proof copied onto a container of another engine do not check out there. And since an engine
+can claim any ID, adoption also checks that the container was found on the engine its profile
+snapshot names (``docker.host``); see :func:`engine_id` and :func:`host_mismatch`.
 """
 
 from __future__ import annotations
@@ -19,19 +24,22 @@ import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.paths import data_dir
 
 LABEL_PROOF = "llm-dyno.proof"
 NOT_OURS = (
-    "it says it is an LLM Dyno server, but this installation did not launch it (its labels carry no "
-    "valid proof); it is left alone"
+    "it says it is an LLM Dyno server, but this installation did not launch it on this engine (its "
+    "labels carry no valid proof for this engine: copied from another, or made by an LLM Dyno older "
+    "than the engine-bound proof); it is left alone"
 )
 KEY_FILE = "installation.key"
 _PREFIX = "llm-dyno."
 _KEY_BYTES = 32
 _MAX_KEY_FILE = 4096
+_MAX_ENGINE_ID = 256
 
 
 def key_path() -> Path:
@@ -103,28 +111,56 @@ def installation_key(*, create: bool) -> bytes | None:
     return _read_key(path)
 
 
-def _message(labels: Mapping[str, str], name: str) -> bytes:
+def engine_id(info: Mapping[str, Any]) -> str:
+    """The engine's ID in its ``/info`` answer (``docker info``'s ID), which the proof binds; a
+    DynoError when the engine gives none (then no proof can say which engine a container is on)."""
+    value = info.get("ID") if isinstance(info, Mapping) else None
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_ENGINE_ID:
+        raise DynoError(
+            "the Docker engine's /info gives no ID, so a container cannot be proved to be on it",
+            hint="use a Docker engine (`docker info` shows its ID); other engines' containers are "
+            "not adopted",
+        )
+    return value.strip()
+
+
+def _message(labels: Mapping[str, str], name: str, engine: str) -> bytes:
     ours = {k: v for k, v in labels.items() if k.startswith(_PREFIX) and k != LABEL_PROOF}
-    return json.dumps({"name": name.lstrip("/"), "labels": ours}, sort_keys=True).encode("utf-8")
+    text = {"name": name.lstrip("/"), "labels": ours, "engine": engine}
+    return json.dumps(text, sort_keys=True).encode("utf-8")
 
 
-def sign_labels(labels: Mapping[str, str], name: str, key: bytes) -> str:
-    """The proof for a container's ``llm-dyno.*`` labels and name."""
-    return hmac.new(key, _message(labels, name), hashlib.sha256).hexdigest()
+def sign_labels(labels: Mapping[str, str], name: str, key: bytes, engine: str) -> str:
+    """The proof for a container's ``llm-dyno.*`` labels and name, on the engine of ID ``engine``."""
+    return hmac.new(key, _message(labels, name, engine), hashlib.sha256).hexdigest()
 
 
-def launched_here(labels: Mapping[str, str], name: str, key: bytes | None) -> bool:
+def launched_here(labels: Mapping[str, str], name: str, key: bytes | None, engine: str) -> bool:
     """Whether the labels carry a proof made with this installation's key for exactly these
-    ``llm-dyno.*`` labels and this container name."""
+    ``llm-dyno.*`` labels, this container name and the engine of ID ``engine``."""
     proof = labels.get(LABEL_PROOF, "")
-    if key is None or not proof:
+    if key is None or not proof or not engine:
         return False
-    return hmac.compare_digest(proof, sign_labels(labels, name, key))
+    return hmac.compare_digest(proof, sign_labels(labels, name, key, engine))
 
 
-def with_proof(labels: Mapping[str, str], name: str) -> dict[str, str]:
-    """``labels`` plus the proof for them and the container ``name`` (the key is made if need be)."""
+def host_mismatch(named: str | None, found_on: str | None) -> str | None:
+    """Why a container whose profile snapshot names the engine ``named`` (its ``docker.host``; None:
+    the default engine) must not be followed when it was found on ``found_on``; None when they agree.
+    An engine can claim any ID, so the proof alone does not say the container is where it was made."""
+    if (named or None) == (found_on or None):
+        return None
+    through = named or "the default engine"
+    return (
+        f"it was launched on engine {named or 'default'} (its profile's docker.host) but is listed by "
+        f"engine {found_on or 'default'}; it is left alone there (follow it through {through})"
+    )
+
+
+def with_proof(labels: Mapping[str, str], name: str, engine: str) -> dict[str, str]:
+    """``labels`` plus the proof for them, the container ``name`` and the engine of ID ``engine``
+    (the installation key is made if need be)."""
     key = installation_key(create=True)
     if key is None:  # pragma: no cover - create=True always gives a key or raises
         raise DynoError("no installation key")
-    return {**labels, LABEL_PROOF: sign_labels(labels, name, key)}
+    return {**labels, LABEL_PROOF: sign_labels(labels, name, key, engine)}
