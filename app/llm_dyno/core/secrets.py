@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from llm_dyno.core.errors import DynoError
 
@@ -68,11 +69,9 @@ def _canonical(token: str) -> str:
     return token.lstrip("-").replace("_", "-")
 
 
-def split_secret_flags(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """``args`` without their secret flags, and ``{VARIABLE: reference}`` for the environment.
-
-    ``--hf-token`` without a value (use the stored login) is no secret and stays."""
-    out: list[str] = []
+def _split(args: Sequence[str]) -> tuple[list[tuple[int, str]], dict[str, str]]:
+    """The arguments that stay (with their index in ``args``) and the secret flags' environment."""
+    out: list[tuple[int, str]] = []
     env: dict[str, str] = {}
     i = 0
     while i < len(args):
@@ -80,7 +79,7 @@ def split_secret_flags(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         name, eq, value = arg.partition("=")
         flag = secret_flag(_canonical(name)) if name.startswith("--") else None
         if flag is None:
-            out.append(arg)
+            out.append((i, arg))
             i += 1
             continue
         if eq:
@@ -90,9 +89,98 @@ def split_secret_flags(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             env[SECRET_FLAG_ENV[flag]] = args[i + 1]
             i += 2
         else:
-            out.append(arg)  # a bare --hf-token: huggingface_hub's own login
+            out.append((i, arg))  # a bare --hf-token: huggingface_hub's own login
             i += 1
     return out, env
+
+
+def split_secret_flags(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``args`` without their secret flags, and ``{VARIABLE: reference}`` for the environment.
+
+    ``--hf-token`` without a value (use the stored login) is no secret and stays. An argument left
+    in the command that refers to a secret (``--served-model-name ${HF_TOKEN}``) refuses the launch
+    (:class:`SecretInArgument`): its value would be in the command line, see :func:`secret_argument`."""
+    kept, env = _split(args)
+    found = _secret_argument(args, kept)
+    if found is not None:
+        raise SecretInArgument(found.message(), hint=found.hint())
+    return [arg for _, arg in kept], env
+
+
+class SecretInArgument(DynoError):
+    """A secret reference in an argument that is not a secret flag: the launch is refused."""
+
+
+# every reference a word holds, wherever it sits in it ("$$" is an escaped dollar, never one)
+_ANY_REF = re.compile(r"\$\$|\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class SecretArgument:
+    """An argument of ``vllm serve`` (other than a secret flag's value) that refers to a secret."""
+
+    index: int  # in the arguments checked
+    flag: str  # the flag it is the value of, as written (``--served-model-name``), or "argument N"
+    reference: str  # ``${HF_TOKEN}`` or ``keyring:…``: the reference, never its value
+
+    def message(self) -> str:
+        """What the user reads: the flag and the reference, never the secret."""
+        moved = " and ".join(f"--{f}" for f in SECRET_FLAG_ENV)
+        return (
+            f"{self.flag} refers to the secret {self.reference}: only {moved} are passed through the "
+            "environment, so its value would be in the server's command line (readable by every user "
+            "in /proc, shown by docker inspect and in vLLM's log); refused"
+        )
+
+    def hint(self) -> str:
+        """What to do about it."""
+        return (
+            f"remove {self.reference} from {self.flag}, or give the server the secret in the profile's "
+            "env: (e.g. HF_TOKEN: ${HF_TOKEN}), which never reaches its command line"
+        )
+
+
+def _secret_reference(word: str) -> str | None:
+    """The secret reference ``word`` holds anywhere (``a${HF_TOKEN}b``, ``--x=$API_KEY``,
+    ``--x=keyring:svc/user``), as written; None when it holds none."""
+    value = word.partition("=")[2] if word.startswith("-") else word
+    for text in (word, value):
+        if text.strip().startswith(KEYRING_PREFIX):
+            return text.strip()
+    for m in _ANY_REF.finditer(word):
+        name = m.group("braced") or m.group("bare")
+        if name and is_secret_name(name):
+            return f"${{{name}}}"
+    return None
+
+
+def _secret_argument(args: Sequence[str], kept: Sequence[tuple[int, str]]) -> SecretArgument | None:
+    for i, arg in kept:
+        ref = _secret_reference(arg)
+        if ref is None:
+            continue
+        name = arg.partition("=")[0]
+        if arg.startswith("-"):
+            flag = name
+        elif i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1]:
+            flag = args[i - 1]
+        elif i == 0:
+            flag = "the model"  # vllm serve's positional argument
+        else:
+            flag = f"argument {i}"
+        return SecretArgument(i, flag, ref)
+    return None
+
+
+def secret_argument(args: Sequence[str]) -> SecretArgument | None:
+    """The first of the arguments after ``vllm serve`` that refers to a secret and is not the value of
+    a flag that :func:`split_secret_flags` moves to the environment (None: there is none).
+
+    A reference counts as a secret's when the name of its variable says so (:func:`is_secret_name`)
+    or it is a ``keyring:`` reference, in every spelling: ``--flag ${X}``, ``--flag=${X}``, ``$X``,
+    inside a longer word (``a${X}b``). Such a value would be in /proc/PID/cmdline, the registry
+    record, the container's command and vLLM's own log, so the app refuses it rather than pass it."""
+    return _secret_argument(args, _split(args)[0])
 
 
 def require_secrets(

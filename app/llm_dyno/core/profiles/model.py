@@ -20,7 +20,7 @@ from pydantic import (
 
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
-from llm_dyno.core.profiles.validation import FieldProblem, problem_of
+from llm_dyno.core.profiles.validation import FieldProblem, problem_of, refuse_secret_arguments
 from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, load_with_lines
 from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
 
@@ -366,6 +366,7 @@ class Profile(_Frozen):
                     f"args[{flag.index}]: {spelled} {problem}; use a reference like ${{{var}}}",
                     loc=("args", flag.index),
                 )
+        refuse_secret_arguments(self.vllm_argv(), model_words=2 if self.model_flag else 1)
         try:  # the typed flags must read: --max-model-len abc is refused here, wherever it comes from
             engine_config(self.args)
         except ProfileError as exc:

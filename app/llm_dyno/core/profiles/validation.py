@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from llm_dyno.core.errors import Location
 from llm_dyno.core.profiles.yamlio import Path_, line_for
+from llm_dyno.core.secrets import secret_argument
 
 
 class FieldProblem(ValueError):
@@ -75,3 +76,18 @@ def problem_of(
     path = (*at, *loc)
     line = line_for(lines, path) if lines else None
     return Problem(msg, Location(source, line, field_name(path)), hint)
+
+
+def refuse_secret_arguments(argv: Sequence[str], *, model_words: int) -> None:
+    """Refuse a profile whose ``vllm serve`` arguments refer to a secret outside the secret flags
+    (``--served-model-name ${HF_TOKEN}``): :class:`FieldProblem` naming the flag and its field
+    (``model`` for the first ``model_words`` words of ``argv``, else ``args[i]``), never the value.
+
+    The launch plan refuses the same arguments (:func:`~llm_dyno.core.secrets.split_secret_flags`);
+    checking here too makes ``profile validate``, import and the editor say so before any launch."""
+    found = secret_argument(argv)
+    if found is None:
+        return
+    at = found.index - model_words
+    loc: tuple[str | int, ...] = ("model",) if at < 0 else ("args", at)
+    raise FieldProblem(found.message(), loc=loc, hint=found.hint())
