@@ -3,7 +3,6 @@ a live server's metrics and version. Shared by the CLI and the window."""
 
 from __future__ import annotations
 
-import json
 import time
 
 import httpx
@@ -11,6 +10,7 @@ import httpx
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.httpbounds import BoundsError, get_bounded
 from llm_dyno.core.httpclient import http_client
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
 from llm_dyno.core.telemetry.rates import MetricsRates, compute_rates
@@ -47,9 +47,9 @@ def read_live(
         version: str | None = None
         try:
             status, body = get_bounded(client, url.rstrip("/") + "/version", deadline_s=5.0)
-            answer = json.loads(body) if status == 200 else None
+            answer = loads_outside(body, "/version") if status == 200 else None
             if isinstance(answer, dict):
                 version = str(answer.get("version") or "") or None
         except (httpx.HTTPError, ValueError, BoundsError):
-            version = None
+            version = None  # not answered, or not as vLLM answers (loads_outside's errors are ValueErrors)
     return second, compute_rates(first, second), version

@@ -3,11 +3,14 @@
 The port only opens after engine initialisation, so connection errors are the normal state while a
 server loads. Polling is fast (every 50 ms by default) so that READY shows within half a second of
 ``/health`` first answering.
+
+A probe never dies: whatever goes wrong while it waits (an answer no parser should read, a bug) ends the
+wait with a result that says what, so the launch that waits on it fails with that message instead of
+staying "starting" for ever.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, get_bounded
 from llm_dyno.core.httpclient import http_client
+from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
 
 if TYPE_CHECKING:
     import httpx
@@ -57,7 +61,15 @@ class ReadinessProbe:
         return self._cancel.is_set()
 
     def wait(self, timeout_s: float | None = None) -> ReadinessResult:
-        """Block until /health is 200 and /v1/models answers; returns the result."""
+        """Block until /health is 200 and /v1/models answers; returns the result (not ready, with the
+        error, for anything that went wrong: it never raises)."""
+        try:
+            return self._wait(timeout_s)
+        except Exception as exc:  # the thread that waits must end with a message, not die
+            error = f"the readiness check failed: {type(exc).__name__}: {exc}"
+            return ReadinessResult(False, (), None, error)
+
+    def _wait(self, timeout_s: float | None) -> ReadinessResult:
         import httpx  # here, not at module level: the window imports the runtimes at start-up
 
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -107,8 +119,10 @@ def model_ids(body: bytes) -> tuple[str, ...]:
     """The model ids of a ``/v1/models`` answer (``{"data": [{"id": …}, …]}``); raises
     :class:`ModelsError` for any other shape."""
     try:
-        data: Any = json.loads(body)
-    except ValueError:
+        data: Any = loads_outside(body, "/v1/models")
+    except OutsideJSONError as exc:
+        if exc.kind == "depth":
+            raise ModelsError(exc.message) from None
         raise ModelsError(f"/v1/models did not answer JSON: {body[:80]!r}") from None
     listed = data.get("data") if isinstance(data, dict) else None
     if not isinstance(listed, list):
