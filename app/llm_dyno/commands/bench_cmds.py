@@ -25,6 +25,7 @@ from llm_dyno.core.bench.suite import Suite, load_suite
 from llm_dyno.core.bench.sweep import sweep_table
 from llm_dyno.core.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.export_file import write_export
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
@@ -195,9 +196,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     outcome = run_bench(spec, printer_for(suite))
     result = outcome.result
     if args.json:
-        Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
+        write_export(Path(args.json), result.to_json() + "\n", "the --json file")
     if args.csv:
-        Path(args.csv).write_text(to_csv(result), encoding="utf-8")
+        write_export(Path(args.csv), to_csv(result), "the --csv file")
     if result.all_runs():
         print(markdown_line(result))
         print("\n".join(prompt_lines(result)))
@@ -353,7 +354,8 @@ def cmd_ab(args: argparse.Namespace) -> int:
     outcome = run_ab(spec, printer_for(suite))
     ab = outcome.ab
     if args.json:
-        Path(args.json).write_text(json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n", encoding="utf-8")
+        text = json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n"
+        write_export(Path(args.json), text, "the --json file")
     for label, result, rid in (
         ("without spec decoding", ab.without_spec, outcome.result_ids[0]),
         ("with spec decoding", ab.with_spec, outcome.result_ids[1]),

@@ -28,6 +28,7 @@ from llm_dyno.core.bench.load_runner import (
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.export_file import write_export
 from llm_dyno.core.history.store import HistoryEntry
 from llm_dyno.core.jobs.load_job import LoadOutcome, LoadSpec, prepare_load, run_load
 from llm_dyno.core.jobs.storing import StoreFailed
@@ -106,7 +107,7 @@ def cmd_load(args: argparse.Namespace, target: Profile | Endpoint, suite: Suite)
     outcome = _run_interruptible(spec)
     result = outcome.result
     if args.json:
-        Path(args.json).write_text(result.to_json() + "\n", encoding="utf-8")
+        write_export(Path(args.json), result.to_json() + "\n", "the --json file")
     if result.levels:
         print("\n".join(level_table(result)))
     if outcome.result_id is not None:

@@ -14,6 +14,7 @@ from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.export_file import write_export
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, prepare_tune
 from llm_dyno.core.profiles.model import Profile
@@ -140,9 +141,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for line in record.restore_errors:
         print(f"error: could not restore {line}", file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps(export.to_dict(record, analysis), indent=1, default=str) + "\n")
+        text = json.dumps(export.to_dict(record, analysis), indent=1, default=str) + "\n"
+        write_export(Path(args.json), text, "the --json file")
     if args.csv:
-        Path(args.csv).write_text(export.to_csv(record, analysis), encoding="utf-8")
+        write_export(Path(args.csv), export.to_csv(record, analysis), "the --csv file")
     if args.apply and spec.profile is not None and analysis.recommendation is not None and not interrupted:
         copy, notes = save_tuned_copy(store(), spec.profile, analysis.recommendation.settings)
         print(f"saved the recommendation as profile '{copy.name}' ('{spec.profile.name}' is unchanged)")
