@@ -73,8 +73,8 @@ def test_unusual_values_read_as_the_parser_reads_them(value: str, expect: float 
         return
     warm = parse_metrics(text, 0.0)
     assert warm == cold(text)
-    if expect == "nan":
-        assert warm.generation_tokens is None  # NaN is skipped, as before
+    if expect in ("nan", "inf"):
+        assert warm.generation_tokens is None  # non-finite samples are no reading (issue 29), as NaN before
     else:
         assert warm.generation_tokens == float(expect)
 

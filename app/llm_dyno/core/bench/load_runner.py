@@ -23,6 +23,8 @@ from llm_dyno.core.bench.counters import counter_delta, metrics_source
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler
 from llm_dyno.core.bench.load import LevelResult, LoadLevel, LoadResult, RequestRecord, Slo
 from llm_dyno.core.bench.peer import PeerTimings
+from llm_dyno.core.bench.plausible import impossible_figures, max_tokens_of
+from llm_dyno.core.bench.result import IMPOSSIBLE
 from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
@@ -257,6 +259,9 @@ class LoadRunner:
             return None
         except StreamError as exc:
             return RequestRecord(prompt.name, sent, 0, None, None, exc.message)
+        impossible = impossible_figures(o, max_tokens_of(body))
+        if impossible is not None:  # a failed request: no count, no timing of the level comes from it
+            return RequestRecord(prompt.name, sent, 0, o.prompt_tokens, None, f"{IMPOSSIBLE}: {impossible}")
         peer = PeerTimings.of(o.event_times_s, o.completion_tokens)
         if peer is None:
             return RequestRecord(prompt.name, sent, o.completion_tokens, o.prompt_tokens, None, "no tokens")

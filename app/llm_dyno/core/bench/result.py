@@ -24,6 +24,8 @@ from llm_dyno.core.bench.stats import Summary, summarize
 SUMMARY_METRICS = ("wall_tps", "decode_tps", "ttft_s", "tokens_per_j")
 # the runner's warning for a run that ended before max_tokens (kept in the JSON, so old results read too)
 STOPPED_EARLY = "stopped early"
+# the runners' warning for a run whose figures cannot be true (core/bench/plausible.py): left out of all
+IMPOSSIBLE = "impossible figures"
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,12 @@ class BenchRun:
         return any(w.startswith(STOPPED_EARLY) for w in self.warnings)
 
     @property
+    def impossible(self) -> str | None:
+        """Why this run's figures cannot be true (a server that claimed more tokens than it could have
+        sent), or None: such a run is kept, marked, and left out of every statistic."""
+        return next((w for w in self.warnings if w.startswith(IMPOSSIBLE)), None)
+
+    @property
     def burst(self) -> bool:
         """The stream arrived in a burst: its decode TPS measured transport (kept out of decode figures).
 
@@ -278,8 +286,9 @@ class BenchRun:
 class PromptResult:
     """All runs of one prompt; summaries cover the counted runs: measured (not warm-up) and full-length.
 
-    A measured run that stopped early is shown and counted in :attr:`excluded`, never averaged into a
-    headline; a run whose stream arrived in a burst stays in every figure but decode TPS.
+    A measured run that stopped early, or whose figures cannot be true, is shown and counted in
+    :attr:`excluded`, never averaged into a headline (nor, when impossible, into acceptance); a run
+    whose stream arrived in a burst stays in every figure but decode TPS.
     """
 
     name: str
@@ -299,13 +308,20 @@ class PromptResult:
 
     @property
     def counted(self) -> list[BenchRun]:
-        """The measured runs the headline figures use (those that stopped early left out)."""
-        return [r for r in self.measured if not r.stopped_early]
+        """The measured runs the headline figures use (those that stopped early or whose figures
+        cannot be true left out)."""
+        return [r for r in self.measured if not r.stopped_early and r.impossible is None]
 
     @property
     def excluded(self) -> list[BenchRun]:
-        """Measured runs kept out of the headline figures (stopped early: not comparable)."""
-        return [r for r in self.measured if r.stopped_early]
+        """Measured runs kept out of the headline figures (stopped early: not comparable; impossible
+        figures: not true)."""
+        return [r for r in self.measured if r.stopped_early or r.impossible is not None]
+
+    @property
+    def impossible(self) -> list[BenchRun]:
+        """Measured runs whose figures cannot be true (their reasons in :attr:`BenchRun.impossible`)."""
+        return [r for r in self.measured if r.impossible is not None]
 
     @property
     def bursts(self) -> list[BenchRun]:
@@ -331,13 +347,13 @@ class PromptResult:
     @property
     def acceptance(self) -> Acceptance | None:
         """Acceptance over the measured runs, from summed counts (a short run's drafts count too)."""
-        return sum_acceptance([r.acceptance for r in self.measured])
+        return sum_acceptance([r.acceptance for r in self.measured if r.impossible is None])
 
     @property
     def request_acceptance(self) -> RequestAcceptance | None:
         """The server's own per-request figures over the measured runs, summed (None where the server
         does not report them: vLLM without ``--per-request-spec-decode-metrics``)."""
-        return combine(r.request_acceptance for r in self.measured)
+        return combine(r.request_acceptance for r in self.measured if r.impossible is None)
 
     def engine_bytes_per_token(self) -> float | None:
         """vLLM's own estimate of the bytes read per generated token over the counted runs (None
@@ -351,10 +367,15 @@ class PromptResult:
         return PeerSummary.of([(r.peer, r.completion_tokens) for r in self.counted if r.peer is not None])
 
     def exclusion_note(self) -> str | None:
-        """``1 of 5 runs left out (stopped early) · decode TPS of 1 run left out (burst)``, or None."""
+        """``1 of 5 runs left out (stopped early) · decode TPS of 1 run left out (burst)``, or None
+        (``… left out (impossible figures)`` for runs whose figures cannot be true)."""
         parts = []
-        if self.excluded:
-            parts.append(f"{len(self.excluded)} of {len(self.measured)} runs left out (stopped early)")
+        early = [r for r in self.excluded if r.impossible is None]
+        if early:
+            parts.append(f"{len(early)} of {len(self.measured)} runs left out (stopped early)")
+        if self.impossible:
+            n = len(self.impossible)
+            parts.append(f"{n} of {len(self.measured)} runs left out (impossible figures)")
         if self.bursts:
             n = len(self.bursts)
             parts.append(f"decode TPS of {n} run{'s' if n > 1 else ''} left out (stream arrived in a burst)")
@@ -375,6 +396,7 @@ class PromptResult:
         summary["counted_runs"] = len(self.counted)
         summary["excluded_runs"] = [r.index for r in self.excluded]
         summary["burst_runs"] = [r.index for r in self.bursts]
+        summary["impossible_runs"] = [{"index": r.index, "reason": r.impossible} for r in self.impossible]
         return {"name": self.name, "runs": [r.to_dict() for r in self.runs], "summary": summary}
 
 

@@ -19,7 +19,8 @@ from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
 from llm_dyno.core.bench.counters import CounterSource, counter_delta
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler, settle_temperature
 from llm_dyno.core.bench.peer import PeerTimings, burst_reason
-from llm_dyno.core.bench.result import BenchResult, BenchRun, ThermalState
+from llm_dyno.core.bench.plausible import impossible_figures, max_tokens_of
+from llm_dyno.core.bench.result import IMPOSSIBLE, BenchResult, BenchRun, ThermalState
 from llm_dyno.core.bench.suite import Suite, SuitePrompt
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
@@ -119,7 +120,8 @@ class BenchRunner:
             return None
 
     def run(self, result: BenchResult | None = None) -> BenchResult:
-        """Run the whole suite; never raises for server trouble (see ``result.error``).
+        """Run the whole suite; never raises for server trouble (see ``result.error``, also set when
+        a run's figures could not be true: the runs are kept, marked and left out of the figures).
 
         ``result`` is the result to fill in (its context collected beforehand); :attr:`result` is the
         result so far while the suite runs (the frozen results are replaced run by run)."""
@@ -130,6 +132,8 @@ class BenchRunner:
                 self.result = self.result.with_run(prompt.name)
                 if not self._run_prompt(prompt):
                     break
+            if self.result.complete and (why := _impossible_error(self.result)) is not None:
+                self._end(error=why)
         finally:
             self.result = self.result.with_context(finished=_now_iso())
         return self.result
@@ -206,33 +210,46 @@ class BenchRunner:
             if sampler is not None:
                 sampler.stop(0)  # never leave the sampling thread behind
             raise
-        energy = sampler.stop(outcome.completion_tokens) if sampler is not None else None
-        after = self._settled_scrape(before, outcome.completion_tokens)
+        impossible = impossible_figures(outcome, max_tokens_of(body))
+        # a claim that cannot be true is no figure: the run keeps its timings and the reason, and no
+        # count or rate derived from the claim (0 tokens, no decode TPS, no acceptance)
+        tokens = 0 if impossible is not None else outcome.completion_tokens
+        energy = sampler.stop(tokens) if sampler is not None else None
+        after = self._settled_scrape(before, tokens)
         acceptance = gen_delta = read_bytes = None
+        unknown = None
         if before is not None and after is not None:
             delta = counter_delta(before, after)
             gen_delta = delta.generation_tokens
             acceptance = delta.acceptance
             read_bytes = delta.read_bytes
+            unknown = delta.unknown
+        if impossible is not None:
+            warnings = [f"{IMPOSSIBLE}: {impossible}; the run is left out of every figure"]
+            acceptance = None
+        else:
+            warnings = _warnings(outcome, prompt, gen_delta)
+        if unknown is not None:
+            warnings.append(f"{unknown}: this run's generation and acceptance counts are not known")
         return BenchRun(
             prompt=prompt.name,
             index=index,
             warmup=warmup,
             ttft_s=outcome.ttft_s,
             wall_s=outcome.wall_s,
-            completion_tokens=outcome.completion_tokens,
-            wall_tps=outcome.completion_tokens / outcome.wall_s if outcome.wall_s > 0 else 0.0,
-            decode_tps=_decode_tps(outcome),
+            completion_tokens=tokens,
+            wall_tps=tokens / outcome.wall_s if outcome.wall_s > 0 else 0.0,
+            decode_tps=_decode_tps(outcome) if impossible is None else None,
             finish_reason=outcome.finish_reason,
             prompt_tokens=outcome.prompt_tokens,
             latency=outcome.latency,
             acceptance=acceptance,
             generation_tokens_delta=gen_delta,
             energy=energy,
-            warnings=tuple(_warnings(outcome, prompt, gen_delta)),
+            warnings=tuple(warnings),
             started_at=started,
-            peer=PeerTimings.of(outcome.event_times_s, outcome.completion_tokens),
-            request_acceptance=outcome.request_acceptance,
+            peer=PeerTimings.of(outcome.event_times_s, tokens) if impossible is None else None,
+            request_acceptance=outcome.request_acceptance if impossible is None else None,
             read_bytes_delta=read_bytes,
             thermal=dataclasses.replace(
                 self._thermal, start_c=sampler.start_temperature_c if sampler is not None else None
@@ -250,6 +267,20 @@ class BenchRunner:
                 return after
             if time.monotonic() >= deadline or self.cancel.wait(0.05):
                 return after
+
+
+def _impossible_error(result: BenchResult) -> str | None:
+    """The error of a suite some of whose measured runs had impossible figures, or None."""
+    bad = [(p.name, r) for p in result.prompts for r in p.impossible]
+    if not bad:
+        return None
+    measured = sum(len(p.measured) for p in result.prompts)
+    name, first = bad[0]
+    reason = (first.impossible or "").removeprefix(f"{IMPOSSIBLE}: ")
+    return (
+        f"{len(bad)} of {measured} measured runs had impossible figures, left out of every figure "
+        f"(first: run {first.index} of {name}: {reason})"
+    )
 
 
 def _burst(o: StreamOutcome) -> str | None:

@@ -104,7 +104,11 @@ class Summary:
 
 
 def summarize(values: Sequence[float]) -> Summary | None:
-    """Summarise samples; ``None`` when there are none. One sample gives std 0 and a zero-width CI."""
+    """Summarise samples; ``None`` when there are none. One sample gives std 0 and a zero-width CI.
+
+    Samples that are all >= 0 are of a quantity that cannot be negative here (rates, times, energy per
+    token): the CI is cut at 0 then (few runs with a wide spread give a t-interval reaching below 0,
+    a TPS nobody could measure)."""
     xs = [float(v) for v in values]
     n = len(xs)
     if n == 0:
@@ -113,7 +117,10 @@ def summarize(values: Sequence[float]) -> Summary | None:
     std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
     half = t_quantile_975(n - 1) * std / math.sqrt(n) if n > 1 else 0.0
     cv = std / mean if mean else 0.0
-    return Summary(n, mean, std, cv, min(xs), max(xs), mean - half, mean + half)
+    low = mean - half
+    if min(xs) >= 0:
+        low = max(low, 0.0)
+    return Summary(n, mean, std, cv, min(xs), max(xs), low, mean + half)
 
 
 class Verdict(StrEnum):

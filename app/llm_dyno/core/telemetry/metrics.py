@@ -145,7 +145,8 @@ _READER = SampleReader(READ_NAMES, prefix="vllm:")
 
 
 def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
-    """Read Prometheus exposition text into a snapshot (``_created`` series are ignored)."""
+    """Read Prometheus exposition text into a snapshot (``_created`` series are ignored, and so are
+    samples whose value is not a finite number >= 0: a counter at ``+Inf`` is no count)."""
     sums: dict[str, float] = {}
     kv: dict[str, list[float]] = {}
     per_pos: dict[str, dict[int, float]] = {}
@@ -164,7 +165,9 @@ def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
             engines.add(labels["engine"])
         if "model_name" in labels:
             models.add(labels["model_name"])
-        if name.endswith("_created") or math.isnan(value):
+        # every series read counts something or is a fraction: a value that is no finite number >= 0
+        # (NaN, +Inf, -Inf, a negative count) is no reading, refused as if the series were absent
+        if name.endswith("_created") or not (math.isfinite(value) and value >= 0):
             continue
         if name in _PER_POS:
             try:

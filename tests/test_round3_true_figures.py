@@ -1,0 +1,127 @@
+"""Issue 29, class 2: figures that cannot be true are never stored as results.
+
+Through the real CLI in a subprocess, against a fake OpenAI server on 127.0.0.1
+(tests/support/lying_server.py): a ``usage`` that claims 9,999,999 tokens for ``max_tokens`` 1000,
+counters that fall during every run (a restarted server), a ``/metrics`` with ``+Inf``, ``-Inf`` and
+``NaN`` samples. Each run with an impossible count is marked with its reason and left out of every
+figure; a run whose counters fell has no counts (never negative ones, never a ratio of two); a
+non-finite sample is no reading, in ``bench`` and in ``watch``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import cli
+from tests.support.lying_server import LyingServer
+
+# far above any server: a TPS above it stored for a run is a figure that cannot be true
+PHYSICAL_TPS_BOUND = 1_000_000
+
+
+def _bench(server: LyingServer, home: Path) -> tuple[int, str, str, dict[str, object]]:
+    out = home / "result.json"
+    ran = cli(
+        home, "bench", "--url", server.url, "--model", "tiny", "--runs", "2", "--warmups", "0",
+        "--suite", "quick", "--json", str(out), "--no-thermal-wait",
+    )  # fmt: skip
+    assert "Traceback" not in ran.stderr + ran.stdout, ran.stderr[-3000:]
+    return ran.returncode, ran.stdout, ran.stderr, json.loads(out.read_text())
+
+
+def _runs(result: dict[str, object]) -> list[dict[str, object]]:
+    return [r for p in result["prompts"] for r in p["runs"]]  # type: ignore[attr-defined, index]
+
+
+def _numbers(value: object) -> list[float]:
+    """Every number anywhere in a JSON value."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return []
+
+
+def test_a_claimed_count_beyond_max_tokens_is_marked_and_left_out(tmp_path: Path) -> None:
+    with LyingServer(claimed_tokens=9_999_999) as server:
+        code, out, err, result = _bench(server, tmp_path)
+    runs = _runs(result)
+    assert len(runs) == 4
+    for run in runs:
+        assert run["wall_tps"] <= PHYSICAL_TPS_BOUND and run["completion_tokens"] != 9_999_999
+        assert run["decode_tps"] is None
+        assert any(
+            w.startswith("impossible figures: the server claims 9,999,999 completion tokens for max_tokens")
+            for w in run["warnings"]  # type: ignore[attr-defined]
+        ), run["warnings"]
+    for prompt in result["prompts"]:  # type: ignore[attr-defined]
+        summary = prompt["summary"]
+        assert summary["wall_tps"] is None and summary["counted_runs"] == 0
+        assert summary["excluded_runs"] == [1, 2]
+        assert [r["index"] for r in summary["impossible_runs"]] == [1, 2]
+        assert "a completion is never longer than its max_tokens" in summary["impossible_runs"][0]["reason"]
+    assert "9,999,999 completion tokens for max_tokens 1,000" in out
+    assert "2 of 2 runs left out (impossible figures)" in out
+    assert code == 1 and "impossible figures" in err
+    assert "3.1e" not in out and not [n for n in _numbers(result["prompts"]) if n > 9_999_998]
+    # the stored result records it too
+    shown = cli(tmp_path, "history", "show", "1", "--json")
+    assert shown.returncode == 0, shown.stderr
+    stored = json.loads(shown.stdout)
+    assert all(r["completion_tokens"] == 0 and r["wall_tps"] == 0 for r in _runs(stored))
+    assert all(any(w.startswith("impossible figures") for w in r["warnings"]) for r in _runs(stored))
+
+
+def test_counters_that_fall_during_a_run_give_no_counts_never_negative_ones(tmp_path: Path) -> None:
+    with LyingServer(metrics="falling") as server:
+        code, out, err, result = _bench(server, tmp_path)
+    assert code == 0, err
+    runs = _runs(result)
+    assert len(runs) == 4
+    for run in runs:
+        assert run["acceptance"] is None, run["acceptance"]
+        assert run["generation_tokens_delta"] is None
+        assert run["completion_tokens"] in (1000, 800)
+        assert any("counters fell during the run" in w for w in run["warnings"])  # type: ignore[attr-defined]
+    for prompt in result["prompts"]:  # type: ignore[attr-defined]
+        assert prompt["summary"]["acceptance"] is None
+        assert prompt["summary"]["counted_runs"] == 2
+    assert not [n for n in _numbers(result["prompts"]) if n < 0]
+    assert "accept" not in out.replace("acceptance counts are not known", "")
+    assert "counters fell during the run (it restarted?)" in out
+
+
+def test_non_finite_samples_are_no_readings_in_bench(tmp_path: Path) -> None:
+    with LyingServer(metrics="inf") as server:
+        code, _out, err, result = _bench(server, tmp_path)
+    assert code == 0, err
+    runs = _runs(result)
+    assert len(runs) == 4
+    for run in runs:
+        assert run["generation_tokens_delta"] is None and run["acceptance"] is None
+        assert run["completion_tokens"] in (1000, 800)
+    text = json.dumps(result)
+    assert "Infinity" not in text and "NaN" not in text
+
+
+def test_non_finite_samples_are_no_readings_in_watch(tmp_path: Path) -> None:
+    with LyingServer(metrics="inf") as server:
+        ran = cli(tmp_path, "watch", "--url", server.url, "--interval", "0.3", "--count", "3")
+        as_json = cli(tmp_path, "watch", "--url", server.url, "--interval", "0.3", "--count", "3", "--json")
+    assert ran.returncode == 0 and as_json.returncode == 0, ran.stderr + as_json.stderr
+    assert "Traceback" not in ran.stderr + as_json.stderr
+    lines = ran.stdout.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        assert "inf" not in line.lower().replace("info", "") and "nan" not in line.lower(), line
+    for line in as_json.stdout.splitlines():
+        sample = json.loads(line, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        snap = sample["snapshot"]
+        assert snap["generation_tokens"] is None and snap["running"] is None
+        assert snap["spec_drafts"] is None and snap["kv_cache_usage"] is None
+        assert snap["spec_draft_tokens"] == 138.0  # the finite series are still read
