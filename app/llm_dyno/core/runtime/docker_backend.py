@@ -8,7 +8,6 @@ carries the ``llm-dyno.managed=1`` label; :meth:`adopt` finds those and never to
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ import docker.utils
 from docker.models.containers import Container
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
@@ -163,7 +163,9 @@ class DockerRuntime(Runtime):
         name = labels.get(LABEL_PROFILE, "")
         snapshot = labels.get(LABEL_SNAPSHOT)
         if snapshot:
-            profile = profile_from_data(json.loads(snapshot), source=f"container {container.name}")
+            source = f"container {container.name}"
+            data = loads_outside(snapshot, f"{source}: label {LABEL_SNAPSHOT}")
+            profile = profile_from_data(data, source=source)
         else:
             found = self._lookup(name) if self._lookup and name else None
             if found is None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.profiles.store import file_stem
 from llm_dyno.core.runtime.process_groups import carries_marker, cmdline, proc_start_ticks
@@ -62,7 +63,7 @@ class ProcessRecord:
     @staticmethod
     def from_json(text: str) -> ProcessRecord:
         """Read a record; ValueError when it is not one (malformed, another runtime's, wrong types)."""
-        data = json.loads(text)
+        data = loads_outside(text, "the server record")
         if not isinstance(data, dict) or data.get("runtime", "process") != "process":
             raise ValueError("not a process server's record")
         try:

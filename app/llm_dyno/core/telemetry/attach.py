@@ -12,6 +12,7 @@ from pathlib import Path
 
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.errors import DynoError, at
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.secrets import strip_credentials
 
@@ -46,7 +47,7 @@ def load_attached(path: Path | None = None) -> list[AttachedServer]:
     """Every remembered server, oldest first (empty when none)."""
     path = path or attached_file()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_outside(path.read_text(encoding="utf-8"), path.name)
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as exc:
