@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from llm_dyno import __version__
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.secrets import strip_credentials
-from llm_dyno.core.textsafe import sanitize, sanitize_bytes
+from llm_dyno.core.textsafe import LineBound, sanitize, sanitize_bytes
 
 COMMAND_MODULES = (
     "profile_cmds",
@@ -83,16 +83,17 @@ class _SafeBytes:
 class _SafeText:
     """A text stream whose writes pass through :func:`sanitize` and :func:`strip_credentials`: the
     one filter between what the commands print (profile fields, server answers, log lines) and the
-    user's terminal."""
+    user's terminal. A line too long to read is cut (:class:`LineBound`), JSON aside."""
 
     def __init__(self, raw: TextIO) -> None:
         self._raw = raw
+        self._bound = LineBound()
         raw_buffer = getattr(raw, "buffer", None)
         self.buffer = _SafeBytes(raw_buffer) if raw_buffer is not None else None
 
     def write(self, text: str) -> int:
         # a URL's user:password is not shown either (terminals end up in screenshots and logs)
-        self._raw.write(strip_credentials(sanitize(text)))
+        self._raw.write(self._bound(strip_credentials(sanitize(text))))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

@@ -40,6 +40,14 @@ DTYPES = ["", "auto", "float16", "bfloat16", "float32", "half"]
 SPEC_METHODS = ["", "ngram", "mtp", "eagle", "eagle3", "draft_model", "medusa", "suffix"]
 IPC_MODES = ["", "host", "private", "shareable"]
 
+# What a profile with no --host really listens on (core/runtime/exposure.py says the same): vLLM binds
+# every interface inside its container, whose port this app publishes on 127.0.0.1 unless
+# docker.bind: file; a local process is given --host 127.0.0.1.
+HOST_PLACEHOLDERS = {
+    "docker": "0.0.0.0 in the container; its port published on 127.0.0.1",
+    "process": "127.0.0.1 (this machine only)",
+}
+
 
 class ProfileForm(QScrollArea):
     """Cards of fields for a profile. Emits ``fieldEdited(key, value)`` on every user edit."""
@@ -122,7 +130,7 @@ class ProfileForm(QScrollArea):
         s = self._section("Model and server", "The model vLLM serves and where clients reach it.")
         s.add(self._text("model", "Model", "Hugging Face id or path, e.g. Qwen/Qwen3-8B"), span=2)
         s.add(self._text("served_model_name", "Served model name", "defaults to the model"))
-        s.add(self._text("host", "Host", "vLLM default (0.0.0.0)"))
+        s.add(self._text("host", "Host", HOST_PLACEHOLDERS["docker"]))
         s.add(self._text("port", "Port", "8000"))
 
         s = self._section("Container", "Docker image and container settings (Docker runtime).")
@@ -239,6 +247,9 @@ class ProfileForm(QScrollArea):
 
     def _show_runtime(self, runtime: str) -> None:
         self.container_section.setVisible(runtime != "process")
+        host = self.fields["host"].editor
+        if isinstance(host, QLineEdit):
+            host.setPlaceholderText(HOST_PLACEHOLDERS.get(runtime, HOST_PLACEHOLDERS["docker"]))
 
     def show_errors(self, errors: dict[str, str]) -> None:
         """Put each message under its field; one not tied to a field goes on top."""
