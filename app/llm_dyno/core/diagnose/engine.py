@@ -19,6 +19,7 @@ from llm_dyno.core.diagnose.fingerprint import (
 from llm_dyno.core.diagnose.gap_split import GapSplit, gap_split
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.rules import Rule
+from llm_dyno.core.diagnose.rules_inputs import INPUTS_RULE
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,9 @@ class Diagnosis:
 
 def rank(findings: Sequence[Finding]) -> list[Finding]:
     """Performance findings, most likely impact first (severity, then estimated TPS share, then start-up
-    seconds); then the security findings, ranked alike among themselves."""
-    return sorted(findings, key=lambda f: (f.impact.security, *f.rank_key()))
+    seconds); then the security findings, ranked alike among themselves. Inputs that contradict the
+    profile come before everything: the other findings read them as the profile's."""
+    return sorted(findings, key=lambda f: (f.id != INPUTS_RULE, f.impact.security, *f.rank_key()))
 
 
 def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagnosis:

@@ -20,6 +20,8 @@ from llm_dyno.core.diagnose.inputs import DiagnosisInput
 ACCEPTANCE_TOLERANCE = 0.97
 # prompt kinds whose TPS ratios differ by less than this share are a "uniform" gap
 UNIFORM_WITHIN = 0.05
+# per-position rates within this many points (fractions) of the reference's are the same acceptance
+POSITION_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,25 @@ class GapSplit:
     """The split for each prompt kind both sides measured, and which factor holds the gap."""
 
     prompts: tuple[PromptSplit, ...]
+    # per-position rates (yours, the reference's) when both sides give them but for different draft
+    # counts: then mean lengths cannot be compared, and acceptance is compared position by position
+    positions: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    @property
+    def by_position(self) -> bool:
+        """Whether acceptance is compared position by position (the two sides draft different K)."""
+        return self.positions is not None
+
+    def position_text(self) -> str:
+        """``89 / 80 % vs 92 / 81 / 64 % (K 2 vs 3)`` when compared by position, else empty."""
+        if self.positions is None:
+            return ""
+        yours, theirs = self.positions
+
+        def pct(rates: tuple[float, ...]) -> str:
+            return " / ".join(f"{r * 100:.0f}" for r in rates) + " %"
+
+        return f"{pct(yours)} vs {pct(theirs)} (K {len(yours)} vs {len(theirs)})"
 
     @property
     def held_by(self) -> str:
@@ -101,7 +122,11 @@ class GapSplit:
 
     @property
     def acceptance_is_cause(self) -> bool:
-        """Whether your tokens per pass fall short of the reference's on any prompt kind."""
+        """Whether your acceptance falls short of the reference's: tokens per pass on any prompt kind,
+        or, when the sides draft different K, any position's rate by more than the tolerance."""
+        if self.positions is not None:
+            yours, theirs = self.positions
+            return any(t - y > POSITION_TOLERANCE for y, t in zip(yours, theirs, strict=False))
         return any(p.acceptance_ratio < ACCEPTANCE_TOLERANCE for p in self.prompts)
 
     @property
@@ -136,9 +161,16 @@ class GapSplit:
             f"{p.reference.tokens_per_pass:.2f} (×{p.acceptance_ratio:.2f})"
             for p in (self.prompts if per_kind else (acc,))
         )
+        if self.positions is not None:
+            acc_txt = (
+                f"acceptance position by position {self.position_text()} (mean lengths of different K "
+                "do not compare)"
+            )
         if self.held_by == "time per pass":
             return f"The gap is in time per pass, not acceptance: {'; '.join(parts)}; {acc_txt}, " + (
-                "so acceptance is not the cause." if acc.acceptance_ratio >= 1 else "too close to matter."
+                "so acceptance is not the cause."
+                if acc.acceptance_ratio >= 1 or self.positions is not None
+                else "too close to matter."
             )
         if self.held_by == "acceptance":
             return (
@@ -183,6 +215,9 @@ class GapSplit:
         return {
             "held_by": self.held_by,
             "acceptance_is_cause": self.acceptance_is_cause,
+            "acceptance_by_position": None
+            if self.positions is None
+            else {"yours": list(self.positions[0]), "reference": list(self.positions[1])},
             "uniform": self.uniform,
             "verdict": self.verdict(),
             "prompts": [p.to_dict() for p in self.prompts],
@@ -227,4 +262,6 @@ def gap_split(inp: DiagnosisInput) -> GapSplit | None:
             own = m.length_of(prompt)
             yours = (own[0], f"mean acceptance length ({own[1]})") if own else mine
             prompts.append(PromptSplit(prompt, Side(a, *yours), Side(b, *theirs)))
-    return GapSplit(tuple(prompts)) if prompts else None
+    mine_k, theirs_k = m.acceptance_per_position, ref.numbers.acceptance_per_position
+    positions = (mine_k, theirs_k) if mine_k and theirs_k and len(mine_k) != len(theirs_k) else None
+    return GapSplit(tuple(prompts), positions) if prompts else None

@@ -23,6 +23,8 @@ class BootFactKind(StrEnum):
 
     VLLM_VERSION = "vllm_version"  # config dump "(v0.32.0)", banner "… version 0.32.0"
     KV_CACHE_DTYPE = "kv_cache_dtype"  # config dump "kv_cache_dtype=fp8_e5m2"
+    MODEL = "model"  # config dump "model='/models/x'" and "served_model_name=x"
+    MAX_MODEL_LEN = "max_model_len"  # config dump "max_seq_len=75000"
     CUDAGRAPH_MODE = "cudagraph_mode"  # config dump "'cudagraph_mode': <CUDAGraphMode.X: …>"
     CAPTURE_SIZES = "capture_sizes"  # config dump "'cudagraph_capture_sizes': [1, 2, 4]"
     MAX_CAPTURE_SIZE = "max_capture_size"  # config dump "'max_cudagraph_capture_size': 8"
@@ -52,6 +54,9 @@ _ENGINE_INIT = re.compile(r"Initializing an? (?:V1 )?LLM engine \(v(?P<version>[
 # and "vLLM API server version 0.10.1" of older api_server.py
 _BANNER = re.compile(r"(?:█\s+version|vLLM API server version) (?P<version>\d+\.\d+\S*)")
 _KV_DTYPE = re.compile(r"\bkv_cache_dtype=(?P<dtype>[\w.]+)")
+_MODEL = re.compile(r"\bmodel='(?P<model>[^']+)'")
+_SERVED = re.compile(r"\bserved_model_name='?(?P<served>[^',]+)'?")
+_MAX_LEN = re.compile(r"\bmax_seq_len=(?P<tokens>\d+)")
 _CG_MODE = re.compile(r"'cudagraph_mode': <CUDAGraphMode\.(?P<mode>\w+)")
 _CG_SIZES = re.compile(r"'cudagraph_capture_sizes': \[(?P<sizes>[\d,\s]*)\]")
 _CG_MAX = re.compile(r"'max_cudagraph_capture_size': (?P<size>\d+)")
@@ -108,6 +113,12 @@ def _config_dump(msg: str, version: str) -> list[BootLine]:
     ):
         if (found := pattern.search(msg)) is not None:
             out.append(BootLine(kind, {key: found.group(key)}))
+    if (model := _MODEL.search(msg)) is not None:
+        served = _SERVED.search(msg)
+        names = {"model": model.group("model")} | ({"served": served.group("served")} if served else {})
+        out.append(BootLine(BootFactKind.MODEL, dict(names)))
+    if (max_len := _MAX_LEN.search(msg)) is not None:
+        out.append(BootLine(BootFactKind.MAX_MODEL_LEN, {"tokens": float(max_len.group("tokens"))}))
     if (sizes := _CG_SIZES.search(msg)) is not None:
         out.append(BootLine(BootFactKind.CAPTURE_SIZES, {"sizes": _sizes(sizes.group("sizes"))}))
     return out
