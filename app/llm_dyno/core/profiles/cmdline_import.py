@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_volumes import warn_host_access
 from llm_dyno.core.profiles.import_common import (
     META_COMMENT,
     Draft,
@@ -325,13 +326,13 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
         if opt == "--publish":
             ports.append(value)
         elif opt == "--volume":
-            volumes.append(value)
+            volumes.append(warn_host_access(value, draft.warnings, where))
         elif opt == "--mount":
             mounted = _mount(value)
             if mounted is None:
                 draft.warnings.append(f"line {line}: --mount {value} is not kept (tmpfs or no target)")
             else:
-                volumes.append(mounted)
+                volumes.append(warn_host_access(mounted, draft.warnings, where))
         elif opt == "--env":
             _env_pair(value, where, draft)
         elif opt == "--gpus":

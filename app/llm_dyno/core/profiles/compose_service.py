@@ -16,7 +16,13 @@ from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_dotenv import is_inside
 from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
-from llm_dyno.core.profiles.compose_volumes import local_bind, long_volume_options, refuse_unmountable
+from llm_dyno.core.profiles.compose_volumes import (
+    local_bind,
+    long_volume_options,
+    refuse_unmountable,
+    warn_host_access,
+    warn_host_network,
+)
 from llm_dyno.core.profiles.import_common import Draft
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
@@ -168,7 +174,7 @@ class ServiceReader:
         else:
             text = self.text(item, "volumes", i)
             parts = text.split(":")
-            if len(parts) > 2 and len(parts[0]) == 1 and parts[1][:1] in ("\\", "/"):
+            if len(parts) > 2 and len(parts[0]) == 1 and parts[0].isalpha() and parts[1][:1] in ("\\", "/"):
                 parts = [f"{parts[0]}:{parts[1]}", *parts[2:]]  # C:\models:/models (a Windows host)
                 self.draft.warnings.append(
                     f"{where}: {parts[0]} is a Windows path, which a Linux Docker engine cannot mount; "
@@ -198,7 +204,8 @@ class ServiceReader:
                 )
             folder = local_bind(source, declared.get(source), self.ctx, self.draft.source, self.lines)
             source = folder or self.ctx.scoped(source, declared.get(source), "volume", where)
-        return ":".join([source, target, *([mode] if mode else [])])
+        volume = ":".join([source, target, *([mode] if mode else [])])
+        return warn_host_access(volume, self.draft.warnings, where)
 
     def env_files(self) -> dict[str, str]:
         """The variables of ``env_file:`` (later files win), read against the project folder."""
@@ -346,6 +353,8 @@ class ServiceReader:
                 )
                 return None, ()
             return (None if text in ("bridge", "default") else text), ()
+            if text == "host":
+                warn_host_network(self.svc.get("ports"), self.draft.warnings, self.at("network_mode"))
         declared = self.top.get("networks") if isinstance(self.top.get("networks"), dict) else {}
         raw = self.svc.get("networks")
         if raw is None:

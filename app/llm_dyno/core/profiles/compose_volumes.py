@@ -7,6 +7,7 @@ from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_project import ComposeContext
+from llm_dyno.core.profiles.host_access import host_mount_warning, host_network_warning
 from llm_dyno.core.profiles.yamlio import Path_, line_for
 
 
@@ -29,6 +30,22 @@ def refuse_unmountable(item: dict[str, Any], kind: Any, where: Location) -> None
             where=where,
             hint="mount a folder or a named volume instead",
         )
+
+
+def warn_host_access(volume: str, warnings: list[str], where: Location) -> str:
+    """``volume`` (``src:dst[:mode]``), with a warning at its line when it hands the container the
+    host (the engine's socket, ``/``, ``/etc``, …: :mod:`~llm_dyno.core.profiles.host_access`)."""
+    warning = host_mount_warning(volume)
+    if warning is not None:
+        warnings.append(f"{where}: {warning}")
+    return volume
+
+
+def warn_host_network(ports: Any, warnings: list[str], where: Location) -> None:
+    """The warning at ``network_mode: host``: Docker drops the service's ports and the server listens
+    on the host's own interfaces (see :func:`~llm_dyno.core.profiles.host_access.host_network_warning`)."""
+    written = [str(p.get("published", p.get("target")) if isinstance(p, dict) else p) for p in ports or ()]
+    warnings.append(f"{where}: {host_network_warning(written if isinstance(ports, list) else [])}")
 
 
 def long_volume_options(item: dict[str, Any], kind: str, warnings: list[str], where: Location) -> list[str]:

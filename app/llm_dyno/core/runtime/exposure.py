@@ -5,6 +5,11 @@ address (``8020:8000``, which Docker Compose publishes on every interface) is pu
 127.0.0.1 by this app; ``--host`` left out of a process profile becomes 127.0.0.1; ``0.0.0.0``,
 ``::`` or any address that is not loopback is reachable from other machines. A server reachable
 from the network with no ``--api-key`` serves anyone who finds it.
+
+Under ``network: host`` Docker publishes no port at all (``ports`` are ignored): vLLM listens on the
+host's own interfaces, on its ``--host`` (0.0.0.0 when left out, vLLM's default in a container).
+A mount that hands the container the host (the engine's socket, ``/``, ``/etc``, … see
+:mod:`llm_dyno.core.profiles.host_access`) is named with the exposure too.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from llm_dyno.core.profiles.host_access import host_mount_warnings, host_network_warning
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.secrets import split_secret_flags
@@ -38,7 +44,10 @@ class Exposure:
     network: bool
     has_key: bool
     narrowed: tuple[str, ...] = ()  # port mappings the app published on loopback instead of everywhere
+    ignored_ports: tuple[str, ...] = ()  # port mappings Docker drops (host network)
     remote_host: str | None = None  # the Docker engine's machine, when it is not this one
+    network_mode: str | None = None  # "host": the host's network, where Docker publishes no port
+    host_mounts: tuple[str, ...] = ()  # warnings for mounts that hand the container the host
 
     def describe(self) -> str:
         """One sentence: ``listens on 0.0.0.0:8011 (every interface: reachable from the network)``."""
@@ -50,6 +59,8 @@ class Exposure:
                 scope = f"reachable from the network{machine}"
         else:
             scope = f"loopback only: this machine{machine} alone can reach it"
+        if self.network_mode == "host":
+            scope = f"the host's network, no port published: {scope}"
         key = "an API key is required" if self.has_key else "no API key"
         return f"listens on {where} ({scope}); {key}"
 
@@ -57,6 +68,8 @@ class Exposure:
     def warnings(self) -> tuple[PlanWarning, ...]:
         """What the user must know before launching: an open server without a key, narrowed ports."""
         out: list[str] = []
+        if self.network_mode == "host":
+            out.append(host_network_warning(self.ignored_ports))
         if self.network and not self.has_key:
             out.append(
                 f"the server is reachable from the network ({', '.join(self.binds)}) without an API key: "
@@ -67,6 +80,7 @@ class Exposure:
                 f"port {mapping!r} is published on 127.0.0.1 only (Docker Compose would publish it on every "
                 f"interface); write '0.0.0.0:{mapping}' to open it to the network"
             )
+        out += self.host_mounts
         return tuple(warnings_of(WarningKind.EXPOSURE, out))
 
 
@@ -89,6 +103,22 @@ def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:
     key = has_api_key(profile)
     engine = profile.engine()
     if profile.runtime is Runtime.DOCKER and profile.docker is not None:
+        mounts = tuple(host_mount_warnings(profile.docker.volumes))
+        if profile.docker.network == "host":
+            # Docker drops -p under host networking; vLLM in the container binds its --host
+            # (0.0.0.0 when left out) on the host's own interfaces
+            host = engine.host or "0.0.0.0"  # noqa: S104 - describing it, not binding
+            shown = "0.0.0.0" if host in _ALL else host  # noqa: S104
+            bind = f"{'[' + shown + ']' if ':' in shown else shown}:{engine.port or 8000}"
+            return Exposure(
+                (bind,),
+                not _is_loopback(shown),
+                key,
+                remote_host=remote_host,
+                network_mode="host",
+                host_mounts=mounts,
+                ignored_ports=tuple(profile.docker.ports),
+            )
         binds: list[str] = []
         narrowed: list[str] = []
         # a mapping without an address: loopback, unless the profile publishes ports as in the file
@@ -107,7 +137,11 @@ def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:
             shown = "0.0.0.0" if ip in _ALL else ip  # noqa: S104
             binds.append(f"{'[' + shown + ']' if ':' in shown else shown}:{host_port}")
         network = any(not _is_loopback(b.rsplit(":", 1)[0]) for b in binds)
-        return Exposure(tuple(binds), network, key, tuple(narrowed), remote_host)
+        if profile.docker.network == "none":
+            binds, network, narrowed = [], False, []  # no network at all: ports are ignored
+        return Exposure(
+            tuple(binds), network, key, tuple(narrowed), remote_host=remote_host, host_mounts=mounts
+        )
     host = LOOPBACK_DEFAULT if engine.host is None else engine.host
     shown = "0.0.0.0" if host in _ALL else host  # noqa: S104
     bind = f"{'[' + shown + ']' if ':' in shown else shown}:{engine.port or 8000}"
