@@ -125,3 +125,29 @@ def test_non_finite_samples_are_no_readings_in_watch(tmp_path: Path) -> None:
         assert snap["generation_tokens"] is None and snap["running"] is None
         assert snap["spec_drafts"] is None and snap["kv_cache_usage"] is None
         assert snap["spec_draft_tokens"] == 138.0  # the finite series are still read
+
+
+def test_a_claimed_count_beyond_max_tokens_fails_the_request_under_load(tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    with LyingServer(claimed_tokens=9_999_999) as server:
+        ran = cli(
+            tmp_path, "bench", "--url", server.url, "--model", "tiny", "--suite", "quick",
+            "--concurrency", "2", "--requests", "4", "--json", str(out),
+        )  # fmt: skip
+    assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
+    assert ran.returncode == 1
+    assert "every request failed (first: impossible figures: the server claims 9,999,999" in ran.stderr
+    assert "4 of 4 requests failed" in ran.stdout
+    assert not [n for n in _numbers(json.loads(out.read_text())) if n >= 9_999_999]
+
+
+def test_a_stored_acceptance_from_two_negatives_reads_as_none() -> None:
+    # what a result stored before the reset rule held: deltas across a restart
+    from llm_dyno.core.bench.result import Acceptance, sum_acceptance
+
+    stored = Acceptance.from_dict({"drafts": -600, "draft_tokens": -1800, "accepted_tokens": -360})
+    assert stored.rate is None and stored.mean_length is None and stored.per_position == ()
+    assert stored.contradiction == "a negative count (-1,800)"
+    good = Acceptance(46, 138, 136, (46, 45, 45))
+    assert sum_acceptance([stored, good]) == good
+    assert Acceptance(10, 30, 31).rate is None  # more accepted than drafted

@@ -35,16 +35,6 @@ def _int(before: float | None, after: float | None) -> int | None:
     return None if before is None or after is None else round(after - before)
 
 
-def _contradiction(a: Acceptance) -> str | None:
-    """Why spec-decode counts cannot all be true (vLLM accepts only drafted tokens, and counts position
-    i's acceptances among the drafts), or None."""
-    if a.accepted_tokens > a.draft_tokens:
-        return f"{a.accepted_tokens:,} tokens accepted of {a.draft_tokens:,} drafted"
-    if any(n > a.drafts for n in a.per_position_accepted):
-        return f"more acceptances at one position than the {a.drafts:,} drafts"
-    return None
-
-
 def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> CounterDelta:
     """Counts between ``before`` and ``after``; acceptance only when the server does spec decoding.
 
@@ -65,7 +55,7 @@ def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> CounterDel
             for i, v in sorted(after.spec_accepted_per_pos.items())
         )
         acceptance = Acceptance(drafts, draft_tokens, accepted, per_pos)
-        if (why := _contradiction(acceptance)) is not None:
+        if (why := acceptance.contradiction) is not None:
             return CounterDelta(
                 _int(before.generation_tokens, after.generation_tokens),
                 None,

@@ -38,19 +38,40 @@ class Acceptance:
     per_position_accepted: tuple[int, ...] = ()
 
     @property
+    def contradiction(self) -> str | None:
+        """Why these counts cannot all be true, or None: a negative count (a result stored before the
+        reset rule held deltas across a restart), more accepted than drafted, or more acceptances at
+        one position than there were drafts (vLLM accepts only drafted tokens, each once)."""
+        counts = (self.drafts, self.draft_tokens, self.accepted_tokens, *self.per_position_accepted)
+        if min(counts) < 0:
+            return f"a negative count ({min(counts):,})"
+        if self.accepted_tokens > self.draft_tokens:
+            return f"{self.accepted_tokens:,} tokens accepted of {self.draft_tokens:,} drafted"
+        if any(n > self.drafts for n in self.per_position_accepted):
+            return f"more acceptances at one position than the {self.drafts:,} drafts"
+        return None
+
+    @property
+    def possible(self) -> bool:
+        """Whether these counts can all be true (see :attr:`contradiction`); rates come only from these."""
+        return self.contradiction is None
+
+    @property
     def rate(self) -> float | None:
         """Accepted / drafted tokens."""
-        return self.accepted_tokens / self.draft_tokens if self.draft_tokens else None
+        return self.accepted_tokens / self.draft_tokens if self.draft_tokens and self.possible else None
 
     @property
     def mean_length(self) -> float | None:
         """1 + accepted / drafts: tokens per verify step, bonus token included (vLLM's convention)."""
-        return 1 + self.accepted_tokens / self.drafts if self.drafts else None
+        return 1 + self.accepted_tokens / self.drafts if self.drafts and self.possible else None
 
     @property
     def per_position(self) -> tuple[float, ...]:
         """Accepted at position i / drafts: cumulative, so non-increasing."""
-        return tuple(a / self.drafts for a in self.per_position_accepted) if self.drafts else ()
+        if not self.drafts or not self.possible:
+            return ()
+        return tuple(a / self.drafts for a in self.per_position_accepted)
 
     def __add__(self, other: Acceptance) -> Acceptance:
         width = max(len(self.per_position_accepted), len(other.per_position_accepted))
@@ -87,10 +108,11 @@ class Acceptance:
 
 
 def sum_acceptance(items: list[Acceptance | None]) -> Acceptance | None:
-    """Sum of counts (the right way to aggregate rates); ``None`` when no item has counts."""
+    """Sum of counts (the right way to aggregate rates); ``None`` when no item has counts that can be
+    true (see :attr:`Acceptance.possible`: impossible ones are left out)."""
     total: Acceptance | None = None
     for item in items:
-        if item is not None:
+        if item is not None and item.possible:
             total = item if total is None else total + item
     return total
 
