@@ -14,6 +14,9 @@ accepted input that breaks the rule below, is a crash). No server, no Docker: fa
   would run as a formula
 - ``suite_counts``: suites whose runs / warm-ups / timeout / max_tokens are any number → ``SuiteError``
   or counts within the bounds
+- ``deep_json`` (issue 29): answers of a few KB nested up to 60,000 deep, with lone-surrogate escapes and
+  broken tails → ``OutsideJSONError`` naming the source, or a value nested at most ``MAX_DEPTH`` deep
+  whose every string encodes as UTF-8
 
 ``python benchmarks/fuzz_trust.py`` runs each for 10,000 cases and writes the cases, seconds per case
 and the peak RSS to benchmarks/results/fuzz_trust.txt.
@@ -32,6 +35,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from llm_dyno.core.bench.suite import MAX_COUNTS, SuiteError, suite_from_yaml
+from llm_dyno.core.jsontext import MAX_DEPTH, OutsideJSONError, loads_outside
 from llm_dyno.core.runtime.lines import MAX_LINE_CHARS, LineSplitter
 from llm_dyno.core.runtime.model_files import read_shape, read_weights
 from llm_dyno.core.runtime.ownership import LABEL_PROOF, launched_here, sign_labels
@@ -239,6 +243,37 @@ def check_suite_counts(text: str) -> None:
         raise AssertionError("max_tokens passed its bound")
 
 
+# ---- deep_json ------------------------------------------------------------------------------------
+
+
+@st.composite
+def _deep_json(draw: st.DrawFn) -> bytes:
+    depth = draw(st.one_of(st.integers(0, 2 * MAX_DEPTH), st.integers(0, 60_000)))
+    opener = draw(st.sampled_from([b"[", b'{"a":', b'[{"b":']))
+    closer = {b"[": b"]", b'{"a":': b"}", b'[{"b":': b"}]"}[opener]
+    core = draw(st.sampled_from([b"1", b'"x\\ud800y"', b'"\\udfff"', b'"ok"', b"[]", b"{}", b"NaN", b"\xff"]))
+    tail = closer * depth
+    if draw(st.booleans()):
+        tail = tail[: draw(st.integers(0, len(tail)))]  # a broken answer: cut anywhere
+    return opener * depth + core + tail
+
+
+def check_deep_json(data: bytes) -> None:
+    value = loads_outside(data, "fuzz")  # OutsideJSONError is the documented refusal
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > MAX_DEPTH:
+            raise AssertionError(f"a value nested {level} deep was accepted")
+        if isinstance(item, str):
+            item.encode("utf-8")  # a lone surrogate would raise here
+        elif isinstance(item, dict):
+            stack.extend((k, level) for k in item)
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+
+
 def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
     """The targets to add to fuzz_parsers.TARGETS."""
     return {
@@ -248,6 +283,7 @@ def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
         "label_proof": (_labelled, check_label_proof, ()),
         "csv_cells": (lambda: _CELLS, check_csv_cell, ()),
         "suite_counts": (_suite, check_suite_counts, (SuiteError,)),
+        "deep_json": (_deep_json, check_deep_json, (OutsideJSONError,)),
     }
 
 
