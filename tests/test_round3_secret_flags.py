@@ -178,6 +178,8 @@ def test_a_plain_reference_in_a_flag_and_the_api_key_keep_working(tmp_path: Path
     planned = cli(home, "plan", "plain", env=ENV)
     assert planned.returncode == 0, planned.stderr
     assert "--tokenizer" in planned.stdout
+    # the environment, its names and its references, as before
+    assert "HF_TOKEN='${HF_TOKEN}'" in planned.stdout and "MODEL_DIR_COPY='${MODEL_DIR}'" in planned.stdout
     launched = cli(home, "launch", "plain", env=ENV)
     assert launched.returncode == 0, launched.stderr
     deadline = time.monotonic() + 20
@@ -208,3 +210,17 @@ def test_a_docker_plan_keeps_labels_plain_env_and_plain_references(tmp_path: Pat
     assert env["MODEL_DIR_COPY"] == MODEL_DIR
     for secret in SECRETS:
         assert secret not in planned.stdout + planned.stderr
+
+
+def test_profile_set_refuses_a_secret_reference_and_writes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    exe, _ = _fake_vllm(tmp_path)
+    path = _save(home, "edit", _profile_yaml("edit", "org/m", [], runtime="process", executable=exe))
+    before = path.read_text()
+    for item in ("served-model-name=${HF_TOKEN}", "tokenizer=x$AWS_SECRET_ACCESS_KEY"):
+        flag = "--" + item.partition("=")[0]
+        _assert_refused(cli(home, "profile", "set", "edit", item, env=ENV), flag, home)
+    assert path.read_text() == before
+    kept = cli(home, "profile", "set", "edit", "tokenizer=${MODEL_DIR}", env=ENV)
+    assert kept.returncode == 0, kept.stderr
+    assert "${MODEL_DIR}" in path.read_text()

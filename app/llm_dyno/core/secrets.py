@@ -7,9 +7,10 @@ The secret flags of ``vllm serve`` never reach an argument list (argv is readabl
 /proc, and docker shows a container's command to anyone who asks): :func:`split_secret_flags`
 takes them out, in every spelling vLLM's parser accepts (``--api-key=…``, ``--api_key``, the
 abbreviation ``--api-ke``), and hands their references to the environment variable vLLM reads
-instead (``VLLM_API_KEY``, ``HF_TOKEN``). :func:`require_secrets` refuses a launch whose secret
-reference points at an unset variable: ``--api-key ${VLLM_API_KEY}`` with the variable unset would
-start a server with no authentication at all.
+instead (``VLLM_API_KEY``, ``HF_TOKEN``); a secret reference in any other argument is refused
+(:func:`secret_argument`), since no environment variable would carry it. :func:`require_secrets`
+refuses a launch whose secret reference points at an unset variable: ``--api-key ${VLLM_API_KEY}``
+with the variable unset would start a server with no authentication at all.
 """
 
 from __future__ import annotations
@@ -363,8 +364,9 @@ def inherited_env(environ: Mapping[str, str], named: Iterable[str]) -> dict[str,
 
 
 def resolve_command(argv: list[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The command with reference arguments resolved: ``--hf-token ${HF_TOKEN}`` and the attached
-    ``--api-key=${VLLM_API_KEY}``."""
+    """The command with reference arguments resolved: ``--tokenizer ${MODEL_DIR}`` and the attached
+    ``--tokenizer=${MODEL_DIR}``. A plan's command holds no secret reference (:func:`split_secret_flags`
+    refuses one), so what this resolves may be shown and stored."""
     out: list[str] = []
     for i, a in enumerate(argv):
         flag, eq, value = a.partition("=")
