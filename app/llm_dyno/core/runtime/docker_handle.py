@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DockerServerHandle"]
 
+_KEPT_LOG_LIMIT = 1 << 30  # the saved log of a container that is removed
 _TAIL_LINES = 250  # the cause of a failed start is often far above the last line
 
 
@@ -378,7 +379,15 @@ class DockerServerHandle(ServerHandle):
             path = log_path(self.profile_name, str(container.id)[:12])
             path.parent.mkdir(parents=True, exist_ok=True)
             with os.fdopen(open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
-                out.write(container.logs(stdout=True, stderr=True))
+                # streamed: a long run's log is far past the bound on answers read whole
+                # (docker_bounds); capped, so an engine that never ends it cannot fill the disk
+                kept = 0
+                for chunk in container.logs(stdout=True, stderr=True, stream=True, follow=False):
+                    out.write(chunk)
+                    kept += len(chunk)
+                    if kept > _KEPT_LOG_LIMIT:
+                        out.write(b"\n[llm-dyno: log cut here: over 1 GiB]\n")
+                        break
             self.log_file = path
         try:
             container.remove(force=True)
