@@ -44,7 +44,8 @@ def test_the_posts_figures_alone_give_the_split(home: Path) -> None:
     acc = next(c for c in causes if c["id"] == "acceptance")
     assert acc["verdict"] == "not the cause"
     power = next(c for c in causes if c["id"] == "power")
-    assert "330 W" in power["reason"] and power["verdict"] == "not the cause"
+    assert "your cap 330 W (typed) is above the reference's 230 W" in power["reason"]
+    assert power["verdict"] == "not the cause"
     assert any("typed" in s and "power cap 330 W" in s for s in data["sources"])
 
 

@@ -78,7 +78,7 @@ def test_causes_say_what_is_not_the_cause_and_why(view: DiagnosticsView) -> None
     assert rows["Acceptance (tokens per pass)"][0] == "not the cause"
     assert rows["Power cap"][0] == "not the cause"
     assert rows["Power cap"][2] == "your cap 330 W is above the reference's 230 W."
-    assert rows["Engine build or patch mismatch"][0] == "likely"
+    assert rows["Another vLLM build or patches than the reference's"][0] == "likely"
     verdicts = [r[0] for r in view.causes.texts()]
     assert verdicts[0] == "likely" and verdicts[-1] == "not the cause"
 

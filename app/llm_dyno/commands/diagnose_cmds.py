@@ -201,9 +201,11 @@ def format_diagnosis(result: Diagnosis) -> str:
         if any(r.status == "unknown" and r.reference is None for r in result.boot):
             out.append(f"  for the reference's unknown facts: {ASK}")
     if result.causes:
-        out.append("causes, ranked by the field's evidence (shared/reference/FIELD_EVIDENCE.md):")
+        out.append("causes, most likely first (by the split, then the field's evidence, FIELD_EVIDENCE.md):")
+        shown = set(result.ids())
         for c in result.causes:
-            out.append(f"  [{c.verdict.value}] {c.title}: {c.reason}")
+            see = f" (finding {c.finding})" if c.finding in shown else ""
+            out.append(f"  [{c.verdict.value}] {c.title}{see}: {c.reason}")
             out.append(f"      published effect: {c.effect} ({c.sources})")
     for rule, err in result.rule_errors:
         out.append(f"rule {rule} failed: {err}")

@@ -7,7 +7,8 @@ sources); the judgement uses the gap split, the boot-log fingerprints and the pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -15,6 +16,7 @@ from llm_dyno.core.diagnose import fingerprint as fpm
 from llm_dyno.core.diagnose.fingerprint import FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.power_curve import cap_effect
 from llm_dyno.core.records import fields_dict
 
 
@@ -38,6 +40,10 @@ class Cause:
     sources: str
     verdict: Verdict
     reason: str
+    # the share of the gap this cause is shown to explain (0–1; None: not quantified)
+    explains: float | None = None
+    # the finding that says the same for this mechanism, when there is one (shown once, as that finding)
+    finding: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (its fields)."""
@@ -54,10 +60,41 @@ def _gap_pct(split: GapSplit | None) -> float | None:
     return (1 - min(p.tps_ratio for p in split.prompts)) * 100
 
 
+# causes that act on the time one pass takes: with time per pass equal to the reference's, none of them
+# can hold the gap
+TIME_PER_PASS_CAUSES = ("build", "piecewise", "capture", "kv", "host", "power")
+# a pass taking within this share of the reference's is "the same time per pass"
+EQUAL_TIME_WITHIN = 0.05
+# the finding that says the same as a cause, per mechanism
+FINDING_OF_CAUSE = {
+    "build": "image-differs-from-reference",
+    "piecewise": "cuda-graphs-downgraded",
+    "acceptance": "acceptance-below-reference",
+    "power": "power-cap-below-reference",
+}
+
+
+def equal_time_per_pass(split: GapSplit | None) -> bool:
+    """Whether every prompt kind's pass takes within :data:`EQUAL_TIME_WITHIN` of the reference's."""
+    if split is None or not split.prompts:
+        return False
+    return all(
+        abs(p.yours.ms_per_pass / p.reference.ms_per_pass - 1) <= EQUAL_TIME_WITHIN for p in split.prompts
+    )
+
+
+def _time_text(split: GapSplit) -> str:
+    return "; ".join(
+        f"{p.prompt} {p.yours.ms_per_pass:.1f} vs {p.reference.ms_per_pass:.1f} ms" for p in split.prompts
+    )
+
+
 def rank_causes(
     inp: DiagnosisInput, split: GapSplit | None, rows: tuple[FingerprintRow, ...]
 ) -> tuple[Cause, ...]:
-    """Every cause in the field's evidence order, with its verdict for this case."""
+    """Every known cause with its verdict for this case, most likely first: by verdict, then by the share
+    of the gap it is shown to explain, then in the field's evidence order. The split decides first: with
+    time per pass equal to the reference's, no cause acting on time per pass is the cause."""
     gap = _gap_pct(split)
     out = [
         _build(rows),
@@ -66,18 +103,27 @@ def rank_causes(
         _kv(rows),
         _acceptance(split),
         _host(),
-        _power(inp, gap),
+        _power(inp, split),
         _protocol(gap),
         _batched_tokens(inp),
     ]
+    if split is not None and equal_time_per_pass(split) and split.held_by != "none":
+        why = f"time per pass equals the reference's ({_time_text(split)}): this acts on time per pass"
+        out = [
+            replace(c, verdict=Verdict.NOT_THE_CAUSE, reason=f"{why}; {c.reason}", explains=0.0)
+            if c.id in TIME_PER_PASS_CAUSES
+            else c
+            for c in out
+        ]
+    out = [replace(c, finding=FINDING_OF_CAUSE.get(c.id)) for c in out]
     order = {v: i for i, v in enumerate(Verdict)}
-    # the field's order within each verdict: a sort is stable
-    return tuple(sorted(out, key=lambda c: order[c.verdict]))
+    # the field's order within equal verdict and share: a sort is stable
+    return tuple(sorted(out, key=lambda c: (order[c.verdict], -(c.explains or 0.0))))
 
 
 def _build(rows: tuple[FingerprintRow, ...]) -> Cause:
     title, effect = (
-        "Engine build or patch mismatch",
+        "Another vLLM build or patches than the reference's",
         "patches ≈ 10–15 %; a nightly before PR #41434 ≈ 15 % slower",
     )
     src = "club-3090 docs/FAQ.md, #104; vllm #57680, #51663, #53241, #47297"
@@ -186,10 +232,15 @@ def _acceptance(split: GapSplit | None) -> Cause:
     figures = (
         f"{p.yours.tokens_per_pass:.2f} tokens per pass vs the reference's {p.reference.tokens_per_pass:.2f}"
     )
+    if split.by_position:
+        figures = f"per position {split.position_text()}"
     if split.acceptance_is_cause:
+        share = max(0.0, min(1.0, split.share_of_gap(p)[0])) if p.tps_ratio < 1 else None
+        more = f"; {share:.0%} of the gap" if share is not None else ""
         return Cause(
-            "acceptance", title, effect, src, Verdict.LIKELY, f"{figures} (×{p.acceptance_ratio:.2f})."
-        )
+            "acceptance", title, effect, src, Verdict.LIKELY, f"{figures} (×{p.acceptance_ratio:.2f}{more}).",
+            share,
+        )  # fmt: skip
     uniform = " and the gap is the same on prose and code" if split.uniform else ""
     return Cause("acceptance", title, effect, src, Verdict.NOT_THE_CAUSE,
                  f"{figures}: equal or better{uniform}; the gap is in time per pass.")  # fmt: skip
@@ -204,33 +255,47 @@ def _host() -> Cause:
     )  # fmt: skip
 
 
-def _power(inp: DiagnosisInput, gap: float | None) -> Cause:
+def _power(inp: DiagnosisInput, split: GapSplit | None) -> Cause:
     title = "Power cap"
-    effect = "330 W ≈ 5 % below ~388 W stock; single-card decode knee ≈ 290 W"
-    src = "club-3090 power-cap-sweep.sh, #58; docs/HARDWARE.md, #761, #773"
+    effect = (
+        "330 W ≈ 5 % below ~388 W stock; single-card decode knee ≈ 290 W; a 3090 ~33 → ~43 TPS 230 → 330 W"
+    )
+    src = "club-3090 power-cap-sweep.sh, #58; docs/HARDWARE.md, #761, #773; the founding post"
     ref = inp.reference
-    typed = inp.measured.power_cap_w if inp.measured is not None else None
-    mine = typed
-    if mine is None and inp.profile is not None and inp.profile.power:
-        mine = inp.profile.power.limit_w
-    if mine is None:
-        mine = next(
-            (r.power_limit_w for r in (*inp.gpu_under_load, *inp.gpu_before) if r.power_limit_w), None
-        )
+    cap = inp.power_cap()
     theirs = ref.hardware.power_limit_w if ref is not None else None
-    if mine is not None and theirs is not None:
-        if mine >= theirs:
-            return Cause("power", title, effect, src, Verdict.NOT_THE_CAUSE,
-                         f"your cap {mine:g} W is above the reference's {theirs:g} W.")  # fmt: skip
-        return Cause(
-            "power",
-            title,
-            effect,
-            src,
-            Verdict.POSSIBLE,
-            f"your cap {mine:g} W is below the reference's {theirs:g} W.",
+    if cap is None or theirs is None or ref is None:
+        return Cause("power", title, effect, src, Verdict.UNKNOWN, "a cap is not known for both sides.")
+    mine, where = cap
+    if mine >= theirs:
+        said = "" if where == "profile" else f" ({where})"
+        above = (
+            f"your cap {mine:g} W{said} is {'above' if mine > theirs else 'at'} the reference's {theirs:g} W."
         )
-    return Cause("power", title, effect, src, Verdict.UNKNOWN, "a cap is not known for both sides.")
+        return Cause("power", title, effect, src, Verdict.NOT_THE_CAUSE, above)
+    below = f"your cap {mine:g} W ({where}) is below the reference's {theirs:g} W"
+    quantified = []
+    for p in split.prompts if split is not None else ():
+        eff = cap_effect(ref, mine, p.prompt)
+        if eff is not None:
+            quantified.append((p, eff))
+    if not quantified:
+        return Cause("power", title, effect, src, Verdict.POSSIBLE,
+                     f"{below}; the reference publishes no TPS at your cap to size it.")  # fmt: skip
+    parts, shares = [], []
+    for p, eff in quantified:
+        share = math.log(eff.expected_ratio) / math.log(p.tps_ratio) if p.tps_ratio < 1 else 0.0
+        shares.append(max(0.0, min(1.0, share)))
+        parts.append(
+            f"{p.prompt}: ×{eff.expected_ratio:.2f} expected at {mine:g} W, yours ×{p.tps_ratio:.2f}"
+        )
+    explains = min(shares)
+    basis = quantified[0][1].basis
+    verdict = Verdict.LIKELY if explains >= 0.5 else Verdict.POSSIBLE
+    whole = " — the cap explains the gap" if explains >= 0.9 else f" — the cap explains {explains:.0%} of it"
+    return Cause(
+        "power", title, effect, src, verdict, f"{below}; {basis}: {'; '.join(parts)}{whole}.", explains
+    )
 
 
 def _protocol(gap: float | None) -> Cause:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from llm_dyno.core.bench.roofline import Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose import rules as registry
-from llm_dyno.core.diagnose.causes import Cause, rank_causes
-from llm_dyno.core.diagnose.evidence import Finding
+from llm_dyno.core.diagnose.causes import Cause, Verdict, rank_causes
+from llm_dyno.core.diagnose.evidence import Finding, Severity
 from llm_dyno.core.diagnose.fingerprint import (
     FingerprintRow,
     compare,
@@ -142,4 +142,20 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagno
         boot = compare(user_fingerprint(inp), theirs)
     causes = rank_causes(inp, split, boot) if inp.reference is not None else ()
     checked = tuple((rule.id, rule.looks_at) for rule in rules)
+    found = _agree_with_causes(found, causes)
     return Diagnosis(tuple(rank(found)), ceiling, tuple(errors), split, boot, causes, checked)
+
+
+def _agree_with_causes(found: list[Finding], causes: Sequence[Cause]) -> list[Finding]:
+    """One verdict per mechanism: a finding whose cause the split rules out (e.g. another build while
+    time per pass equals the reference's) drops to info and says why, instead of ranking on its own."""
+    ruled_out = {c.finding: c.reason for c in causes if c.finding and c.verdict is Verdict.NOT_THE_CAUSE}
+    out = []
+    for f in found:
+        why = ruled_out.get(f.id)
+        if why is None or f.impact.security:
+            out.append(f)
+            continue
+        basis = f"not the difference here: {why}" + (f" ({f.impact.basis})" if f.impact.basis else "")
+        out.append(replace(f, severity=Severity.INFO, impact=replace(f.impact, tps_pct=None, basis=basis)))
+    return out

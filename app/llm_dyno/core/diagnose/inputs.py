@@ -229,6 +229,17 @@ class DiagnosisInput:
         image = self.image()
         return image.split("@", 1)[1] if image and "@" in image else None
 
+    def power_cap(self) -> tuple[float, str] | None:
+        """Your GPU's power cap and where it comes from: typed, the profile's, else a reading (NVML)."""
+        if self.measured is not None and self.measured.power_cap_w is not None:
+            return self.measured.power_cap_w, "typed"
+        if self.profile is not None and self.profile.power is not None and self.profile.power.limit_w:
+            return self.profile.power.limit_w, "profile"
+        for r in (*self.gpu_under_load, *self.gpu_before):
+            if r.power_limit_w:
+                return r.power_limit_w, "nvml"
+        return None
+
     def gpu_name(self) -> str | None:
         """The GPU's name from the environment or any reading."""
         if self.environment.gpu_name:

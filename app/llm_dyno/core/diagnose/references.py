@@ -44,6 +44,14 @@ class Hardware(_Frozen):
     cuda: str | None = None
 
 
+class CapPoint(_Frozen):
+    """The same setup measured at another power cap: the source's own power curve."""
+
+    power_limit_w: float = Field(gt=0, le=2000)
+    narrative_tps: float | None = Field(default=None, gt=0)
+    code_tps: float | None = Field(default=None, gt=0)
+
+
 class Numbers(_Frozen):
     """Claimed or measured results (the community protocol: wall tokens/s per prompt).
 
@@ -57,6 +65,8 @@ class Numbers(_Frozen):
     context_tokens: int | None = None
     vram_gb: float | None = None
     power_draw_w: float | None = None
+    # the same setup at other caps, as its source published them (the cap of ``hardware`` is the main one)
+    at_other_caps: tuple[CapPoint, ...] = ()
 
     @field_validator("acceptance_per_position")
     @classmethod

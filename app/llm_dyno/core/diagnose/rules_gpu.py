@@ -15,6 +15,7 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, busy_readings
+from llm_dyno.core.diagnose.power_curve import cap_effect
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.telemetry.nvml import GpuReading
 
@@ -48,24 +49,24 @@ def power_cap_below_reference(inp: DiagnosisInput) -> list[Finding]:
         return []
     if not _same_gpu(inp.gpu_name(), ref.hardware.gpu):
         return []
-    ours: float | None = None
-    source = "profile"
-    if inp.profile is not None and inp.profile.power is not None:
-        ours = inp.profile.power.limit_w
-    if ours is None:
-        for r in (*inp.gpu_under_load, *inp.gpu_before):
-            if r.power_limit_w:
-                ours, source = r.power_limit_w, "nvml"
-                break
+    cap = inp.power_cap()
     theirs = ref.hardware.power_limit_w
-    if ours is None or ours >= theirs * 0.98:
+    if cap is None or cap[0] >= theirs * 0.98:
         return []
+    ours, source = cap
+    # sized from the reference's own TPS at your cap where it publishes them
+    effect = cap_effect(ref, ours, "narrative")
+    impact = (
+        Impact(tps_pct=round((1 - effect.expected_ratio) * 100, 1), basis=effect.basis)
+        if effect is not None
+        else Impact(basis="founding post: ~33 → ~43 narrative TPS from 230 W to 330 W on a 3090")
+    )
     return [
         Finding(
             THIS_RULE,
             f"Power limit {ours:.0f} W, the reference ran at {theirs:.0f} W",
-            Severity.MEDIUM,
-            Impact(basis="founding post: ~33 → ~43 narrative TPS from 230 W to 330 W on a 3090"),
+            Severity.HIGH if effect is not None and effect.expected_ratio < 0.9 else Severity.MEDIUM,
+            impact,
             (MetricEvidence("power limit", ours, "W", reference=theirs, source=source),),
             f"Set the power limit to {theirs:.0f} W to compare like with like (or sweep caps for the knee).",
             (ProfileChange(ChangeKind.SET_POWER_LIMIT, value=f"{theirs:g}"),),
