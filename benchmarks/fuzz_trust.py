@@ -276,6 +276,8 @@ def check_deep_json(data: bytes) -> None:
 
 def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
     """The targets to add to fuzz_parsers.TARGETS."""
+    from benchmarks.fuzz_secret_args import TARGET as SECRET_ARGS  # as main imports fuzz_parsers
+
     return {
         "model_config": (_config, check_model_config, (ValueError,)),
         "safetensors_header": (_header, check_safetensors_header, (ValueError,)),
@@ -284,6 +286,7 @@ def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
         "csv_cells": (lambda: _CELLS, check_csv_cell, ()),
         "suite_counts": (_suite, check_suite_counts, (SuiteError,)),
         "deep_json": (_deep_json, check_deep_json, (OutsideJSONError,)),
+        "secret_args": SECRET_ARGS,  # issue 29 class 5: see benchmarks/fuzz_secret_args.py
     }
 
 
