@@ -135,3 +135,33 @@ def test_launch_ends_when_v1_models_is_nested_20000_deep(tmp_path: Path) -> None
     assert "Traceback" not in ran.err and ran.seconds < 40
     status = llm_dyno(["status", "--json"], tmp_path)
     assert status.code == 0 and "starting" not in status.out
+
+
+def test_import_ignores_a_meta_comment_nested_20000_deep(tmp_path: Path) -> None:
+    line = tmp_path / "run.sh"
+    deep = "[" * 20_000 + "]" * 20_000
+    line.write_text(f"# llm-dyno: {deep}\ndocker run vllm/vllm-openai:latest --model m\n")
+    ran = llm_dyno(["profile", "import", str(line)], tmp_path)
+    assert ran.code == 0, ran.err
+    assert "ignored a damaged '# llm-dyno:' comment line" in ran.out + ran.err
+    assert "Traceback" not in ran.err
+
+
+def test_import_refuses_a_json_flag_nested_20000_deep(tmp_path: Path) -> None:
+    line = tmp_path / "run.sh"
+    deep = "[" * 20_000 + "]" * 20_000
+    line.write_text(f"vllm serve m --speculative-config '{deep}'\n")
+    ran = llm_dyno(["profile", "import", str(line)], tmp_path)
+    assert ran.code != 0
+    # the message names the flag (its 40,000-character value is shown cut, so the reason may be too)
+    assert "Traceback" not in ran.err and "fix the value of --speculative-config" in ran.err, ran.err
+    assert not (tmp_path / "config" / "profiles").exists()
+
+
+def test_diagnose_refuses_a_bench_result_file_nested_20000_deep(tmp_path: Path) -> None:
+    result = tmp_path / "result.json"
+    result.write_text("[" * 20_000 + "]" * 20_000)
+    with SmallAnswersServer("deep_version", lifetime_s=40) as server:
+        ran = llm_dyno(["diagnose", "--url", server.url, "--bench", str(result)], tmp_path, timeout_s=40)
+    assert ran.code != 0 and "Traceback" not in ran.err, ran.err
+    assert "the file: the JSON is nested more than 100 levels deep; refused" in ran.err

@@ -37,10 +37,11 @@ class OutsideJSONError(DynoError, ValueError):
     ``source`` names where it came from (``GET /v1/models``, ``container vllm-x label …``, a file);
     ``kind`` is ``"json"`` (not JSON), ``"utf8"`` (not UTF-8) or ``"depth"`` (nested too deep)."""
 
-    def __init__(self, message: str, *, source: str, kind: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, source: str, kind: str, detail: str, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.source = source
         self.kind = kind
+        self.detail = detail  # the reason alone ("Expecting value at column 3"), for a caller's message
 
 
 def valid_text(text: str) -> str:
@@ -65,14 +66,17 @@ def loads_outside(
     except RecursionError:
         raise _too_deep(source) from None
     except UnicodeDecodeError as exc:
-        raise OutsideJSONError(
-            f"{source}: not UTF-8 text (byte {exc.start})", source=source, kind="utf8"
-        ) from None
+        detail = f"not UTF-8 text (byte {exc.start})"
+        raise OutsideJSONError(f"{source}: {detail}", source=source, kind="utf8", detail=detail) from None
     except ValueError as exc:
         if isinstance(exc, OutsideJSONError):
             raise  # from parse_constant
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise OutsideJSONError(f"{source}: not valid JSON ({detail})", source=source, kind="json") from None
+        detail = str(exc)
+        if isinstance(exc, json.JSONDecodeError):
+            where = f"column {exc.colno}" if exc.lineno == 1 else f"line {exc.lineno} column {exc.colno}"
+            detail = f"{exc.msg} at {where}"
+        message = f"{source}: not valid JSON ({detail})"
+        raise OutsideJSONError(message, source=source, kind="json", detail=detail) from None
     if isinstance(value, dict | list):
         # at most one level per bracket: a body with few of them needs no walk
         opens = _count(data, "[") + _count(data, "{")
@@ -84,10 +88,12 @@ def loads_outside(
 
 
 def _too_deep(source: str) -> OutsideJSONError:
+    detail = f"nested more than {MAX_DEPTH} levels deep"
     return OutsideJSONError(
-        f"{source}: the JSON is nested more than {MAX_DEPTH} levels deep; refused",
+        f"{source}: the JSON is {detail}; refused",
         source=source,
         kind="depth",
+        detail=detail,
         hint="no server or tool the app reads nests its answers like this: is it the one you meant?",
     )
 

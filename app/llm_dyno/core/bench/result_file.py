@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import loads_outside
 
 
 def read_result_file(path: Path) -> BenchResult:
     """A result written by ``bench --json``; :class:`DynoError` naming the file and what is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_outside(path.read_text(encoding="utf-8"), "the file")
     except OSError as exc:
         raise DynoError(f"cannot read the benchmark result {path}: {exc.strerror}") from exc
     except ValueError as exc:

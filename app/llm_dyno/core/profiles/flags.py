@@ -7,12 +7,12 @@ that list into :class:`Flag` records (``--x=1`` and ``--x 1`` read the same, ``-
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from llm_dyno.core.errors import Location, ProfileError
+from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
 
 # Flags that take no value (argparse store_true / BooleanOptionalAction in vLLM).
 SWITCHES: frozenset[str] = frozenset(
@@ -90,7 +90,7 @@ class Flag:
         """The value as compared by a semantic diff: parsed JSON for JSON flags, else the string."""
         if self.value is not None and self.name in JSON_FLAGS:
             try:
-                return json.loads(self.value)
+                return loads_outside(self.value, f"--{self.name}")
             except ValueError:
                 return self.value
         return self.value
@@ -277,9 +277,9 @@ def engine_config(args: Sequence[str], *, source: str | None = None) -> EngineCo
             values["compilation_config"] = {"level": int(f.value)}
             continue
         try:
-            obj = json.loads(f.value)
-        except json.JSONDecodeError as exc:
-            raise fail(f, f"a JSON object ({exc.msg} at column {exc.colno})") from None
+            obj = loads_outside(f.value, f"--{name}")
+        except OutsideJSONError as exc:
+            raise fail(f, f"a JSON object ({exc.detail})") from None
         if not isinstance(obj, dict):
             raise fail(f, 'a JSON object such as \'{"method": "ngram", "num_speculative_tokens": 3}\'')
         values[name.replace("-", "_")] = obj

@@ -4,7 +4,6 @@ extraction, secret scrubbing, flag checks and the final validation that maps err
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
@@ -70,7 +70,7 @@ def safe_name(text: str) -> str:
 def parse_meta_comment(line: str, warnings: list[str]) -> dict[str, Any]:
     """Read the exporter's ``# llm-dyno: {json}`` comment; a damaged one is ignored with a warning."""
     try:
-        data = json.loads(line.strip()[len(META_COMMENT) :])
+        data = loads_outside(line.strip()[len(META_COMMENT) :], "the '# llm-dyno:' comment")
     except ValueError:
         warnings.append("ignored a damaged '# llm-dyno:' comment line")
         return {}

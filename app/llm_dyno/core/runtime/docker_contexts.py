@@ -10,12 +10,13 @@ for TLS, the certificates the CLI keeps beside it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from llm_dyno.core.jsontext import loads_outside
 
 # the app's "Default Docker host" setting, once applied (settings.apply): held here, not in os.environ
 _default_host: str | None = None
@@ -60,7 +61,8 @@ def find_context(name: str | None, environ: Mapping[str, str] | None = None) -> 
     key = hashlib.sha256(name.encode("utf-8")).hexdigest()
     contexts = _config_dir(env) / "contexts"
     try:
-        meta = json.loads((contexts / "meta" / key / "meta.json").read_text(encoding="utf-8"))
+        meta_file = contexts / "meta" / key / "meta.json"
+        meta = loads_outside(meta_file.read_text(encoding="utf-8"), str(meta_file))
         endpoint = meta["Endpoints"]["docker"]
         host = str(endpoint["Host"])
     except (OSError, ValueError, KeyError, TypeError):

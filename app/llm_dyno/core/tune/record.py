@@ -15,6 +15,7 @@ from typing import Any
 from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.tune.knobs import Knob, Setting, Vary
 from llm_dyno.core.tune.trials import Trial
@@ -223,7 +224,7 @@ def record_from_dict(data: dict[str, Any]) -> TuneRecord:
 def load_record(path: Path) -> TuneRecord:
     """Read a saved tune record."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_outside(path.read_text(encoding="utf-8"), "the file")
     except (OSError, ValueError) as exc:
         raise DynoError(f"{path}: cannot read the tune record: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != "tune":
