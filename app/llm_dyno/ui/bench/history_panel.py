@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.bench.report import to_csv
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.export_file import write_export
 from llm_dyno.core.history.store import HistoryEntry, HistoryStore
 from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import num
@@ -271,9 +272,9 @@ class HistoryPanel(QWidget):
             with self._store() as store:
                 result = store.get(ids[0]).result
             if kind == "json":
-                path.write_text(result.to_json() + "\n", encoding="utf-8")
+                write_export(path, result.to_json() + "\n")
             elif kind == "csv":
-                path.write_text(to_csv(result), encoding="utf-8")
+                write_export(path, to_csv(result))
             else:
                 # render off screen inside a plain container: grabbing a top-level plot segfaults
                 box = QWidget()

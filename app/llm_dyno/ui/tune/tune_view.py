@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError, Fix
+from llm_dyno.core.export_file import write_export
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, MAX_REPEATS, TuneSpec, prepare_tune
@@ -418,16 +419,15 @@ class TuneView(QWidget):
         if self.record is None or self.analysis is None:
             raise DynoError("no tune to export yet")
         if kind == "json":
-            path.write_text(
-                json.dumps(export.to_dict(self.record, self.analysis), indent=1, default=str) + "\n"
-            )
+            text = json.dumps(export.to_dict(self.record, self.analysis), indent=1, default=str) + "\n"
+            write_export(path, text)
         elif kind == "csv":
-            path.write_text(export.to_csv(self.record, self.analysis), encoding="utf-8")
+            write_export(path, export.to_csv(self.record, self.analysis))
         elif kind == "png":
             if not self.knob_chart.parentWidget().grab().save(str(path)):
                 raise DynoError(f"{path}: the chart could not be written")
         else:
-            path.write_text(export.post_row(self.record, self.analysis) + "\n", encoding="utf-8")
+            write_export(path, export.post_row(self.record, self.analysis) + "\n")
 
     def _export_clicked(self, kind: str) -> None:
         if kind == "post" and self.record is not None and self.analysis is not None:
