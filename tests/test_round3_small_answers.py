@@ -6,6 +6,8 @@ stored run, never a traceback, a hang or a 0-byte export."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -165,3 +167,20 @@ def test_diagnose_refuses_a_bench_result_file_nested_20000_deep(tmp_path: Path) 
         ran = llm_dyno(["diagnose", "--url", server.url, "--bench", str(result)], tmp_path, timeout_s=40)
     assert ran.code != 0 and "Traceback" not in ran.err, ran.err
     assert "the file: the JSON is nested more than 100 levels deep; refused" in ran.err
+
+
+def test_a_model_name_that_is_not_utf8_ends_the_run_with_a_message(tmp_path: Path) -> None:
+    model = b"ti\xffny".decode("utf-8", "surrogateescape")  # as Python reads such an argument
+    env = {**os.environ, "LLM_DYNO_HOME": str(tmp_path), "NO_COLOR": "1"}
+    with SmallAnswersServer("surrogate", lifetime_s=40) as server:
+        args = ["bench", "--url", server.url, "--model", model, "--runs", "1", "--warmups", "0"]
+        ran = subprocess.run(
+            [sys.executable, "-m", "llm_dyno", *args, "--suite", "quick"],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    err = ran.stderr.decode("utf-8", "replace")  # the name is echoed as given: not UTF-8 either
+    assert ran.returncode == 1 and "Traceback" not in err, err
+    assert "the request cannot be sent: its text is not valid UTF-8 near" in err

@@ -45,7 +45,7 @@ from llm_dyno.core.httpbounds import (
     send_bounded,
 )
 from llm_dyno.core.httpclient import http_client
-from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
+from llm_dyno.core.jsontext import OutsideJSONError, loads_outside, valid_text
 
 # How many events a request of ``max_tokens`` may take: each text-carrying chunk carries at least one
 # token; role, usage and finish chunks add a few. A stream past this bound is not finishing.
@@ -172,7 +172,15 @@ class BenchClient:
         max_events = (tokens if isinstance(tokens, int) and tokens > 0 else 100_000) + EVENT_SLACK
         watchdog: Watchdog | None = None
         try:
-            request = self._client.build_request("POST", path, json=body)
+            try:
+                request = self._client.build_request("POST", path, json=body)
+            except UnicodeEncodeError as exc:  # e.g. a --model whose undecodable bytes Python kept
+                bad = exc.object[max(0, exc.start - 20) : exc.end + 20] if isinstance(exc.object, str) else ""
+                raise StreamError(
+                    f"the request cannot be sent: its text is not valid UTF-8 near {valid_text(bad)!r}",
+                    kind="protocol",
+                    hint="check the model name and the suite's prompts for bytes that are not UTF-8",
+                ) from None
             t0 = time.monotonic()  # like a bare client: building the request is not the server's time
             try:  # the same deadline and cancel while the server has not answered yet
                 response = send_bounded(
