@@ -18,6 +18,7 @@ from llm_dyno.core.profiles.compose_volumes import warn_host_access
 from llm_dyno.core.profiles.import_common import (
     META_COMMENT,
     Draft,
+    checked_env_name,
     parse_meta_comment,
 )
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
@@ -271,6 +272,7 @@ def _mount(value: str) -> str | None:
 
 def _env_pair(word: str, where: Location, draft: Draft) -> None:
     key, eq, value = word.partition("=")
+    checked_env_name(key, where)
     if eq:
         draft.env[key] = value
     elif is_secret_name(key):
@@ -305,9 +307,11 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
     entry: list[str] = []
     while i < len(words) and words[i].startswith("-"):
         word, line = tokens[i]
-        opt, eq, value = word.partition("=")
-        if not eq and word[:2] in ("-p", "-v", "-e") and len(word) > 2:
-            opt, value, eq = word[:2], word[2:], "="
+        if word[:2] in ("-p", "-v", "-e") and len(word) > 2:
+            # attached, as Docker's CLI reads it: -eFOO=1 and -e-S=x are -e with the rest (-e=FOO=1 too)
+            opt, value, eq = word[:2], word[3:] if word[2] == "=" else word[2:], "="
+        else:
+            opt, eq, value = word.partition("=")
         opt = _KEPT.get(opt, opt)
         if re.fullmatch(r"-[dit]+", opt) or opt in _SILENT:
             i += 1

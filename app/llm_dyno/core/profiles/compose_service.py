@@ -23,7 +23,7 @@ from llm_dyno.core.profiles.compose_volumes import (
     warn_host_access,
     warn_host_network,
 )
-from llm_dyno.core.profiles.import_common import Draft
+from llm_dyno.core.profiles.import_common import Draft, checked_env_name
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
 from llm_dyno.core.secrets import escape_literal
@@ -272,6 +272,7 @@ class ServiceReader:
         # env_file first: environment: overrides it, as in Compose
         env: dict[str, str] = self.env_files()
         for key, value, where in pairs:
+            checked_env_name(key, where)
             if value is None:  # "NAME" alone: passed through from the host at run time
                 if is_secret_name(key):
                     env[key] = f"${{{key}}}"

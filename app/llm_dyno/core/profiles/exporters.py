@@ -264,6 +264,17 @@ def _groups(tokens: list[str]) -> list[list[str]]:
     return groups
 
 
+_LONG = {"-H": "--host", "-p": "--publish", "-v": "--volume", "-e": "--env"}
+
+
+def _option(flag: str, word: str) -> list[str]:
+    """A docker option and its (quoted) value: one word ``--flag=value`` when the value starts with
+    ``-``, so that no reader of the line can take the value for an option of its own."""
+    if word.lstrip("'\"").startswith("-"):
+        return [f"{_LONG.get(flag, flag)}={word}"]
+    return [flag, word]
+
+
 def _lines(head: list[str], options: list[list[str]], tail: list[str]) -> str:
     parts = [" ".join(head)] + [" ".join(o) for o in options] + [" ".join(g) for g in _groups(tail)]
     return " \\\n  ".join(parts)
@@ -288,49 +299,58 @@ def to_docker_run(profile: Profile) -> str:
             hint="export it as a compose file instead",
         )
     q = shlex.quote
-    head = ["docker", *(["-H", q(docker.host)] if docker.host else []), "run"]
+    head = ["docker", *(_option("-H", q(docker.host)) if docker.host else []), "run"]
     options: list[list[str]] = []
     if docker.container_name:
-        options.append(["--name", q(docker.container_name)])
+        options.append(_option("--name", q(docker.container_name)))
     if docker.restart:
-        options.append(["--restart", q(docker.restart)])
+        options.append(_option("--restart", q(docker.restart)))
     if docker.runtime:
-        options.append(["--runtime", q(docker.runtime)])
+        options.append(_option("--runtime", q(docker.runtime)))
     if profile.gpus is not None:
         gpus = "all" if profile.gpus == "all" else q('"device=' + ",".join(map(str, profile.gpus)) + '"')
-        options.append(["--gpus", gpus])
+        options.append(_option("--gpus", gpus))
     if docker.ipc:
-        options.append(["--ipc", q(docker.ipc)])
+        options.append(_option("--ipc", q(docker.ipc)))
     if docker.shm_size:
-        options.append(["--shm-size", q(docker.shm_size)])
+        options.append(_option("--shm-size", q(docker.shm_size)))
     if docker.user:
-        options.append(["--user", q(docker.user)])
+        options.append(_option("--user", q(docker.user)))
     if docker.working_dir:
-        options.append(["--workdir", q(docker.working_dir)])
+        options.append(_option("--workdir", q(docker.working_dir)))
     if docker.network:
-        options.append(["--network", q(docker.network)])
-    options += [["--network-alias", q(a)] for a in docker.network_aliases]
-    options += [["--label", q(f"{k}={v}")] for k, v in docker.labels.items()]
-    options += [["--ulimit", q(f"{k}={v}")] for k, v in docker.ulimits.items()]
-    options += [["--tmpfs", q(t)] for t in docker.tmpfs]
+        options.append(_option("--network", q(docker.network)))
+    options += [_option("--network-alias", q(a)) for a in docker.network_aliases]
+    options += [_option("--label", q(f"{k}={v}")) for k, v in docker.labels.items()]
+    options += [_option("--ulimit", q(f"{k}={v}")) for k, v in docker.ulimits.items()]
+    options += [_option("--tmpfs", q(t)) for t in docker.tmpfs]
     if docker.logging is not None:
         if docker.logging.driver:
-            options.append(["--log-driver", q(docker.logging.driver)])
-        options += [["--log-opt", q(f"{k}={v}")] for k, v in docker.logging.options.items()]
-    options += [["-p", q(p)] for p in _published(docker)]
-    options += [["-v", _quote_path(v)] for v in docker.volumes]
-    options += [["-e", _quote_env(k, v)] for k, v in profile.env.items()]
+            options.append(_option("--log-driver", q(docker.logging.driver)))
+        options += [_option("--log-opt", q(f"{k}={v}")) for k, v in docker.logging.options.items()]
+    options += [_option("-p", q(p)) for p in _published(docker)]
+    options += [_option("-v", _quote_path(v)) for v in docker.volumes]
+    options += [_option("-e", _quote_env(k, v)) for k, v in profile.env.items()]
     entry = list(docker.entrypoint or ())
     argv = profile.vllm_argv()
     meta = _meta(profile, carries_gpus=True, carries_host=True)
     if entry:
-        options.append(["--entrypoint", q(entry[0])])
+        options.append(_option("--entrypoint", q(entry[0])))
         if split_launch(entry[:1], entry[1:] + argv) != len(entry):
             meta["entrypoint"] = entry  # the split is not evident from the line: say where it is
     head_n = 2 if profile.model_flag else 1  # the model stays on the image's line
     options.append([q(docker.image), *(shell_word(t) for t in entry[1:] + argv[:head_n])])
     tail = [shell_word(t) for t in argv[head_n:]]
     return f"{META_COMMENT} {json.dumps(meta)}\n" + _lines(head, options, tail) + "\n"
+
+
+def _command_word(executable: str) -> str:
+    """The executable as the first word of a shell command: quoted whole when the shell would read it
+    as an assignment (``A=b``; shlex leaves ``=`` bare, and a quoted word is never one)."""
+    word = shlex.quote(executable)
+    if re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word):
+        return "'" + executable + "'"  # shlex left it bare: it holds no quote
+    return word
 
 
 def to_vllm_serve(profile: Profile) -> str:
@@ -340,8 +360,20 @@ def to_vllm_serve(profile: Profile) -> str:
     meta = _meta(profile, carries_gpus=False, carries_host=True)
     argv = [shell_word(t) for t in profile.vllm_argv()]
     head_n = 2 if profile.model_flag else 1
-    command = [shlex.quote(executable), "serve", *argv[:head_n]]
+    command = [_command_word(executable), "serve", *argv[:head_n]]
     if any(not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in profile.env):
-        env = ["env", *env]  # a name a shell cannot assign (VAR.WITH.DOTS): env(1) sets it
-    lines = _lines(env[:1] or command, [[e] for e in env[1:]] + ([command] if env else []), argv[head_n:])
+        # a name a shell cannot assign (VAR.WITH.DOTS): env(1) sets it; "--" ends env's options, so
+        # that no assignment is read as one (GNU and busybox env take it)
+        env = ["env", "--", *env]
+    if env[:1] == ["env"] and "=" in executable:
+        # env(1) takes every word with "=" before the command for one more assignment
+        raise ProfileError(
+            f"the executable {executable!r} holds '=', which env reads as an assignment",
+            where=Location(None, None, "process.executable"),
+            hint="rename or link the executable to a path without '='",
+        )
+    first = env[:2] if env[:1] == ["env"] else env[:1]
+    lines = _lines(
+        first or command, [[e] for e in env[len(first) :]] + ([command] if env else []), argv[head_n:]
+    )
     return f"{META_COMMENT} {json.dumps(meta)}\n" + lines + "\n"

@@ -16,7 +16,7 @@ from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.flags import engine_config, parse_args
-from llm_dyno.core.profiles.model import Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.model import Profile, Runtime, env_name_problem, is_secret_name
 from llm_dyno.core.profiles.reload_check import require_reload
 from llm_dyno.core.profiles.validation import problem_of
 from llm_dyno.core.secrets import (
@@ -65,6 +65,18 @@ def safe_name(text: str) -> str:
     """Turn a service, container or model name into a valid profile name."""
     name = _NAME_BAD_RE.sub("-", text).strip(" ._+-")[:80].strip()
     return name or "imported"
+
+
+def checked_env_name(name: str, where: Location) -> str:
+    """``name`` when it is an environment variable name a profile keeps; else an
+    :class:`ImportFormatError` at ``where`` (a name such as ``-S`` would be read as an option by the
+    ``env`` of an exported line, and run what the rest of the name spells)."""
+    problem = env_name_problem(name)
+    if problem is not None:
+        raise ImportFormatError(
+            f"environment: {problem}; not imported", where=where, hint="rename or remove the variable"
+        )
+    return name
 
 
 def parse_meta_comment(line: str, warnings: list[str]) -> dict[str, Any]:

@@ -29,6 +29,28 @@ __all__ = ["is_secret_name"]  # re-exported: the importers ask the model which n
 SCHEMA_VERSION = 1
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}")
+# The environment names a profile keeps: those Compose takes (compose-go's dotenv: letters, digits,
+# _ . - [ ]), which Docker passes on, except a leading "-": env(1), sudo and docker read such a word as
+# an option, so that an exported line would run what the name spells (``-S`` is ``env --split-string``).
+ENV_NAME_RE = re.compile(r"[A-Za-z0-9_.\[\]][A-Za-z0-9_.\-\[\]]*")
+
+
+def env_name_problem(name: str) -> str | None:
+    """Why ``name`` is not an environment variable name a profile keeps, or None when it is one."""
+    if ENV_NAME_RE.fullmatch(name):
+        return None
+    shown = name if len(name) <= 60 else name[:57] + "…"
+    if name.startswith("-"):
+        return (
+            f"{shown!r} is not an environment variable name: it starts with '-', which env and docker "
+            "read as an option"
+        )
+    return (
+        f"{shown!r} is not an environment variable name (letters, digits and _ . - [ ], not starting "
+        "with '-')"
+    )
+
+
 _SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*([kmgt]i?b?|b)?$", re.IGNORECASE)
 
 
@@ -100,6 +122,9 @@ class ExecHook(_Frozen):
     @classmethod
     def _references(cls, v: dict[str, str]) -> dict[str, str]:
         for key, value in v.items():
+            name_problem = env_name_problem(key)
+            if name_problem is not None:
+                raise ValueError(name_problem)
             problem = secret_value_problem(value) if value and is_secret_name(key) else None
             if problem is not None:
                 raise ValueError(f"{key} {problem}; store a reference instead, e.g. ${{{key}}}")
@@ -107,7 +132,8 @@ class ExecHook(_Frozen):
 
 
 def _image_reference(v: str) -> str:
-    if not v.strip() or any(c.isspace() for c in v.strip()):
+    if not v.strip() or any(c.isspace() for c in v.strip()) or v.strip().startswith("-"):
+        # a leading "-": docker run would read the image as one of its options
         raise ValueError("an image reference such as vllm/vllm-openai:v0.11.0 or repo@sha256:…")
     return v.strip()
 
@@ -317,6 +343,11 @@ class Profile(_Frozen):
     def _model(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("the model (a Hugging Face id or a path) must not be empty")
+        if v.startswith("-"):  # vllm serve would read it as one of its options
+            raise ValueError(
+                f"the model {v[:60]!r} starts with '-', which vllm serve reads as an option; "
+                "write a folder as ./NAME"
+            )
         return v
 
     @field_validator("env")
@@ -324,9 +355,9 @@ class Profile(_Frozen):
     def _env(cls, v: dict[str, Any]) -> dict[str, str]:
         out: dict[str, str] = {}
         for key, value in v.items():
-            # the names Compose takes (compose-go's dotenv: letters, digits, _ . - [ ]): Docker passes them
-            if not re.match(r"^[A-Za-z0-9_.\-\[\]]+$", str(key)):
-                raise ValueError(f"{key!r} is not an environment variable name")
+            name_problem = env_name_problem(str(key))
+            if name_problem is not None:
+                raise ValueError(name_problem)
             text = "" if value is None else str(value)
             if len(text) > MAX_VALUE_CHARS:  # what the YAML loader would not read back
                 raise ValueError(
