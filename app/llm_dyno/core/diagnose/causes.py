@@ -69,6 +69,7 @@ EQUAL_TIME_WITHIN = 0.05
 FINDING_OF_CAUSE = {
     "build": "image-differs-from-reference",
     "piecewise": "cuda-graphs-downgraded",
+    "capture": "verify-batch-not-captured",
     "acceptance": "acceptance-below-reference",
     "power": "power-cap-below-reference",
 }

@@ -10,6 +10,7 @@ serves a live server, a saved log, or a profile alone.
 from __future__ import annotations
 
 from llm_dyno.core.diagnose import (
+    rules_capture,
     rules_gpu,
     rules_inputs,
     rules_launch,
@@ -19,7 +20,7 @@ from llm_dyno.core.diagnose import (
 )
 from llm_dyno.core.diagnose.registry import Rule, RuleFn, registered
 
-MODULES = (rules_inputs, rules_reference, rules_launch, rules_gpu, rules_serving, synthetic)
+MODULES = (rules_inputs, rules_reference, rules_launch, rules_capture, rules_gpu, rules_serving, synthetic)
 _PLACE = {m.__name__: i for i, m in enumerate(MODULES)}
 RULES: tuple[Rule, ...] = tuple(sorted(registered(), key=lambda r: _PLACE[r.check.__module__]))
 
