@@ -17,6 +17,11 @@ accepted input that breaks the rule below, is a crash). No server, no Docker: fa
 - ``deep_json`` (issue 29): answers of a few KB nested up to 60,000 deep, with lone-surrogate escapes and
   broken tails → ``OutsideJSONError`` naming the source, or a value nested at most ``MAX_DEPTH`` deep
   whose every string encodes as UTF-8
+- ``metrics_values`` (issue 29): /metrics text whose counters are any number (``+Inf``, ``-Inf``,
+  ``NaN``, negative, huge) before and after a run → ``MetricsError``, or a snapshot of finite values
+  >= 0 and a per-run delta with no negative count and acceptance only from counts that can be true
+- ``usage_counts`` (issue 29): streams that claim any token count → marked impossible, or a count
+  within ``max_tokens`` and within what the stream could hold
 
 ``python benchmarks/fuzz_trust.py`` runs each for 10,000 cases and writes the cases, seconds per case
 and the peak RSS to benchmarks/results/fuzz_trust.txt.
@@ -34,11 +39,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from llm_dyno.core.bench.client import StreamOutcome
+from llm_dyno.core.bench.counters import counter_delta
+from llm_dyno.core.bench.plausible import MAX_TOKENS_PER_CHAR, MAX_TOKENS_PER_EVENT, impossible_figures
 from llm_dyno.core.bench.suite import MAX_COUNTS, SuiteError, suite_from_yaml
 from llm_dyno.core.jsontext import MAX_DEPTH, OutsideJSONError, loads_outside
 from llm_dyno.core.runtime.lines import MAX_LINE_CHARS, LineSplitter
 from llm_dyno.core.runtime.model_files import read_shape, read_weights
 from llm_dyno.core.runtime.ownership import LABEL_PROOF, launched_here, sign_labels
+from llm_dyno.core.telemetry.metrics import MetricsError, MetricsSnapshot, parse_metrics
 from llm_dyno.core.textsafe import csv_cell
 
 _TMP = Path(tempfile.mkdtemp(prefix="llm-dyno-fuzz-trust-"))
@@ -274,6 +283,78 @@ def check_deep_json(data: bytes) -> None:
             stack.extend((v, level + 1) for v in item)
 
 
+# ---- metrics_values / usage_counts ----------------------------------------------------------------
+
+_COUNTER_NAMES = (
+    "vllm:generation_tokens_total",
+    "vllm:spec_decode_num_drafts_total",
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+    "vllm:num_requests_running",
+    "vllm:kv_cache_usage_perc",
+)
+_VALUES = st.one_of(
+    st.sampled_from(["+Inf", "-Inf", "NaN", "-1", "0", "1e308", "1e400", "-0.0"]),
+    st.integers(-(10**12), 10**12).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+
+
+@st.composite
+def _metrics_pair(draw: st.DrawFn) -> tuple[str, str]:
+    def text() -> str:
+        # two engines: their sum can overflow where each value alone is finite
+        lines = [f'{n}{{engine="{e}",model_name="m"}} {draw(_VALUES)}' for n in _COUNTER_NAMES for e in "01"]
+        pos = [
+            f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{position="{i}"}} {draw(_VALUES)}'
+            for i in range(2)
+        ]
+        return "\n".join(lines + pos) + "\n"
+
+    return text(), text()
+
+
+def _finite_snapshot(snap: MetricsSnapshot) -> None:
+    values = [v for v in snap.to_dict().values() if isinstance(v, float)]
+    values += list(snap.spec_accepted_per_pos.values())
+    if any(not (v == v and abs(v) != float("inf") and v >= 0) for v in values):
+        raise AssertionError(f"a snapshot holds a value that is no reading: {snap}")
+
+
+def check_metrics_values(pair: tuple[str, str]) -> None:
+    before, after = (parse_metrics(t, float(i)) for i, t in enumerate(pair))  # MetricsError: refused
+    _finite_snapshot(before)
+    _finite_snapshot(after)
+    delta = counter_delta(before, after)
+    for count in (delta.generation_tokens, delta.read_bytes):
+        if count is not None and count < 0:
+            raise AssertionError(f"a negative count was stored: {delta}")
+    if delta.acceptance is not None and not delta.acceptance.possible:
+        raise AssertionError(f"an acceptance from counts that cannot be true: {delta.acceptance}")
+
+
+@st.composite
+def _usage(draw: st.DrawFn) -> tuple[StreamOutcome, int]:
+    events = draw(st.integers(0, 50))
+    outcome = StreamOutcome(
+        ttft_s=0.1, wall_s=1.0, completion_tokens=draw(st.integers(0, 10_000_000)), prompt_tokens=None,
+        finish_reason="length", chunks=events, latency=None, content_chars=draw(st.integers(0, 5_000)),
+        reasoning_chars=draw(st.integers(0, 500)), saw_done=True,
+        event_times_s=tuple(0.01 * i for i in range(events)),
+    )  # fmt: skip
+    return outcome, draw(st.integers(1, 100_000))
+
+
+def check_usage_counts(case: tuple[StreamOutcome, int]) -> None:
+    outcome, max_tokens = case
+    if impossible_figures(outcome, max_tokens) is not None:
+        return  # marked: left out of every figure
+    text = outcome.content_chars + outcome.reasoning_chars
+    room = MAX_TOKENS_PER_CHAR * text + MAX_TOKENS_PER_EVENT * len(outcome.event_times_s)
+    if outcome.completion_tokens > max_tokens or outcome.completion_tokens > room:
+        raise AssertionError(f"an impossible count was let through: {outcome.completion_tokens}")
+
+
 def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
     """The targets to add to fuzz_parsers.TARGETS."""
     from benchmarks.fuzz_secret_args import TARGET as SECRET_ARGS  # as main imports fuzz_parsers
@@ -287,6 +368,8 @@ def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
         "suite_counts": (_suite, check_suite_counts, (SuiteError,)),
         "deep_json": (_deep_json, check_deep_json, (OutsideJSONError,)),
         "secret_args": SECRET_ARGS,  # issue 29 class 5: see benchmarks/fuzz_secret_args.py
+        "metrics_values": (_metrics_pair, check_metrics_values, (MetricsError,)),
+        "usage_counts": (_usage, check_usage_counts, ()),
     }
 
 

@@ -144,6 +144,11 @@ READ_NAMES = _wanted_names()  # every series name a scrape keeps
 _READER = SampleReader(READ_NAMES, prefix="vllm:")
 
 
+def _reading(value: float | None) -> float | None:
+    """``value``, or None where summing finite samples overflowed (two engines at 1e308)."""
+    return value if value is None or math.isfinite(value) else None
+
+
 def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
     """Read Prometheus exposition text into a snapshot (``_created`` series are ignored, and so are
     samples whose value is not a finite number >= 0: a counter at ``+Inf`` is no count)."""
@@ -182,16 +187,18 @@ def parse_metrics(text: str, taken_at: float | None = None) -> MetricsSnapshot:
             sums[name] = sums.get(name, 0.0) + value
 
     def first(names: tuple[str, ...]) -> float | None:
-        return next((sums[n] for n in names if n in sums), None)
+        found = next((sums[n] for n in names if n in sums), None)
+        return _reading(found)
 
     values: dict[str, float | None] = {name: first(names) for name, names in _COUNTERS.items()}
     values.update({name: first(names) for name, names in _SUMMED_GAUGES.items()})
     kv_values = next((kv[n] for n in _KV_USAGE if n in kv), None)
     pos_values = next((per_pos[n] for n in _PER_POS if n in per_pos), {})
+    pos_values = {i: v for i, v in pos_values.items() if math.isfinite(v)}
     return MetricsSnapshot(
         taken_at=time.monotonic() if taken_at is None else taken_at,
         spec_accepted_per_pos=_frozen(pos_values),
-        kv_cache_usage=sum(kv_values) / len(kv_values) if kv_values else None,
+        kv_cache_usage=_reading(sum(kv_values) / len(kv_values)) if kv_values else None,
         engines=len(engines) or (1 if sums else 0),
         model_names=tuple(sorted(models)),
         **values,
