@@ -274,3 +274,18 @@ def test_the_fakes_record_what_they_get(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="pwned_x"):
         _run_pasted(tmp_path, "touch pwned_x; vllm serve m\n", ["vllm"])
     assert os.path.exists(tmp_path / "record" / "vllm.json")
+
+
+def test_env_file_name_with_a_leading_dash_is_refused_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "compose.yml").write_text(
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n"
+        '    command: ["--model", "facebook/opt-125m"]\n    env_file: vars.env\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "vars.env").write_text("OK=1\n--split-string=sh -c 'touch pwned'\n", encoding="utf-8")
+    out = cli(tmp_path / "home", "profile", "import", str(tmp_path / "compose.yml"), "--dry-run")
+    _refused(out, f"{tmp_path / 'vars.env'}:2", "'-")
+    (tmp_path / "vars.env").write_text("OK=1\nA.B=-S\n", encoding="utf-8")
+    out = cli(tmp_path / "home", "profile", "import", str(tmp_path / "compose.yml"), "--dry-run")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert yaml.safe_load(out.stdout)["env"] == {"OK": "1", "A.B": "-S"}

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.model import env_name_problem
 from llm_dyno.core.secrets import escape_literal
 
 if TYPE_CHECKING:
@@ -169,6 +170,10 @@ def parse_env_text(
         if not _KEY_RE.fullmatch(key):
             raise ImportFormatError(
                 f"line {line} is not a KEY=VALUE line", where=where, hint="write NAME=value (one a line)"
+            )
+        if key.startswith("-"):  # an env_file's names reach env(1) and docker in every export
+            raise ImportFormatError(
+                f"{env_name_problem(key)}", where=where, hint="rename or remove the variable"
             )
         if not eq:
             if key in environ:  # a bare KEY: the environment's value (left out when unset)
