@@ -95,7 +95,7 @@ def _typed_file() -> Path:
 
 
 def remembered_typed(profile_name: str) -> Measured | None:
-    """The narrative / code TPS last typed for a profile in the Diagnostics view (None: none)."""
+    """The TPS, acceptance and power cap last typed for a profile in the Diagnostics view (None: none)."""
     try:
         data = json.loads(_typed_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -106,11 +106,19 @@ def remembered_typed(profile_name: str) -> Measured | None:
     narr, code = entry.get("narrative_tps"), entry.get("code_tps")
     narr = float(narr) if isinstance(narr, int | float) and narr > 0 else None
     code = float(code) if isinstance(code, int | float) and code > 0 else None
-    return Measured(narr, code) if narr is not None or code is not None else None
+    cap = entry.get("power_cap_w")
+    cap = float(cap) if isinstance(cap, int | float) and 0 < cap <= 2000 else None
+    raw = entry.get("acceptance_per_position")
+    rates: tuple[float, ...] = ()
+    if isinstance(raw, list) and all(isinstance(r, int | float) and 0 <= r <= 1 for r in raw):
+        rates = tuple(float(r) for r in raw)
+    if narr is None and code is None and cap is None and not rates:
+        return None
+    return Measured(narr, code, rates, None, "typed", power_cap_w=cap)
 
 
 def remember_typed(profile_name: str, typed: Measured | None) -> None:
-    """Remember (or forget, with None) the TPS typed for a profile."""
+    """Remember (or forget, with None) the numbers typed for a profile."""
     try:
         data = json.loads(_typed_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -120,7 +128,12 @@ def remember_typed(profile_name: str, typed: Measured | None) -> None:
     if typed is None:
         data.pop(profile_name, None)
     else:
-        data[profile_name] = {"narrative_tps": typed.narrative_tps, "code_tps": typed.code_tps}
+        data[profile_name] = {
+            "narrative_tps": typed.narrative_tps,
+            "code_tps": typed.code_tps,
+            "acceptance_per_position": list(typed.acceptance_per_position),
+            "power_cap_w": typed.power_cap_w,
+        }
     atomic_write_text(_typed_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

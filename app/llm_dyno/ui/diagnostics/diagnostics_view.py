@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -29,7 +30,7 @@ from llm_dyno.core.diagnose.gather import (
     remembered_reference,
     remembered_typed,
 )
-from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
@@ -109,8 +110,24 @@ class DiagnosticsView(QWidget):
         src.addWidget(QLabel("code"))
         self.code_box = TpsBox()
         src.addWidget(self.code_box)
-        for box in (self.narr_box, self.code_box):  # typed numbers are kept per profile
+        src.addWidget(QLabel("acceptance per position"))
+        self.acceptance_edit = QLineEdit()  # a post's own figures: "93,86.6,73.9" (percent or fractions)
+        self.acceptance_edit.setPlaceholderText("auto, or 93,86.6,73.9")
+        self.acceptance_edit.setToolTip(
+            "Your per-position acceptance rates, one per draft position, in percent or as fractions; "
+            "empty: from the benchmark, /metrics or the log"
+        )
+        self.acceptance_edit.setFixedWidth(150)
+        src.addWidget(self.acceptance_edit)
+        src.addWidget(QLabel("power cap W"))
+        self.power_box = TpsBox()  # 0: "auto" (the profile's cap or the GPU's)
+        self.power_box.setDecimals(0)
+        self.power_box.setRange(0, 2000)
+        self.power_box.setToolTip("The power cap your numbers were measured at; “auto” takes the profile's")
+        src.addWidget(self.power_box)
+        for box in (self.narr_box, self.code_box, self.power_box):  # typed numbers are kept per profile
             box.editingFinished.connect(self._typed_changed)
+        self.acceptance_edit.editingFinished.connect(self._typed_changed)
         layout.addLayout(src)
 
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -183,14 +200,17 @@ class DiagnosticsView(QWidget):
 
     def _load_typed(self, profile_name: str) -> None:
         typed = remembered_typed(profile_name)
-        if typed is None and (self.narr_box.value() or self.code_box.value()):
+        if typed is None and self._typed() is not None:
             self._typed_changed()  # numbers typed before a profile was chosen stay with this one
             return
         for box, value in ((self.narr_box, typed.narrative_tps if typed else None),
-                           (self.code_box, typed.code_tps if typed else None)):  # fmt: skip
+                           (self.code_box, typed.code_tps if typed else None),
+                           (self.power_box, typed.power_cap_w if typed else None)):  # fmt: skip
             box.blockSignals(True)
             box.setValue(value or 0.0)
             box.blockSignals(False)
+        rates = typed.acceptance_per_position if typed else ()
+        self.acceptance_edit.setText(",".join(f"{r * 100:g}" for r in rates))
 
     def _typed_changed(self) -> None:
         if self.profile is None:
@@ -256,9 +276,28 @@ class DiagnosticsView(QWidget):
         if name:
             self.set_reference_log(Path(name))
 
+    def typed_acceptance(self) -> tuple[float, ...]:
+        """The typed per-position rates as fractions; () when empty or not readable (the box says why)."""
+        text = self.acceptance_edit.text().strip()
+        if not text:
+            self.acceptance_edit.setStyleSheet("")
+            return ()
+        try:
+            rates = parse_acceptance(text)
+        except ValueError as exc:
+            self.acceptance_edit.setStyleSheet("border: 1px solid #d9534f;")
+            self.acceptance_edit.setToolTip(f"not used: {exc}")
+            return ()
+        self.acceptance_edit.setStyleSheet("")
+        return rates
+
     def _typed(self) -> Measured | None:
         narr, code = self.narr_box.value() or None, self.code_box.value() or None
-        return Measured(narr, code) if narr is not None or code is not None else None
+        cap = self.power_box.value() or None
+        rates = self.typed_acceptance()
+        if narr is None and code is None and cap is None and not rates:
+            return None
+        return Measured(narr, code, rates, None, "typed", power_cap_w=cap)
 
     # ---- diagnosing ----------------------------------------------------------------------------
     def refresh(self) -> None:
