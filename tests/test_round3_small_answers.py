@@ -184,3 +184,18 @@ def test_a_model_name_that_is_not_utf8_ends_the_run_with_a_message(tmp_path: Pat
     err = ran.stderr.decode("utf-8", "replace")  # the name is echoed as given: not UTF-8 either
     assert ran.returncode == 1 and "Traceback" not in err, err
     assert "the request cannot be sent: its text is not valid UTF-8 near" in err
+
+
+@pytest.mark.parametrize("path", ["/containers/json", "/info"])
+def test_status_names_an_engine_answer_nested_20000_deep(path: str, tmp_path: Path) -> None:
+    from tests.support.deep_engine import DeepEngine
+
+    with DeepEngine(path) as engine:
+        env = {**os.environ, "LLM_DYNO_HOME": str(tmp_path), "NO_COLOR": "1", "DOCKER_HOST": engine.url}
+        env.pop("DOCKER_CONTEXT", None)
+        env.pop("DOCKER_TLS_VERIFY", None)
+        ran = subprocess.run(
+            [sys.executable, "-m", "llm_dyno", "status"], env=env, capture_output=True, text=True, timeout=90
+        )
+    assert "Traceback" not in ran.stderr and "RecursionError" not in ran.stderr, ran.stderr
+    assert f"the Docker engine's /v1.43{path}: the JSON is nested more than 100 levels deep" in ran.stderr

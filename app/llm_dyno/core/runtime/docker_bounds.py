@@ -27,6 +27,7 @@ import urllib3.connectionpool
 from docker.api.client import APIClient
 
 from llm_dyno.core.httpbounds import MIB, SocketLedger, Watchdog, size_text
+from llm_dyno.core.jsontext import MAX_DEPTH, OutsideJSONError, loads_outside
 
 # A /containers/json of a few hundred containers, an inspect with the profile snapshot label: a few
 # MiB at most. Anything past this is no engine's answer.
@@ -37,8 +38,8 @@ _CHUNK = 64 * 1024
 
 
 class EngineAnswerRefused(docker.errors.DockerException):  # type: ignore[misc]
-    """An engine's answer broke a bound (``kind``: ``"size"`` or ``"deadline"``); a DockerException,
-    so every caller that handles the engine's failures handles this one."""
+    """An engine's answer broke a bound (``kind``: ``"size"``, ``"deadline"`` or ``"depth"``); a
+    DockerException, so every caller that handles the engine's failures handles this one."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)
@@ -166,7 +167,20 @@ def _bounded_send(self: APIClient, request: requests.PreparedRequest, **kwargs: 
     response._content = b"".join(parts)
     response._content_consumed = True  # type: ignore[attr-defined]
     response.raw.release_conn()
+    _refuse_deep(response._content, where)
     return response
+
+
+def _refuse_deep(content: bytes, where: str) -> None:
+    """A JSON answer nested past :data:`MAX_DEPTH` (a few KB can hold 20,000 levels) is refused here,
+    before docker-py's ``json.loads`` meets it with a RecursionError."""
+    if content.count(b"[") + content.count(b"{") <= MAX_DEPTH or content.lstrip()[:1] not in (b"[", b"{"):
+        return
+    try:
+        loads_outside(content, where)
+    except OutsideJSONError as exc:
+        if exc.kind == "depth":
+            raise EngineAnswerRefused(exc.message, kind="depth") from None
 
 
 def install() -> None:
