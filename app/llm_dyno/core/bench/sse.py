@@ -28,7 +28,7 @@ class SSEDataParser:
     """The benchmark client's parser: bytes in, each event's ``data`` as bytes out.
 
     The WHATWG event-stream line and event rules, but no text decoding and no event objects: the
-    client only needs the data of each event and hands it to ``json.loads`` (which takes UTF-8 bytes),
+    client only needs the data of each event and hands it to ``loads_outside`` (UTF-8 bytes in),
     and a chunk of a streamed completion then costs a split and a few comparisons. Event names, ids and
     retry times are ignored (an OpenAI-compatible stream uses none of them).
     """
