@@ -57,6 +57,7 @@ def test_host_network_and_host_mounts_are_named_at_import_and_plan(tmp_path: Pat
     assert f"{compose}:9, field 'services.vllm.volumes[1]': volume '/:/host:ro' {HANDS}" in said, said
     assert "Windows path" not in said  # "/" is no drive letter
     assert "models" not in said  # an ordinary folder says nothing
+    assert "the server is reachable from the network (0.0.0.0:8000) without an API key" in said
 
     text, warnings = _plan(home, "vllm")
     assert "loopback only" not in text, text
@@ -128,3 +129,17 @@ def test_host_network_with_a_loopback_host_is_loopback(tmp_path: Path) -> None:
     text, warnings = _plan(home, "p")
     assert "# listens on 127.0.0.1:8000 (the host's network, no port published: loopback only" in text, text
     assert not any("without an API key" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(
+    ("publish", "bind"),
+    [("0.0.0.0:8000:8000", "loopback"), ("[::]:8000:8000", "loopback"), ("8000:8000", "file")],
+)
+def test_a_port_open_to_the_network_is_named_at_import(publish: str, bind: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    line = tmp_path / "run.sh"
+    line.write_text(f"docker run --gpus all -p {publish} vllm/vllm-openai:v0.6.0 --model m\n")
+    done = cli(home, "profile", "import", "--bind", bind, str(line))
+    assert done.returncode == 0, done.stderr
+    said = f"{line}:1, field '--publish': the server is reachable from the network (0.0.0.0:8000) without"
+    assert said in done.stderr, done.stderr

@@ -333,6 +333,16 @@ def _port_warnings(profile: Profile, warnings: list[str]) -> None:
         )
 
 
+def _open_warning(profile: Profile, draft: Draft) -> None:
+    """What plan will say of a server reachable from the network without a key (ports on 0.0.0.0 or
+    ::, docker.bind: file, --host 0.0.0.0, the host's network), said at import too, at the ports."""
+    from llm_dyno.core.runtime.exposure import exposure_of  # the runtime builds on the profiles
+
+    said = exposure_of(profile).open_warning
+    if said is not None:
+        draft.warnings.append(f"{draft.loc('docker.ports' if profile.docker else 'command')}: {said}")
+
+
 def build_result(
     draft: Draft,
     *,
@@ -444,6 +454,7 @@ def build_result(
     require_reload(profile, draft.loc)
     if not restored:  # our own export already showed the loopback bind
         _port_warnings(profile, draft.warnings)
+        _open_warning(profile, draft)
     return ImportResult(profile, tuple(dict.fromkeys(draft.warnings)), draft.kind, draft.service)
 
 

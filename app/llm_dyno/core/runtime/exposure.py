@@ -65,16 +65,23 @@ class Exposure:
         return f"listens on {where} ({scope}); {key}"
 
     @property
+    def open_warning(self) -> str | None:
+        """The warning for a server reachable from the network without a key (None: it is not)."""
+        if not self.network or self.has_key:
+            return None
+        return (
+            f"the server is reachable from the network ({', '.join(self.binds)}) without an API key: "
+            "anyone who can reach it can use the model; set --api-key ${VLLM_API_KEY} or bind 127.0.0.1"
+        )
+
+    @property
     def warnings(self) -> tuple[PlanWarning, ...]:
         """What the user must know before launching: an open server without a key, narrowed ports."""
         out: list[str] = []
         if self.network_mode == "host":
             out.append(host_network_warning(self.ignored_ports))
-        if self.network and not self.has_key:
-            out.append(
-                f"the server is reachable from the network ({', '.join(self.binds)}) without an API key: "
-                "anyone who can reach it can use the model; set --api-key ${VLLM_API_KEY} or bind 127.0.0.1"
-            )
+        if self.open_warning is not None:
+            out.append(self.open_warning)
         for mapping in self.narrowed:
             out.append(
                 f"port {mapping!r} is published on 127.0.0.1 only (Docker Compose would publish it on every "
