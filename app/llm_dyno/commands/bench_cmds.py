@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.commands.common import print_json, store
+from llm_dyno.commands.common import gpu_index, print_json, report_unsaved, store
 from llm_dyno.commands.load_cmds import (
     add_load_args,
     cmd_load,
@@ -44,7 +44,9 @@ def register(sub: Any) -> None:
     b.add_argument(
         "--api-key-env", metavar="VAR", help="with --url: environment variable holding the API key"
     )
-    b.add_argument("--gpu", type=int, metavar="N", help="with --url: this machine's GPU the server runs on")
+    b.add_argument(
+        "--gpu", type=gpu_index, metavar="N", help="with --url: this machine's GPU the server runs on"
+    )
     _suite_args(b)
     _thermal_arg(b)
     b.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
@@ -86,7 +88,7 @@ def register(sub: Any) -> None:
     s = sub.add_parser("sweep", help="benchmark a profile's server at several GPU power caps")
     s.add_argument("name", help="profile whose running server to benchmark")
     s.add_argument("--caps", required=True, help="comma-separated caps in watts, e.g. 230,260,290,330")
-    s.add_argument("--gpu", type=int, help="GPU index whose limit to set (default: the profile's GPUs)")
+    s.add_argument("--gpu", type=gpu_index, help="GPU index whose limit to set (default: the profile's GPUs)")
     s.add_argument("--suite", default="quick", help="suite name or file (default: quick)")
     _thermal_arg(s)
     s.set_defaults(handler=cmd_sweep)
@@ -207,8 +209,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(roofline_summary(result))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
+    if outcome.unsaved is not None:
+        report_unsaved(outcome.unsaved, result.to_json(), "bench", args.json)
     if result.error:
         print(f"error: {result.error}", file=sys.stderr)
+        return 1
+    if outcome.unsaved is not None:
         return 1
     return 130 if result.cancelled else 0
 

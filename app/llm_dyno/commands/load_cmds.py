@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from llm_dyno.commands.common import report_unsaved
 from llm_dyno.core.bench.load import (
     LoadResult,
     Slo,
@@ -112,8 +113,11 @@ def cmd_load(args: argparse.Namespace, target: Profile | Endpoint, suite: Suite)
         print("\n".join(level_table(result)))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
-    if result.error:
-        print(f"error: {result.error}", file=sys.stderr)
+    if outcome.unsaved is not None:
+        report_unsaved(outcome.unsaved, result.to_json(), "load", args.json)
+    if result.error or outcome.unsaved is not None:
+        if result.error:
+            print(f"error: {result.error}", file=sys.stderr)
         return 1
     return 130 if result.cancelled else 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import queue
 import sys
@@ -10,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from llm_dyno.commands.common import print_json, store
+from llm_dyno.commands.common import gpu_index, print_json, store, warn
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.gpus import gpu_sampler
@@ -21,6 +22,7 @@ from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, rememb
 from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.power import read_power_limit
+from llm_dyno.core.textsafe import whole_lines
 
 
 def register(sub: Any) -> None:
@@ -38,7 +40,7 @@ def register(sub: Any) -> None:
     w.add_argument("--count", type=int, metavar="N", help="stop after N lines")
     w.add_argument(
         "--gpu",
-        type=int,
+        type=gpu_index,
         metavar="N",
         help="with --url: this machine's GPU the server runs on (read each line)",
     )
@@ -47,15 +49,15 @@ def register(sub: Any) -> None:
     p = sub.add_parser("power", help="GPU power limits (NVML)")
     psub = p.add_subparsers(dest="power_command", metavar="ACTION", required=True)
     show = psub.add_parser("show", help="power, limits and state of the GPUs")
-    show.add_argument("--gpu", type=int, metavar="N")
+    show.add_argument("--gpu", type=gpu_index, metavar="N")
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=_power_show)
     st = psub.add_parser("set", help="set a power limit (needs root or the privileged helper)")
     st.add_argument("watts", type=float)
-    st.add_argument("--gpu", type=int, default=0, metavar="N")
+    st.add_argument("--gpu", type=gpu_index, default=0, metavar="N")
     st.set_defaults(handler=_power_set)
     rs = psub.add_parser("reset", help="restore the limit in force before the first change")
-    rs.add_argument("--gpu", type=int, default=0, metavar="N")
+    rs.add_argument("--gpu", type=gpu_index, default=0, metavar="N")
     rs.set_defaults(handler=_power_reset)
 
 
@@ -110,15 +112,18 @@ def _watch(args: argparse.Namespace) -> int:
         known = {s.url.rstrip("/"): s for s in load_attached()}
         previous = known.get(url.rstrip("/"))
         key_env = key_env or (previous.api_key_env if previous else None)
-        remember_attached(
-            AttachedServer(
-                url=url,
-                api_key_env=key_env,
-                container=previous.container if previous else None,
-                gpu_index=previous.gpu_index if previous else None,
-                gpu_via_container=previous.gpu_via_container if previous else False,
+        try:
+            remember_attached(
+                AttachedServer(
+                    url=url,
+                    api_key_env=key_env,
+                    container=previous.container if previous else None,
+                    gpu_index=previous.gpu_index if previous else None,
+                    gpu_via_container=previous.gpu_via_container if previous else False,
+                )
             )
-        )
+        except OSError as exc:  # a read-only data folder: watching needs nothing stored
+            warn(f"the URL is not remembered for the window: {exc}")
         spec = prepare_watch(url_endpoint(url, "", api_key_env=key_env), gpu=args.gpu)
     else:
         if key_env or args.gpu is not None:
@@ -145,7 +150,8 @@ def _watch(args: argparse.Namespace) -> int:
                 line = json.dumps(sample.to_dict() | _gpu_json(gpus))
             else:
                 line = format_sample(sample) + (f"  {format_gpu(gpus)}" if gpus is not None else "")
-            print(line, flush=True)
+            with whole_lines() if args.json else contextlib.nullcontext():  # JSON lines stay whole
+                print(line, flush=True)
             printed += 1
             answered += sample.reachable
             last_error = sample.error or last_error

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.bench_cmds import printer_for
-from llm_dyno.commands.common import store
+from llm_dyno.commands.common import gpu_index, store
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.endpoint import url_endpoint
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
     t.add_argument("--url", help="a running server's URL (GPU knobs only)")
     t.add_argument("--model", help="with --url: the model name to request")
     t.add_argument("--api-key-env", help="with --url: the environment variable holding its API key")
-    t.add_argument("--gpu", type=int, help="with --url: this machine's GPU the server runs on")
+    t.add_argument("--gpu", type=gpu_index, help="with --url: this machine's GPU the server runs on")
     t.add_argument("--json", metavar="FILE", help="write the record and the analysis as JSON")
     t.add_argument("--csv", metavar="FILE", help="write a row per trial as CSV")
     t.add_argument("--apply", action="store_true", help="save the recommendation as a new profile NAME-tuned")

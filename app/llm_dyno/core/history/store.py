@@ -15,10 +15,14 @@ from typing import Any
 from llm_dyno.core.atomic import link_refused
 from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
-from llm_dyno.core.history.schema import HistoryError, migrate
+from llm_dyno.core.history.schema import SCHEMA_VERSION, HistoryError, migrate, user_version
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.records import fields_dict
 from llm_dyno.core.secrets import strip_credentials
+
+BUSY_TIMEOUT_S = 5.0  # how long a statement waits for another process's lock before it is refused
+# what SQLite says when the file or its folder cannot be written (a read-only mount, a locked-down folder)
+_CANNOT_WRITE = ("readonly", "read-only", "unable to open database file", "attempt to write")
 
 
 def default_path() -> Path:
@@ -93,15 +97,74 @@ class HistoryStore:
         self._copied: Path | None = None
         if path is None and self.path.is_symlink():  # the app's own file: never written through a link
             raise HistoryError(str(link_refused(self.path).strerror))
+        self.read_only: str | None = None  # why it was opened for reading only (None: read-write)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise HistoryError(f"cannot create the folder of {self.path}: {exc.strerror}") from None
+            raise HistoryError(
+                f"cannot create the folder of the history database {self.path}: {exc.strerror}",
+                hint="point LLM_DYNO_HOME (or the Data folder setting) at a folder that can be written",
+            ) from None
         with self._guard("opening"):
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            migrate(self._conn, self.path)
+            try:
+                self._conn = self._open_read_write()
+            except sqlite3.OperationalError as exc:
+                if not self.path.is_file() or not any(m in str(exc) for m in _CANNOT_WRITE):
+                    raise
+                self._conn = self._open_read_only(str(exc))
+
+    def _open_read_write(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            migrate(conn, self.path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open_read_only(self, why: str) -> sqlite3.Connection:
+        """The file opened for reading only, when it (or its folder) cannot be written: what it holds can
+        still be listed and shown. A WAL database whose folder is read-only opens as immutable."""
+        self.read_only = why
+        last: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            conn = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?{mode}",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                version = user_version(conn)
+            except sqlite3.Error as exc:
+                conn.close()
+                last = exc
+                continue
+            if version != SCHEMA_VERSION:
+                conn.close()
+                raise HistoryError(
+                    f"the history database {self.path} is schema v{version} and cannot be brought to "
+                    f"v{SCHEMA_VERSION}: it cannot be written ({why})",
+                    hint="make the file and its folder writable, or copy it somewhere writable",
+                )
+            return conn
+        raise last or sqlite3.OperationalError("unable to open database file")
+
+    def _writable(self) -> None:
+        if self.read_only is not None:
+            raise self._read_only_error(self.read_only)
+
+    def _read_only_error(self, why: str) -> HistoryError:
+        return HistoryError(
+            f"the history database {self.path} cannot be written: it or its folder is read-only ({why}); "
+            "what it holds can still be listed and shown",
+            hint="make the data folder writable (or point LLM_DYNO_HOME elsewhere) to store results",
+        )
 
     @contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
@@ -122,6 +185,8 @@ class HistoryStore:
                 f"no space left on the device of {self.path.parent} while {doing} {self.path.name}",
                 hint="free some space; the results stored so far are kept",
             )
+        if "readonly" in text or "read-only" in text:
+            return self._read_only_error(text)
         if "locked" in text or "busy" in text:
             return HistoryError(
                 f"the history database {self.path} is busy ({text})",
@@ -206,6 +271,7 @@ class HistoryStore:
     def check_writable(self) -> None:
         """Fail now (:class:`HistoryError`) when results could not be stored: before a benchmark's
         first request rather than after its last run."""
+        self._writable()
         try:
             self._conn.execute("BEGIN IMMEDIATE")  # takes the write lock, as an INSERT would
             self._conn.execute("ROLLBACK")
@@ -213,6 +279,7 @@ class HistoryStore:
             raise HistoryError(f"cannot write to the history database {self.path}: {exc}") from exc
 
     def _tx(self) -> _Transaction:
+        self._writable()
         return _Transaction(self._conn)
 
     def list(
@@ -369,7 +436,7 @@ class _Transaction:
         self._conn = conn
 
     def __enter__(self) -> None:
-        self._conn.execute("BEGIN")
+        self._conn.execute("BEGIN IMMEDIATE")  # the write lock first: all of the result, or none of it
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -65,7 +65,8 @@ class BenchOutcome:
     """The finished (or cancelled / failed) result and where it was stored."""
 
     result: BenchResult
-    result_id: int | None
+    result_id: int | None  # set only when that row holds the whole result
+    unsaved: str | None = None  # what failed when the result is not stored whole (RunByRun.unsaved)
 
 
 def check_suite(suite: Suite, profile: Profile | None) -> list[str]:
@@ -195,7 +196,7 @@ def run_bench(spec: BenchSpec, emit: Emit, cancel: threading.Event | None = None
     finally:
         if history is not None:
             history.close()
-    return BenchOutcome(result, by_run.result_id)
+    return BenchOutcome(result, by_run.saved_id, by_run.unsaved(len(result.all_runs())))
 
 
 def _with_gpu_context(result: BenchResult, spec: BenchSpec, recording: _Recording | None) -> BenchResult:

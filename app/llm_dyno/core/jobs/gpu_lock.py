@@ -14,11 +14,26 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jobs.gpus import MAX_GPU_INDEX
 from llm_dyno.core.paths import data_dir
+from llm_dyno.core.telemetry.nvml import nvml
 
 
 class GpuBusy(DynoError):
     """Another job is changing the GPU."""
+
+
+def check_gpus_exist(gpus: Sequence[int]) -> None:
+    """:class:`DynoError` for an index that is no GPU of this machine (beyond what NVML counts, or
+    beyond :data:`MAX_GPU_INDEX` when NVML cannot count): a lock file is made only for a real GPU."""
+    count = nvml().device_count() if nvml().available() is None else None
+    for gpu in gpus:
+        if not 0 <= gpu <= MAX_GPU_INDEX or (count is not None and gpu >= count):
+            if count is None:
+                where = f"GPU indices go from 0 to {MAX_GPU_INDEX}"
+            else:
+                where = f"this machine has {count} (indices 0..{count - 1})" if count else "NVML sees no GPU"
+            raise DynoError(f"no GPU {gpu}: {where}", hint="`llm-dyno power show` lists this machine's GPUs")
 
 
 def _lock_file(gpu: int) -> Path:
@@ -38,6 +53,7 @@ def _holder(path: Path) -> str:
 def gpu_locks(gpus: Sequence[int], holder: str) -> Iterator[None]:
     """Hold the locks of ``gpus`` (this machine's indices) for ``holder`` (e.g. "sweep of cpu-demo");
     :class:`GpuBusy` naming the holder when one is taken."""
+    check_gpus_exist(gpus)
     fds: list[int] = []
     try:
         for gpu in sorted(set(gpus)):

@@ -9,10 +9,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llm_dyno.core.bench.gpu import GpuReader
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_source import NO_GPU_REASON, GpuSource, plan_gpu_source
 from llm_dyno.core.telemetry.gpu_reader import LocalGpuReader, sample_reading
 from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler
+
+MAX_GPU_INDEX = 255  # no machine has more GPUs; a larger index is a typo or an attack (gpu-<301 digits>.lock)
+
+
+def parse_gpu_index(text: str, flag: str = "--gpu") -> int:
+    """A GPU index given by the user (``--gpu N``): a whole number 0..:data:`MAX_GPU_INDEX`;
+    :class:`DynoError` naming ``flag`` and what it got (shortened) otherwise."""
+    shown = text if len(text) <= 20 else f"{text[:20]}… ({len(text)} characters)"
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 3 or int(value) > MAX_GPU_INDEX:
+        raise DynoError(
+            f"{flag} {shown}: a GPU index is a whole number from 0 to {MAX_GPU_INDEX}",
+            hint="`llm-dyno power show` lists this machine's GPUs",
+        )
+    return int(value)
 
 
 @dataclass(frozen=True)

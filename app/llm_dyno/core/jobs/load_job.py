@@ -40,7 +40,8 @@ class LoadOutcome:
     """The finished (or cancelled / failed) load result and where it was stored."""
 
     result: LoadResult
-    result_id: int | None
+    result_id: int | None  # set only when that row holds the whole result
+    unsaved: str | None = None  # what failed when the result is not stored whole (RunByRun.unsaved)
 
 
 def prepare_load(
@@ -106,4 +107,4 @@ def run_load(spec: LoadSpec, emit: Emit, cancel: threading.Event | None = None) 
     finally:
         if history is not None:
             history.close()
-    return LoadOutcome(result, store.result_id)
+    return LoadOutcome(result, store.saved_id, store.unsaved(len(result.levels), "levels"))

@@ -130,16 +130,48 @@ def _previous_file() -> Path:
     return data_dir() / "power" / "previous.json"
 
 
+_PREVIOUS_MAX_BYTES = 64 * 1024  # a limit for each of a few GPUs fits in a few hundred bytes
+
+
 def remembered_limits() -> dict[str, Any]:
-    """What ``previous.json`` holds: ``{"<gpu>": {"watts": W, "uuid": …}}`` (empty when none)."""
+    """What ``previous.json`` holds: ``{"<gpu>": {"watts": W, "uuid": …}}`` (empty when none).
+    :class:`PowerLimitError` naming the file and the entry when it does not read (garbage, too large,
+    nested too deep, an entry of the wrong type): nothing is changed on the strength of a damaged file."""
     path = _previous_file()
+    damaged = f"{path}: the remembered power limits are damaged"
+    hint = f"delete {path} (`power reset` then restores each GPU's default limit)"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as fh:
+            raw = fh.read(_PREVIOUS_MAX_BYTES + 1)
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
-        raise PowerLimitError(f"{path}: cannot read the remembered power limits: {exc}") from exc
-    return data if isinstance(data, dict) else {}
+    except OSError as exc:
+        raise PowerLimitError(f"{path}: cannot read the remembered power limits: {exc.strerror}") from None
+    if len(raw) > _PREVIOUS_MAX_BYTES:
+        raise PowerLimitError(f"{damaged}: larger than {_PREVIOUS_MAX_BYTES} bytes", hint=hint)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # RecursionError: [[[[…]]]] nested too deep
+        raise PowerLimitError(
+            f"{damaged}: not JSON ({type(exc).__name__}: {str(exc)[:80]})", hint=hint
+        ) from None
+    if not isinstance(data, dict):
+        raise PowerLimitError(f"{damaged}: not an object of GPU entries", hint=hint)
+    for gpu, entry in data.items():
+        watts = entry.get("watts") if isinstance(entry, dict) else None
+        ok = (
+            gpu.isascii()
+            and gpu.isdigit()
+            and isinstance(watts, int | float)
+            and not isinstance(watts, bool)
+            and 0 < watts < 100_000
+            and isinstance(entry.get("uuid"), str | None)
+        )
+        if not ok:
+            raise PowerLimitError(
+                f'{damaged}: entry "{gpu[:20]}" is not {{"watts": W, "uuid": "…"}} for a GPU index', hint=hint
+            )
+    return data
 
 
 def _remember(limit: PowerLimit) -> None:
