@@ -79,3 +79,10 @@ def test_bad_typed_inputs_are_refused_naming_the_option(
     done = cli(home, "diagnose", "qwen36-27b-mtp", "--tps", "43", "54", option, value)
     assert done.returncode == 2
     assert option in done.stderr and says in done.stderr
+
+
+def test_the_profiles_patch_scripts_are_a_boot_fact_without_a_log(home: Path) -> None:
+    facts = {r["fact"]: r for r in _json(home, *POST)["boot_log"]}
+    patches = facts["start-script patches"]
+    assert patches["yours"].startswith("runs patch_genesis_unified.py, patch_tolist_cudagraph.py before")
+    assert patches["yours_where"] == "profile entrypoint"

@@ -9,12 +9,14 @@ rest is reported as unknown, with how to get it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, LaunchLog
 from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logformats import BootFactKind, parse_boot_facts
 
 # The facts, in the order a table shows them among equals.
@@ -192,7 +194,23 @@ def user_fingerprint(inp: DiagnosisInput) -> Fingerprint:
     if inp.profile is not None:
         e = inp.profile.engine()
         note_verify_batch(fp, e.max_num_seqs, e.num_speculative_tokens if e.speculative_config else None)
+        scripts = _start_scripts(inp.profile)
+        if PATCHES not in fp and scripts:
+            fp[PATCHES] = Fact(
+                f"runs {', '.join(scripts)} before vllm serve (how many applied: its log's first lines)",
+                "profile entrypoint",
+            )
     return fp
+
+
+_SCRIPT = re.compile(r"[\w./-]*patch[\w.-]*\.py", re.IGNORECASE)
+
+
+def _start_scripts(profile: Profile) -> list[str]:
+    """The patch scripts a container profile's entrypoint runs before the server (e.g. Genesis')."""
+    entry = profile.docker.entrypoint if profile.docker is not None else None
+    found = _SCRIPT.findall(" ".join(entry or ()))
+    return list(dict.fromkeys(name.rsplit("/", 1)[-1] for name in found))
 
 
 def reference_fingerprint(ref: Reference, log: LaunchLog | None = None) -> Fingerprint:
