@@ -10,6 +10,8 @@ non-finite sample is no reading, in ``bench`` and in ``watch``.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -23,11 +25,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PHYSICAL_TPS_BOUND = 1_000_000
 
 
-def _bench(server: LyingServer, home: Path) -> tuple[int, str, str, dict[str, object]]:
+def _bench(server: LyingServer, home: Path, *extra: str) -> tuple[int, str, str, dict[str, object]]:
     out = home / "result.json"
     ran = cli(
         home, "bench", "--url", server.url, "--model", "tiny", "--runs", "2", "--warmups", "0",
-        "--suite", "quick", "--json", str(out), "--no-thermal-wait",
+        "--suite", "quick", "--json", str(out), "--no-thermal-wait", *extra,
     )  # fmt: skip
     assert "Traceback" not in ran.stderr + ran.stdout, ran.stderr[-3000:]
     return ran.returncode, ran.stdout, ran.stderr, json.loads(out.read_text())
@@ -52,7 +54,7 @@ def _numbers(value: object) -> list[float]:
 
 def test_a_claimed_count_beyond_max_tokens_is_marked_and_left_out(tmp_path: Path) -> None:
     with LyingServer(claimed_tokens=9_999_999) as server:
-        code, out, err, result = _bench(server, tmp_path)
+        code, out, err, result = _bench(server, tmp_path, "--csv", str(tmp_path / "runs.csv"))
     runs = _runs(result)
     assert len(runs) == 4
     for run in runs:
@@ -72,6 +74,8 @@ def test_a_claimed_count_beyond_max_tokens_is_marked_and_left_out(tmp_path: Path
     assert "2 of 2 runs left out (impossible figures)" in out
     assert code == 1 and "impossible figures" in err
     assert "3.1e" not in out and not [n for n in _numbers(result["prompts"]) if n > 9_999_998]
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "runs.csv").read_text())))
+    assert len(rows) == 4 and all(r["counted"] == "0" and "impossible figures" in r["warnings"] for r in rows)
     # the stored result records it too
     shown = cli(tmp_path, "history", "show", "1", "--json")
     assert shown.returncode == 0, shown.stderr

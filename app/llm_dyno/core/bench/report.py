@@ -48,7 +48,7 @@ _SHORT = {"narrative": "narr"}
 
 def to_csv(result: BenchResult) -> str:
     """One row per run, warm-ups included (flagged); ``counted`` 0 marks a run left out of the headline
-    figures (a warm-up, or one that stopped early)."""
+    figures (a warm-up, one that stopped early or one whose figures cannot be true)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -58,7 +58,7 @@ def to_csv(result: BenchResult) -> str:
             r.prompt,
             r.index,
             int(r.warmup),
-            int(not r.warmup and not r.stopped_early),
+            int(not r.warmup and not r.left_out),
             r.ttft_s,
             r.wall_s,
             r.completion_tokens,

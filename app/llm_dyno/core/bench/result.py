@@ -212,6 +212,11 @@ class BenchRun:
         return next((w for w in self.warnings if w.startswith(IMPOSSIBLE)), None)
 
     @property
+    def left_out(self) -> bool:
+        """Kept out of the headline figures: it stopped early, or its figures cannot be true."""
+        return self.stopped_early or self.impossible is not None
+
+    @property
     def burst(self) -> bool:
         """The stream arrived in a burst: its decode TPS measured transport (kept out of decode figures).
 
@@ -332,13 +337,13 @@ class PromptResult:
     def counted(self) -> list[BenchRun]:
         """The measured runs the headline figures use (those that stopped early or whose figures
         cannot be true left out)."""
-        return [r for r in self.measured if not r.stopped_early and r.impossible is None]
+        return [r for r in self.measured if not r.left_out]
 
     @property
     def excluded(self) -> list[BenchRun]:
         """Measured runs kept out of the headline figures (stopped early: not comparable; impossible
         figures: not true)."""
-        return [r for r in self.measured if r.stopped_early or r.impossible is not None]
+        return [r for r in self.measured if r.left_out]
 
     @property
     def impossible(self) -> list[BenchRun]:

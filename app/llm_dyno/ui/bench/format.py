@@ -42,7 +42,7 @@ def run_cells(run: BenchRun) -> list[str]:
     return [
         run.prompt,
         str(run.index),
-        "yes" if run.warmup else "left out" if run.stopped_early else "",
+        "yes" if run.warmup else "left out" if run.left_out else "",
         num(run.ttft_s, 3),
         num(run.wall_s, 2),
         str(run.completion_tokens),

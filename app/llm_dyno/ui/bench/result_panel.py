@@ -76,7 +76,7 @@ class RunsTable(QTableWidget):
             item = QTableWidgetItem(text)
             if col in _NUMERIC:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if run.warmup or run.stopped_early:
+            if run.warmup or run.left_out:
                 item.setForeground(QColor(c.muted))
             if col == len(RUN_COLUMNS) - 1 and text:
                 item.setForeground(QColor(c.amber))
