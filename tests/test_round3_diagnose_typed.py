@@ -86,3 +86,10 @@ def test_the_profiles_patch_scripts_are_a_boot_fact_without_a_log(home: Path) ->
     patches = facts["start-script patches"]
     assert patches["yours"].startswith("runs patch_genesis_unified.py, patch_tolist_cudagraph.py before")
     assert patches["yours_where"] == "profile entrypoint"
+
+
+def test_advice_fits_a_gpu_user_and_a_reference_published_by_tag(home: Path) -> None:
+    findings = {f["id"]: f for f in _json(home, *POST)["findings"]}
+    image = findings["image-differs-from-reference"]["advice"]
+    assert "pinned by digest" not in image and "it publishes a tag, not a digest" in image
+    assert "vLLM for CPU" not in findings["synthetic-acceptance-ab"]["advice"]

@@ -210,8 +210,15 @@ def image_differs_from_reference(inp: DiagnosisInput) -> list[Finding]:
             Severity.HIGH if big else Severity.MEDIUM,
             Impact(basis="unknown: kernels, CUDA-graph support and defaults change between builds"),
             tuple(evidence),
-            "Run the reference's image (pinned by digest) before comparing anything else; compare the "
-            "launch logs of both for warnings that differ.",
+            (
+                "Run the reference's image (pinned by digest) before comparing anything else; "
+                if theirs and "@sha256:" in theirs
+                else f"Run the reference's image ({theirs}: it publishes a tag, not a digest, so note the "
+                "digest you pull) before comparing anything else; "
+                if theirs
+                else "Run the reference's build before comparing anything else; "
+            )
+            + "compare the launch logs of both for warnings that differ.",
             (ProfileChange(ChangeKind.SET_IMAGE, value=theirs),) if theirs and theirs != ours else (),
             "image",
         )

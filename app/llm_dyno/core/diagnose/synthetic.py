@@ -133,8 +133,14 @@ def synthetic_acceptance_ab(inp: DiagnosisInput) -> list[Finding]:
             Impact(basis=basis),
             evidence,
             "Apply to a copy, benchmark both (llm-dyno bench NAME; llm-dyno history compare A B): with the "
-            "copy's acceptance equal to the reference's, any gap left is time per pass. Greedy runs only on "
-            f"vLLM for CPU (its sampler misreads temperatures with spec decoding).{unknown}",
+            "copy's acceptance equal to the reference's, any gap left is time per pass."
+            # a CPU build's note only: it says nothing to a GPU user
+            + (
+                " On vLLM for CPU benchmark greedy: its sampler misreads temperatures with spec decoding."
+                if inp.on_cpu()
+                else ""
+            )
+            + unknown,
             (change,),
             "synthetic acceptance",
         )
