@@ -93,3 +93,7 @@ def test_advice_fits_a_gpu_user_and_a_reference_published_by_tag(home: Path) -> 
     image = findings["image-differs-from-reference"]["advice"]
     assert "pinned by digest" not in image and "it publishes a tag, not a digest" in image
     assert "vLLM for CPU" not in findings["synthetic-acceptance-ab"]["advice"]
+    # 43 at 330 W against the recipe's rows at 230 W is two differences at once: it says so
+    claim = findings["claim-above-published"]["advice"]
+    assert "your figures are at 330 W and the rows at 230 W: compare at the same cap" in claim
+    assert "not far off" not in claim

@@ -199,7 +199,16 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
             for p, _, _, hi, _ in gaps
             if (mine := getattr(m, f"{p}_tps")) is not None
         ]
-        if parts:
+        cap = inp.power_cap()
+        rows_cap = next((r.hardware.power_limit_w for r in rows if r.hardware.power_limit_w), None)
+        if parts and cap is not None and rows_cap is not None and abs(cap[0] - rows_cap) > 5:
+            # figures at another cap than the rows' compare two things at once
+            yours = (
+                f" Against the table: {'; '.join(parts)} — but your figures are at {cap[0]:g} W and the "
+                f"rows at {rows_cap:g} W: compare at the same cap (set {rows_cap:g} W, or a reference "
+                "measured at yours)."
+            )
+        elif parts:
             yours = f" Against the table your figures are not far off: {'; '.join(parts)}."
     cost = max(g[4] for g in gaps)
     return [
