@@ -56,11 +56,13 @@ def test_host_network_and_host_mounts_are_named_at_import_and_plan(tmp_path: Pat
     assert f"{compose}:8, field 'services.vllm.volumes[0]': volume '/var/run/docker.sock:" in said, said
     assert f"{compose}:9, field 'services.vllm.volumes[1]': volume '/:/host:ro' {HANDS}" in said, said
     assert "Windows path" not in said  # "/" is no drive letter
+    assert "have no address" not in said  # nothing is published under host networking
     assert "models" not in said  # an ordinary folder says nothing
     assert "the server is reachable from the network (0.0.0.0:8000) without an API key" in said
 
     text, warnings = _plan(home, "vllm")
     assert "loopback only" not in text, text
+    assert "published on 127.0.0.1 only" not in text, text
     assert "# listens on 0.0.0.0:8000 (the host's network, no port published: every interface" in text
     assert "without an API key" in text
     for plan_said in (text, "\n".join(warnings)):

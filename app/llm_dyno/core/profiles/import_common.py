@@ -325,7 +325,7 @@ def _port_warnings(profile: Profile, warnings: list[str]) -> None:
     if docker is None:
         return
     bare = [p for p in docker.ports if p.split("/")[0].count(":") < 2 and not p.startswith("[")]
-    if bare and docker.bind == "loopback":
+    if bare and docker.bind == "loopback" and docker.network != "host":  # host network: none published
         warnings.append(
             f"ports {', '.join(bare)} have no address: Docker Compose and docker run publish them on every "
             "interface; the profile publishes them on 127.0.0.1 only (docker.bind: loopback). "

@@ -114,7 +114,7 @@ def _ports(settings: DockerSettings, warnings: list[PlanWarning]) -> dict[str, A
             out[key] = [*(prev if isinstance(prev, list) else [prev]), binding]
         else:
             out[key] = binding
-    if bare:
+    if bare and settings.network != "host":  # host network: no port is published (exposure.py)
         warnings.append(
             PlanWarning(
                 WarningKind.EXPOSURE,
