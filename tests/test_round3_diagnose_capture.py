@@ -54,3 +54,12 @@ def test_a_verify_batch_above_the_captured_sizes_is_a_finding_with_the_change(
 def test_a_captured_verify_batch_is_no_finding(home: Path) -> None:
     data = _json(home, FOUNDING_LOG)  # captured 1,2,4,8: the batch of 4 is inside
     assert "verify-batch-not-captured" not in [f["id"] for f in data["findings"]]
+
+
+def test_the_backend_advice_knows_an_ampere_card(home: Path) -> None:
+    data = _json(home, FOUNDING_LOG)  # FlashInfer downgraded to PIECEWISE; the reference's RTX 3090
+    advice = next(f for f in data["findings"] if f["id"] == "cuda-graphs-downgraded")["advice"]
+    assert "RTX 3090 (SM 8.6; the reference's GPU, yours is not known)" in advice
+    assert "--attention-backend TRITON_ATTN with --kv-cache-dtype fp8_e5m2" in advice
+    assert "--attention-backend FLASH_ATTN with --kv-cache-dtype auto" in advice
+    assert "vllm PR #42569" in advice and "vllm #54992" in advice

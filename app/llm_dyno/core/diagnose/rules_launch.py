@@ -13,6 +13,7 @@ from llm_dyno.core.diagnose.evidence import (
     ProfileChange,
     Severity,
 )
+from llm_dyno.core.diagnose.gpu_arch import compute_capability
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.diff import DiffRow
@@ -49,10 +50,12 @@ def reference_gap(inp: DiagnosisInput) -> float | None:
 def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
     """vLLM warned that it lowered the CUDA-graph mode (spec decode with an attention backend that can't)."""
     found: list[tuple[int, str, str]] = []
+    reasons: list[str] = []
     for no, line in inp.log.numbered():
         for ev in parse_events(line):
             if ev.kind is EventKind.CUDAGRAPH_DOWNGRADE:
                 found.append((no, str(ev.values.get("requested", "")), str(ev.values.get("mode", ""))))
+                reasons.append(str(ev.values.get("reason", "")))
     if not found:
         return []
     worst = "NONE" if any(mode == "NONE" for _, _, mode in found) else found[-1][2]
@@ -82,11 +85,34 @@ def cuda_graphs_downgraded(inp: DiagnosisInput) -> list[Finding]:
             evidence,
             "The attention backend cannot run full CUDA graphs with speculative decoding, so every decode "
             "step launches the attention kernels one by one. Check whether the reference's vLLM build logs "
-            "the same warning; try a newer image or another attention backend (--attention-backend), and "
-            "compare with the spec-decode A/B benchmark.",
+            f"the same warning; {_backend_advice(inp, reasons)} Compare with the spec-decode A/B benchmark.",
             fix_label="cuda graphs",
         )
     ]
+
+
+def _backend_advice(inp: DiagnosisInput, reasons: list[str]) -> str:
+    """Which attention backend to try, for this card: on Ampere (SM 8.x) FlashAttention takes an fp8_e5m2
+    KV cache only from FA4 on (vllm PR #42569), and with FlashInfer and spec decode the drafter runs
+    eager too (vllm #54992)."""
+    name = inp.gpu_name()
+    whose = ""
+    if name is None and inp.reference is not None and inp.reference.hardware.gpu:
+        name, whose = inp.reference.hardware.gpu, "; the reference's GPU, yours is not known"
+    cc = compute_capability(name)
+    if cc is None or cc[0] != 8:
+        return "try a newer image or another attention backend (--attention-backend)."
+    kv = inp.profile.engine().kv_cache_dtype if inp.profile is not None else None
+    flashinfer = any("FlashInfer" in r for r in reasons)
+    text = (
+        f"on {name} (SM {cc[0]}.{cc[1]}{whose}) FlashAttention takes an fp8_e5m2 KV cache only from FA4 on "
+        "(vllm PR #42569), so the options are --attention-backend TRITON_ATTN with "
+        f"--kv-cache-dtype {kv or 'fp8_e5m2'}, or --attention-backend FLASH_ATTN with --kv-cache-dtype auto "
+        "and a shorter --max-model-len (auto KV takes twice the memory per token)."
+    )
+    if flashinfer:
+        text += " With FlashInfer and spec decode on SM 8.x the drafter runs eager as well (vllm #54992)."
+    return text
 
 
 @rule("enforce-eager", "profile, launch log")
