@@ -1,7 +1,7 @@
 """Issue 29, class 9: every answer of a Docker engine is bounded in size and total time. A fake engine
 made here (tests/support/fake_engine.py) streams ``/containers/json`` for ever, drips it a byte every
-2 s, or drips its status line; ``DOCKER_HOST=tcp://… llm-dyno status`` finishes in bounded time with a
-message that names the engine's answer, and stays small."""
+2 s, drips its status line, or breaks it off; ``DOCKER_HOST=tcp://… llm-dyno status`` finishes in
+bounded time with a message that names the engine's answer, and stays small."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _status(home: Path, engine: FakeEngine) -> tuple[subprocess.CompletedProcess
     return done, took, rss[0] if rss else 0
 
 
-@pytest.mark.parametrize("shape", ["endless", "drip", "drip-headers"])
+@pytest.mark.parametrize("shape", ["endless", "drip", "drip-headers", "cut"])
 def test_status_is_bounded_against_an_engine_that_never_finishes_its_answer(
     shape: str, tmp_path: Path
 ) -> None:
@@ -50,6 +50,8 @@ def test_status_is_bounded_against_an_engine_that_never_finishes_its_answer(
     assert "the Docker engine's /v1.43/containers/json" in done.stderr, done.stderr
     if shape == "endless":
         assert "the answer is over 16 MiB; refused" in done.stderr, done.stderr
+    elif shape == "cut":
+        assert "json: the answer broke off" in done.stderr, done.stderr
     else:
         assert "no complete answer within 15 s" in done.stderr, done.stderr
     assert took < 60, f"status took {took:.0f} s"

@@ -19,7 +19,8 @@ API = "1.43"
 
 class FakeEngine:
     """``shape``: ``"endless"`` (``/containers/json`` never ends), ``"drip"`` (a byte every
-    ``drip_s``), ``"drip-headers"`` (the status line dripped), or ``"list"`` (``containers``: name →
+    ``drip_s``), ``"drip-headers"`` (the status line dripped), ``"cut"`` (the answer
+    broken off), or ``"list"`` (``containers``: name →
     labels, each a running container). ``engine_id``: the ID ``/info`` claims."""
 
     def __init__(
@@ -126,6 +127,13 @@ class FakeEngine:
             return
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
+        if self.shape == "cut":  # promises 100,000 bytes, sends 3, hangs up
+            h.send_header("Content-Length", "100000")
+            h.end_headers()
+            h.wfile.write(b"[{}")
+            h.wfile.flush()
+            h.close_connection = True
+            return
         if self.shape == "drip":
             h.send_header("Content-Length", "100000")
             h.end_headers()

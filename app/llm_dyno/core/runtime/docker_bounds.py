@@ -24,6 +24,7 @@ from typing import Any
 import docker.errors
 import requests
 import urllib3.connectionpool
+import urllib3.exceptions
 from docker.api.client import APIClient
 
 from llm_dyno.core.httpbounds import MIB, SocketLedger, Watchdog, size_text
@@ -118,6 +119,16 @@ def refused_slow(where: str, deadline_s: float, got: int) -> EngineAnswerRefused
     )
 
 
+def _as_requests_error(exc: Exception, where: str) -> Exception:
+    """What ``requests`` raises for a body that broke off while read whole (an OSError, which every
+    caller of the engine handles), instead of urllib3's own exceptions."""
+    if isinstance(exc, requests.RequestException):
+        return exc
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return requests.exceptions.ConnectionError(f"{where}: the engine went silent: {exc}")
+    return requests.exceptions.ChunkedEncodingError(f"{where}: the answer broke off: {exc}")
+
+
 def _bounded_send(self: APIClient, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
     """``requests.Session.send`` with the answer read here, bounded (see the module's docstring)."""
     if kwargs.get("stream"):
@@ -145,10 +156,10 @@ def _bounded_send(self: APIClient, request: requests.PreparedRequest, **kwargs: 
                 while True:
                     try:
                         chunk = response.raw.read1(_CHUNK, decode_content=True)
-                    except Exception:  # the watchdog cut the socket, or the engine broke the answer
+                    except Exception as exc:  # the watchdog cut the socket, or the engine broke the answer
                         if watch.expired() == "deadline" and deadline_s is not None:
                             raise refused_slow(where, deadline_s, got) from None
-                        raise
+                        raise _as_requests_error(exc, where) from exc
                     if not chunk:
                         if watch.expired() == "deadline" and deadline_s is not None:
                             raise refused_slow(where, deadline_s, got)
