@@ -75,7 +75,10 @@ class RunByRun(Generic[R]):
                 self.result_id = self._add(history, result)
             else:
                 self._replace(history, self.result_id, result)
-        except (HistoryError, OSError) as exc:
+        except HistoryError as exc:
+            self._failed(exc.message)  # its hint (a terminal's "→ …" line) is the command's to give
+            return
+        except OSError as exc:
             self._failed(str(exc))
             return
         except Exception as exc:  # sqlite3 errors not wrapped by the store (disk full, I/O)
