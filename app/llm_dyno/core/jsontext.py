@@ -62,7 +62,9 @@ def loads_outside(
     :class:`OutsideJSONError` naming ``source`` when the data is not UTF-8, not JSON, or nested deeper
     than :data:`MAX_DEPTH`. ``parse_constant`` is ``json.loads``'s (``NaN``, ``Infinity``)."""
     try:
-        value = json.loads(data, parse_constant=parse_constant)
+        # strict UTF-8 (json.loads would guess UTF-16 or -32 for bytes that look like it)
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        value = json.loads(text, parse_constant=parse_constant)
     except RecursionError:
         raise _too_deep(source) from None
     except UnicodeDecodeError as exc:

@@ -12,7 +12,6 @@ or a Hugging Face hub id in a local hub cache (``models--ORG--NAME/snapshots/REV
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import Any
 
 from llm_dyno.core.bounded_read import open_regular, read_bytes_capped
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
 from llm_dyno.core.profiles.model import Profile, Runtime
 
 # Bytes per element of the dtypes config.json and safetensors headers name.
@@ -117,13 +117,13 @@ def _refuse_constant(name: str) -> float:
 def _load_json(data: bytes, what: str) -> Any:
     """JSON without NaN / Infinity, its nesting bounded (a deep one is refused, never a crash)."""
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ValueError(f"{what} is nested too deep to be a model config") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{what} is not UTF-8 (byte {exc.start})") from None
-    except ValueError as exc:  # json.JSONDecodeError, and _refuse_constant's
-        raise ValueError(f"{what} is not JSON: {exc}") from None
+        return loads_outside(data, what, parse_constant=_refuse_constant)
+    except OutsideJSONError as exc:
+        if exc.kind == "depth":
+            raise ValueError(f"{what} is nested too deep to be a model config") from None
+        if exc.kind == "utf8":
+            raise ValueError(f"{what} is {exc.detail}") from None
+        raise ValueError(f"{what} is not JSON: {exc.detail}") from None  # and _refuse_constant's
 
 
 def _whole(path: Path, field: str, value: Any, maximum: int, *, minimum: int = 1) -> int:
