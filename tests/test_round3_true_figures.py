@@ -181,3 +181,19 @@ def test_a_stored_acceptance_from_two_negatives_reads_as_none() -> None:
     good = Acceptance(46, 138, 136, (46, 45, 45))
     assert sum_acceptance([stored, good]) == good
     assert Acceptance(10, 30, 31).rate is None  # more accepted than drafted
+
+
+def test_a_per_request_acceptance_that_cannot_be_true_is_not_stored(tmp_path: Path) -> None:
+    # vLLM's per-request figure (--per-request-spec-decode-metrics) with more accepted than drafted
+    # and 3 steps, a rate of 500 %, a mean length of 1e308 and a negative histogram bin
+    spec = {
+        "mean_acceptance_length": 1e308, "draft_acceptance_rate": 5.0, "num_spec_steps": 10,
+        "num_accepted_draft_tokens": 90, "num_draft_tokens": 30, "num_spec_tokens": 3,
+        "acceptance_histogram": [1, 2, -3, 4],
+    }  # fmt: skip
+    with LyingServer(request_acceptance=spec) as server:
+        code, out, err, result = _bench(server, tmp_path)
+    assert code == 0, err
+    assert all(r["request_acceptance"] is None for r in _runs(result))
+    assert all(p["summary"]["request_acceptance"] is None for p in result["prompts"])  # type: ignore[attr-defined]
+    assert "request: accept" not in out

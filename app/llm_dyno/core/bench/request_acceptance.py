@@ -9,6 +9,7 @@ It is the request's own figure, beside the ``/metrics`` deltas that also count a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ class RequestAcceptance:
         if not isinstance(spec, dict):
             return None
         try:
-            return RequestAcceptance(
+            found = RequestAcceptance(
                 float(spec["mean_acceptance_length"]),
                 float(spec["draft_acceptance_rate"]),
                 int(spec["num_spec_steps"]),
@@ -47,8 +48,21 @@ class RequestAcceptance:
                 int(spec["num_spec_tokens"]),
                 tuple(int(x) for x in spec.get("acceptance_histogram") or ()),
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
+        return found if found.possible else None
+
+    @property
+    def possible(self) -> bool:
+        """Whether these figures can all be true: counts >= 0, no more accepted than drafted, a rate
+        from 0 to 1 and a mean length of at least 1 (0 allowed with no step), all finite numbers."""
+        counts = (self.steps, self.accepted, self.drafted, self.spec_tokens, *self.histogram)
+        return (
+            min(counts) >= 0
+            and self.accepted <= self.drafted
+            and 0.0 <= self.rate <= 1.0
+            and (1.0 <= self.mean_length < math.inf or (self.steps == 0 and self.mean_length == 0.0))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (its fields)."""
@@ -64,8 +78,9 @@ class RequestAcceptance:
 
 
 def combine(items: Iterable[RequestAcceptance | None]) -> RequestAcceptance | None:
-    """Several requests' acceptance from their summed counts (a prompt kind's figure)."""
-    found = [a for a in items if a is not None]
+    """Several requests' acceptance from their summed counts (a prompt kind's figure); figures that
+    cannot be true (:attr:`RequestAcceptance.possible`, e.g. stored before it was checked) left out."""
+    found = [a for a in items if a is not None and a.possible]
     if not found:
         return None
     steps = sum(a.steps for a in found)
