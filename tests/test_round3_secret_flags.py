@@ -224,3 +224,25 @@ def test_profile_set_refuses_a_secret_reference_and_writes_nothing(tmp_path: Pat
     kept = cli(home, "profile", "set", "edit", "tokenizer=${MODEL_DIR}", env=ENV)
     assert kept.returncode == 0, kept.stderr
     assert "${MODEL_DIR}" in path.read_text()
+
+
+def test_a_docker_plan_names_each_script_of_the_profile_that_refers_to_a_secret(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    text = _profile_yaml("scripts", "org/m", [], runtime="docker", executable=None).replace(
+        "docker:\n",
+        "docker:\n"
+        '  entrypoint: [/bin/sh, -c, \'exec vllm serve "$@" --served-model-name "$HF_TOKEN"\', --]\n'
+        "  post_start:\n"
+        "  - command: [sh, -c, 'curl -H \"Authorization: Bearer ${VLLM_API_KEY}\" localhost:8000']\n"
+        "  pre_stop:\n"
+        "  - command: [sh, -c, 'echo $MODEL_DIR stopping']\n",
+    )
+    _save(home, "scripts", text)
+    planned = cli(home, "plan", "scripts", "--json", env=ENV)
+    assert planned.returncode == 0, planned.stderr
+    notes = [w["text"] for w in json.loads(planned.stdout)["warnings"] if w["kind"] == "secret"]
+    assert any(n.startswith("docker.entrypoint refers to the secret ${HF_TOKEN}") for n in notes), notes
+    assert any(n.startswith("docker.post_start[0] refers to the secret ${VLLM_API_KEY}") for n in notes)
+    assert not any("pre_stop" in n for n in notes)  # $MODEL_DIR is no secret
+    for secret in SECRETS:
+        assert secret not in planned.stdout + planned.stderr

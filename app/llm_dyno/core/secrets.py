@@ -141,9 +141,10 @@ class SecretArgument:
         )
 
 
-def _secret_reference(word: str) -> str | None:
-    """The secret reference ``word`` holds anywhere (``a${HF_TOKEN}b``, ``--x=$API_KEY``,
-    ``--x=keyring:svc/user``), as written; None when it holds none."""
+def secret_reference_in(word: str) -> str | None:
+    """The secret reference ``word`` (an argument, or a script) holds anywhere (``a${HF_TOKEN}b``,
+    ``--x=$API_KEY``, ``--x=keyring:svc/user``), as ``${NAME}`` or the keyring reference; None when
+    it holds none."""
     value = word.partition("=")[2] if word.startswith("-") else word
     for text in (word, value):
         if text.strip().startswith(KEYRING_PREFIX):
@@ -157,7 +158,7 @@ def _secret_reference(word: str) -> str | None:
 
 def _secret_argument(args: Sequence[str], kept: Sequence[tuple[int, str]]) -> SecretArgument | None:
     for i, arg in kept:
-        ref = _secret_reference(arg)
+        ref = secret_reference_in(arg)
         if ref is None:
             continue
         name = arg.partition("=")[0]

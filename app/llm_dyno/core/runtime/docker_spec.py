@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -19,14 +19,20 @@ if TYPE_CHECKING:
 
 from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.httpclient import server_url
-from llm_dyno.core.profiles.model import DockerSettings, Profile
+from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_secrets import secret_files, secret_mounts
 from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, PICKED_NOTE
-from llm_dyno.core.secrets import reference_name, require_secrets, resolve_reference, split_secret_flags
+from llm_dyno.core.secrets import (
+    reference_name,
+    require_secrets,
+    resolve_reference,
+    secret_reference_in,
+    split_secret_flags,
+)
 
 LABEL_MANAGED = "llm-dyno.managed"
 LABEL_PROFILE = "llm-dyno.profile"
@@ -250,6 +256,26 @@ def _entrypoint(profile: Profile, settings: DockerSettings) -> list[str] | None:
     return None
 
 
+def _scripts_with_secrets(profile: Profile, settings: DockerSettings) -> list[str]:
+    """A note for each command of the profile's own that names a secret: the app passes it as
+    written, but a shell in the container that expands it into a program's arguments puts the value
+    in a command line (a container's processes are in the host's ``ps``) and perhaps in a log."""
+    commands: list[tuple[str, Sequence[str]]] = [("docker.entrypoint", settings.entrypoint or ())]
+    commands.append(("pre_start", (profile.pre_start,) if profile.pre_start else ()))
+    for when in HOOKS:
+        commands += [(f"docker.{when}[{i}]", hook.command) for i, hook in enumerate(getattr(settings, when))]
+    notes = []
+    for where, words in commands:
+        ref = next((r for r in map(secret_reference_in, words) if r is not None), None)
+        if ref is not None:
+            notes.append(
+                f"{where} refers to the secret {ref}: a shell that expands it into a command's "
+                "arguments puts its value in that command line (the host's ps shows it); read it "
+                "from the environment inside the program instead"
+            )
+    return notes
+
+
 def _restart_policy(restart: str | None) -> dict[str, Any] | None:
     if not restart or restart == "no":
         return None
@@ -324,6 +350,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     command, secret_env = split_secret_flags(profile.vllm_argv())
     environment = {**profile.env, **secret_env}
     warnings += warnings_of(WarningKind.SECRET, require_secrets(environment, list(secret_env)))
+    warnings += warnings_of(WarningKind.SECRET, _scripts_with_secrets(profile, settings))
     spec: dict[str, Any] = {
         "image": _image(settings.image),
         "command": command,
