@@ -207,6 +207,11 @@ def format_diagnosis(result: Diagnosis) -> str:
             see = f" (finding {c.finding})" if c.finding in shown else ""
             out.append(f"  [{c.verdict.value}] {c.title}{see}: {c.reason}")
             out.append(f"      published effect: {c.effect} ({c.sources})")
+    if result.answers:
+        out.append("questions, answered:")
+        for a in result.answers:
+            out.append(f"  {a.question} [{a.verdict}]")
+            out.append(f"      {a.evidence}")
     for rule, err in result.rule_errors:
         out.append(f"rule {rule} failed: {err}")
     return "\n".join(out)

@@ -18,6 +18,7 @@ from llm_dyno.core.diagnose.fingerprint import (
 )
 from llm_dyno.core.diagnose.gap_split import GapSplit, gap_split
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.questions import Answer, answer_questions
 from llm_dyno.core.diagnose.rules import Rule
 from llm_dyno.core.diagnose.rules_inputs import INPUTS_RULE
 
@@ -40,6 +41,7 @@ class Diagnosis:
     boot: tuple[FingerprintRow, ...] = ()
     causes: tuple[Cause, ...] = ()
     checked: tuple[tuple[str, str], ...] = ()
+    answers: tuple[Answer, ...] = ()  # the questions a user of such a setup asks, answered
 
     @property
     def performance(self) -> tuple[Finding, ...]:
@@ -86,6 +88,7 @@ class Diagnosis:
             "gap_split": None if self.split is None else self.split.to_dict(),
             "boot_log": [row.to_dict() for row in self.boot],
             "causes": [c.to_dict() for c in self.causes],
+            "questions": [a.to_dict() for a in self.answers],
             "rules": [
                 {"id": i, "looks_at": looks, "found": sum(f.id == i for f in self.findings)}
                 for i, looks in self.checked
@@ -142,8 +145,9 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagno
         boot = compare(user_fingerprint(inp), theirs)
     causes = rank_causes(inp, split, boot) if inp.reference is not None else ()
     checked = tuple((rule.id, rule.looks_at) for rule in rules)
-    found = _agree_with_causes(found, causes)
-    return Diagnosis(tuple(rank(found)), ceiling, tuple(errors), split, boot, causes, checked)
+    ranked = tuple(rank(_agree_with_causes(found, causes)))
+    answers = answer_questions(inp, split, boot, causes, ranked)
+    return Diagnosis(ranked, ceiling, tuple(errors), split, boot, causes, checked, answers)
 
 
 def _agree_with_causes(found: list[Finding], causes: Sequence[Cause]) -> list[Finding]:
