@@ -177,14 +177,15 @@ def _mtp_layers(engine: EngineConfig, folder: Path) -> int:
     spec = engine.speculative_config or {}
     if str(spec.get("method", "")).lower() not in _MTP_METHODS:
         return 0
-    import json
+    from llm_dyno.core.jsontext import loads_outside
 
     try:  # read_shape has read this config whole already: it is a regular file of bounded size
-        raw = json.loads((folder / "config.json").read_text(encoding="utf-8"), parse_constant=float)
+        text = (folder / "config.json").read_text(encoding="utf-8")
+        raw = loads_outside(text, "config.json", parse_constant=float)
         cfg = raw.get("text_config", raw) if isinstance(raw, dict) else {}
         n = cfg.get("num_nextn_predict_layers") or cfg.get("mtp_num_hidden_layers") or 1
         return n if isinstance(n, int) and 0 < n <= 64 else 1
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+    except (OSError, ValueError, AttributeError, TypeError):
         return 1
 
 
