@@ -37,3 +37,14 @@ def test_the_posts_six_questions_are_answered(tmp_path: Path) -> None:
     text = cli(tmp_path, "diagnose", "qwen36-27b-mtp", "--reference", "recipe-3090-claimed",
                "--log", str(FOUNDING_LOG), "--tps", "43", "54").stdout  # fmt: skip
     assert "questions, answered:" in text and "[no: start-up time only]" in text
+
+
+def test_with_the_references_boot_log_the_piecewise_question_is_answered(tmp_path: Path) -> None:
+    # real docker logs of an MTP start-up with FlashInfer, downgraded to PIECEWISE (samples/05)
+    ref_log = REPO / "tests" / "fixtures" / "logs" / "ref_gpu_startup_mtp.log"
+    assert cli(tmp_path, "profile", "import", str(REPO / "profiles" / "qwen36-27b-mtp.yaml")).returncode == 0
+    done = cli(tmp_path, "diagnose", "qwen36-27b-mtp", "--reference", "recipe-3090-claimed",
+               "--log", str(FOUNDING_LOG), "--reference-log", str(ref_log), "--tps", "43", "54", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    piecewise = json.loads(done.stdout)["questions"][0]
+    assert piecewise["id"] == "piecewise" and piecewise["verdict"] == "yes, as yours: not the difference"

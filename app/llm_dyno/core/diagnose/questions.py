@@ -42,11 +42,13 @@ def _piecewise(rows: Sequence[FingerprintRow], causes: Sequence[Cause]) -> Answe
     q = "Does the reference run PIECEWISE CUDA graphs too?"
     r, c = _row(rows, fpm.CG_MODE), _cause(causes, "piecewise")
     if r is not None and r.reference:
-        same = bool(r.yours) and r.yours.split()[0] == r.reference.split()[0]
+        theirs = r.reference.split()[0]
+        same = r.yours is not None and r.yours.split()[0] == theirs
+        verdict = "yes" if theirs == "PIECEWISE" else f"no: it runs {theirs}"
         return Answer(
             "piecewise",
             q,
-            "yes: not the difference" if same else f"no: {r.reference}",
+            verdict + (", as yours: not the difference" if same else ", unlike yours"),
             f"yours {r.yours or 'unknown'}; the reference's {r.reference}",
         )
     return Answer(
