@@ -44,7 +44,8 @@ def test_with_the_references_boot_log_the_piecewise_question_is_answered(tmp_pat
     ref_log = REPO / "tests" / "fixtures" / "logs" / "ref_gpu_startup_mtp.log"
     assert cli(tmp_path, "profile", "import", str(REPO / "profiles" / "qwen36-27b-mtp.yaml")).returncode == 0
     done = cli(tmp_path, "diagnose", "qwen36-27b-mtp", "--reference", "recipe-3090-claimed",
-               "--log", str(FOUNDING_LOG), "--reference-log", str(ref_log), "--tps", "43", "54", "--json")  # fmt: skip
+               "--log", str(FOUNDING_LOG), "--reference-log", str(ref_log),
+               "--tps", "43", "54", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     piecewise = json.loads(done.stdout)["questions"][0]
     assert piecewise["id"] == "piecewise" and piecewise["verdict"] == "yes, as yours: not the difference"
