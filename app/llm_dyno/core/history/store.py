@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from llm_dyno.core.atomic import link_refused
 from llm_dyno.core.bench.load import LoadResult
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import SCHEMA_VERSION, HistoryError, migrate, user_version
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import data_dir
 from llm_dyno.core.records import fields_dict
 from llm_dyno.core.secrets import strip_credentials
@@ -339,7 +339,7 @@ class HistoryStore:
                 hint=f"`llm-dyno history show {result_id}` shows its levels",
             )
         try:
-            result = BenchResult.from_dict(json.loads(text))
+            result = BenchResult.from_dict(loads_outside(text, f"result #{result_id}"))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise HistoryError(
                 f"result #{result_id} in {self.path} is damaged: its stored JSON does not read "
@@ -393,7 +393,7 @@ class HistoryStore:
         if entry.kind != "load":
             raise HistoryError(f"#{result_id} is a benchmark, not a load run")
         try:
-            return entry, LoadResult.from_dict(json.loads(text))
+            return entry, LoadResult.from_dict(loads_outside(text, f"result #{result_id}"))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise HistoryError(
                 f"load run #{result_id} in {self.path} is damaged: its stored JSON does not read "
