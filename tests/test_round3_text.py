@@ -59,3 +59,20 @@ def test_a_900000_character_field_is_cut_with_its_length(tmp_path: Path) -> None
     machine = cli(tmp_path, "history", "list", "--json")
     assert machine.returncode == 0, machine.stderr
     assert json.loads(machine.stdout)[0]["note"] == long
+
+
+def test_an_export_is_never_cut(tmp_path: Path) -> None:
+    # a 10,000-character value is a line past the bound, but an export is pasted: it stays whole
+    value = "v" * 10_000
+    profile = tmp_path / "long.yaml"
+    profile.write_text(
+        "schema: 1\nname: long-value\nruntime: process\nprocess:\n  executable: vllm\nmodel: m\n"
+        f"env:\n  LONG_VALUE: {value}\n",
+        encoding="utf-8",
+    )
+    done = cli(tmp_path, "profile", "import", str(profile))
+    assert done.returncode == 0, done.stderr
+    for fmt in ("vllm-serve", "yaml"):
+        exported = cli(tmp_path, "profile", "export", "long-value", "--format", fmt)
+        assert exported.returncode == 0, exported.stderr
+        assert value in exported.stdout and "characters in all" not in exported.stdout

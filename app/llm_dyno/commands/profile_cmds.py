@@ -14,6 +14,7 @@ from llm_dyno.core.profiles import export_formats
 from llm_dyno.core.profiles.edit import set_optional_flag
 from llm_dyno.core.profiles.flags import canonical_name
 from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
+from llm_dyno.core.textsafe import whole_lines
 
 
 def register(sub: Any) -> None:
@@ -183,7 +184,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Print a profile in another format."""
-    sys.stdout.write(export_formats.export_profile(store().get(args.name), args.format))
+    text = export_formats.export_profile(store().get(args.name), args.format)
+    with whole_lines():  # a file or command to paste: never cut (sanitised all the same)
+        sys.stdout.write(text)
     return 0
 
 
