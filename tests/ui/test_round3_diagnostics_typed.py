@@ -70,3 +70,16 @@ def test_unreadable_acceptance_is_not_used_and_says_why(qtbot, view: Diagnostics
     view.acceptance_edit.setText("93,abc")
     assert view.typed_acceptance() == ()
     assert "'abc' is not a number" in view.acceptance_edit.toolTip()
+
+
+def test_the_questions_tab_answers_from_the_typed_figures(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
+    view.narr_box.setValue(43.0)
+    view.code_box.setValue(54.0)
+    view.acceptance_edit.setText("93,86.6,73.9")
+    with qtbot.waitSignal(view.diagnosed, timeout=15000):
+        view.reference_combo.setCurrentIndex(view.reference_combo.findData("recipe-3090-claimed"))
+    rows = {r[0]: r for r in view.questions.texts()}
+    drafted = rows["What drafted throughput should I expect?"]
+    assert drafted[1].endswith("time per pass is the bottleneck")
+    assert "3 × 43 / 3.54 = 36.5 tok/s" in drafted[2]  # 1 + 0.93 + 0.866 + 0.739 = 3.535 tokens per pass
+    assert rows["Does the torch.compile cache matter once warm?"][1] == "no: start-up time only"

@@ -36,7 +36,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel
+from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel, QuestionsTable
 from llm_dyno.ui.diagnostics.no_findings import NoFindings
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
 from llm_dyno.ui.jobs import run_here, run_task
@@ -171,6 +171,8 @@ class DiagnosticsView(QWidget):
         self.tabs.setTabToolTip(self.tabs.count() - 1, "Your boot log against the reference's")
         self.causes = CausesTable()
         self.tabs.addTab(self.causes, "Known causes")
+        self.questions = QuestionsTable()
+        self.tabs.addTab(self.questions, "Questions")
         self.tabs.setTabToolTip(
             self.tabs.count() - 1, "Causes by field evidence: what people found behind a gap"
         )
@@ -362,6 +364,7 @@ class DiagnosticsView(QWidget):
         self.split_label.set_split(d.split)
         self.boot.set_rows(d.boot)
         self.causes.set_causes(d.causes)
+        self.questions.set_answers(d.answers)
         self._show_diff_or_why(bool(result.diff))
         self._show_sources()
         self.diagnosed.emit()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidg
 from llm_dyno.core.diagnose.causes import Cause, Verdict
 from llm_dyno.core.diagnose.fingerprint import ASK, FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
+from llm_dyno.core.diagnose.questions import Answer
 from llm_dyno.ui import theme
 
 
@@ -119,4 +120,22 @@ class CausesTable(_Table):
             self.setItem(row, 0, verdict)
             self.setItem(row, 1, _item(cause.title, tip))
             self.setItem(row, 2, _item(cause.reason, tip))
+        self.resizeRowsToContents()
+
+
+class QuestionsTable(_Table):
+    """The questions a user of such a setup asks, each with its verdict here and the evidence."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(["Question", "Verdict", "Evidence"], parent)
+
+    def set_answers(self, answers: Sequence[Answer]) -> None:
+        """Fill the table, one row per question."""
+        self.setRowCount(0)
+        for a in answers:
+            row = self.rowCount()
+            self.insertRow(row)
+            tip = f"{a.question}\n{a.verdict}\n{a.evidence}"
+            for col, text in enumerate((a.question, a.verdict, a.evidence)):
+                self.setItem(row, col, _item(text, tip))
         self.resizeRowsToContents()
