@@ -141,14 +141,19 @@ def _read_only(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_a_read_only_data_folder_is_read_and_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("closed", [True, False], ids=["checkpointed", "wal-open"])
+def test_a_read_only_data_folder_is_read_and_named(tmp_path: Path, closed: bool) -> None:
     home = tmp_path / "home"
     assert cli(home, "history", "list").returncode == 0
-    with sqlite3.connect(home / "data" / "history.db") as db:  # a result stored earlier
+    db = sqlite3.connect(home / "data" / "history.db")  # a result stored earlier
+    with db:
         db.execute(
             "INSERT INTO results (started, profile, suite, json, note) VALUES "
             "('2026-12-04T00:00:00', 'kept-profile', 'quick', '{}', 'from before')"
         )
+    if closed:  # the WAL is folded in and removed: SQLite cannot open it read-write on a read-only folder
+        db.close()
+        assert not (home / "data" / "history.db-wal").exists()
     listed = _read_only(home, "history", "list")
     _no_traceback(listed)
     assert listed.returncode == 0, listed.stderr
@@ -160,6 +165,7 @@ def test_a_read_only_data_folder_is_read_and_named(tmp_path: Path) -> None:
     watched = _read_only(home, "watch", "--url", "http://127.0.0.1:9", "--count", "1")
     _no_traceback(watched)
     assert "not remembered" in watched.stderr and "127.0.0.1:9" in watched.stderr
+    db.close()
 
 
 def test_a_data_folder_under_a_file_is_named(tmp_path: Path) -> None:
