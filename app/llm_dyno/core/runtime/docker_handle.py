@@ -21,6 +21,7 @@ from docker.models.containers import Container
 
 from llm_dyno.core.atomic import open_no_follow
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.profiles.model import ExecHook, InitHook
 from llm_dyno.core.runtime import docker_errors as errs
 from llm_dyno.core.runtime.base import (
@@ -62,6 +63,19 @@ def _classify(lines: list[str], exit_code: int | None) -> FailureReason:
     from llm_dyno.core.runtime.logformats import classify_failure
 
     return classify_failure(lines, exit_code)
+
+
+def _pull_events(lines: list[str], image: str) -> list[dict[str, Any]]:
+    """The pull progress events in ``lines``; a line that is no JSON object (cut, garbled) is skipped."""
+    events = []
+    for line in lines:
+        try:
+            event = loads_outside(line, f"the Docker engine's pull of {image}")
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
 
 
 class DockerServerHandle(ServerHandle):
@@ -269,16 +283,24 @@ class DockerServerHandle(ServerHandle):
         self._status_to(ServerState.PULLING, progress.describe(), None)
         repo, tag = docker.utils.parse_repository_tag(image)
         last = 0.0
+        # raw chunks split into bounded lines (docker-py's decode=True buffers an unterminated
+        # event without end): one JSON event a line, as the engine writes them
+        splitter = LineSplitter()
         try:
-            for event in self._docker.api.pull(repo, tag=tag or "latest", stream=True, decode=True):
+            for chunk in self._docker.api.pull(repo, tag=tag or "latest", stream=True, decode=False):
                 if self._stopping.is_set():
                     return  # leaving the generator closes the stream, which cancels the pull
+                lines = splitter.feed(chunk if isinstance(chunk, bytes) else str(chunk).encode("utf-8"))
+                for event in _pull_events(lines, image):
+                    if "error" in event:
+                        raise errs.image_error(image, str(event.get("error")))
+                    now = time.monotonic()
+                    if progress.feed(event) and now - last > 0.25:
+                        last = now
+                        self._status_to(ServerState.PULLING, progress.describe(), progress.fraction)
+            for event in _pull_events(splitter.flush(), image):
                 if "error" in event:
                     raise errs.image_error(image, str(event.get("error")))
-                now = time.monotonic()
-                if progress.feed(event) and now - last > 0.25:
-                    last = now
-                    self._status_to(ServerState.PULLING, progress.describe(), progress.fraction)
         except docker.errors.APIError as exc:
             raise errs.image_error(image, errs.api_message(exc)) from exc
 
