@@ -8,7 +8,7 @@ accepted input that breaks the rule below, is a crash). No server, no Docker: fa
   that is a whole number from 0 to a petabyte
 - ``log_lines``: byte chunks with long runs and no newline → lines of at most 64 Ki characters (plus
   the note that says a line was cut), the whole text kept up to that bound
-- ``label_proof``: label sets and container names, signed or forged or copied onto another name →
+- ``label_proof``: label sets and container names, signed or forged or copied onto another name or another engine →
   adopted only when signed with this key for exactly those labels and that name
 - ``csv_cells``: any server text → a CSV cell with no control character, and none that a spreadsheet
   would run as a formula
@@ -169,6 +169,7 @@ def check_log_lines(chunks: list[bytes]) -> None:
 # ---- label_proof ----------------------------------------------------------------------------------
 
 _KEY = b"k" * 32
+_ENGINE = "ABCD:EFGH:engine-a"
 _LABELS = st.dictionaries(
     st.one_of(
         st.sampled_from(["llm-dyno.managed", "llm-dyno.profile", "llm-dyno.host-port"]), st.text(max_size=12)
@@ -182,26 +183,29 @@ _LABELS = st.dictionaries(
 def _labelled(draw: st.DrawFn) -> tuple[dict[str, str], str, str, bool]:
     labels = draw(_LABELS)
     name = draw(st.text(min_size=1, max_size=20))
-    how = draw(st.sampled_from(["signed", "forged", "copied", "edited"]))
+    how = draw(st.sampled_from(["signed", "forged", "copied", "edited", "other-engine"]))
     return labels, name, how, draw(st.booleans())
 
 
 def check_label_proof(case: tuple[dict[str, str], str, str, bool]) -> None:
     labels, name, how, extra = case
-    signed = {**labels, LABEL_PROOF: sign_labels(labels, name, _KEY)}
+    signed = {**labels, LABEL_PROOF: sign_labels(labels, name, _KEY, _ENGINE)}
+    engine = _ENGINE
     if how == "signed":
-        if not launched_here(signed, name, _KEY) or launched_here(signed, name, None):
+        if not launched_here(signed, name, _KEY, engine) or launched_here(signed, name, None, engine):
             raise AssertionError("a signed label set was not recognised (or was without a key)")
         return
     if how == "forged":
         forged, other = {**labels, LABEL_PROOF: "0" * 64}, name
     elif how == "copied":
         forged, other = signed, name + "x"
+    elif how == "other-engine":  # the same container, labels and proof replayed on another engine
+        forged, other, engine = signed, name, _ENGINE + "-b"
     else:
         forged, other = {**signed, "llm-dyno.host-port": signed.get("llm-dyno.host-port", "") + "1"}, name
     if extra:
         forged = {**forged, "org.example.other": "x"}  # labels that are not ours never matter
-    if launched_here(forged, other, _KEY) and how != "signed":
+    if launched_here(forged, other, _KEY, engine) and how != "signed":
         raise AssertionError(f"a {how} label set was adopted: {forged}")
 
 
