@@ -8,8 +8,8 @@ accepted input that breaks the rule below, is a crash). No server, no Docker: fa
   that is a whole number from 0 to a petabyte
 - ``log_lines``: byte chunks with long runs and no newline → lines of at most 64 Ki characters (plus
   the note that says a line was cut), the whole text kept up to that bound
-- ``label_proof``: label sets and container names, signed or forged or copied onto another name or another engine →
-  adopted only when signed with this key for exactly those labels and that name
+- ``label_proof``: label sets and container names, signed or forged or copied onto another name or
+  another engine → adopted only when signed with this key for exactly those labels, name and engine
 - ``csv_cells``: any server text → a CSV cell with no control character, and none that a spreadsheet
   would run as a formula
 - ``suite_counts``: suites whose runs / warm-ups / timeout / max_tokens are any number → ``SuiteError``
