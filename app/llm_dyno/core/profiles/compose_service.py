@@ -353,9 +353,9 @@ class ServiceReader:
                     "service); the container joins Docker's default bridge network"
                 )
                 return None, ()
-            return (None if text in ("bridge", "default") else text), ()
             if text == "host":
                 warn_host_network(self.svc.get("ports"), self.draft.warnings, self.at("network_mode"))
+            return (None if text in ("bridge", "default") else text), ()
         declared = self.top.get("networks") if isinstance(self.top.get("networks"), dict) else {}
         raw = self.svc.get("networks")
         if raw is None:
