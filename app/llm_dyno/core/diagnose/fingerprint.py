@@ -9,6 +9,7 @@ rest is reported as unknown, with how to get it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -94,7 +95,14 @@ def _sizes(text: str) -> list[int]:
 
 
 def log_fingerprint(log: LaunchLog) -> Fingerprint:
-    """The facts a launch log states (the last word on each; compile times summed)."""
+    """The facts a launch log states (the last word on each; compile times summed). A new dict each
+    call; the log is read once (several rules and the boot table ask for it, and a big log's tail is
+    tens of thousands of lines)."""
+    return dict(_read_fingerprint(log))
+
+
+@functools.lru_cache(maxsize=2)
+def _read_fingerprint(log: LaunchLog) -> Fingerprint:
     out: Fingerprint = {}
     compile_s = 0.0
     compile_where: list[str] = []
