@@ -423,7 +423,8 @@ class PromptResult:
         summary["counted_runs"] = len(self.counted)
         summary["excluded_runs"] = [r.index for r in self.excluded]
         summary["burst_runs"] = [r.index for r in self.bursts]
-        if self.impossible:  # only when there are any: records stored before this field read back byte for byte
+        # only when there are any, so that records stored before this field read back byte for byte
+        if self.impossible:
             summary["impossible_runs"] = [{"index": r.index, "reason": r.impossible} for r in self.impossible]
         return {"name": self.name, "runs": [r.to_dict() for r in self.runs], "summary": summary}
 
