@@ -21,9 +21,9 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, spec_ab, without_spec_decode
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.exposure import api_key_reference
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
-from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.runtime.manager import ServerManager
 
 DEFAULT_TIMEOUT_S = 900.0

@@ -17,9 +17,9 @@ from llm_dyno.core.diagnose.gpu_arch import compute_capability
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.diff import DiffRow
+from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import Runtime
 from llm_dyno.core.runtime.base import FailureKind
-from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.logformats import (
     DiagnosticKind,
     EventKind,

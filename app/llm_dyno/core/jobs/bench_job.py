@@ -29,8 +29,8 @@ from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.jobs.storing import RunByRun
+from llm_dyno.core.profiles.exposure import api_key_reference
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry.nvml import GpuReading

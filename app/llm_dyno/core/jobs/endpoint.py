@@ -1,14 +1,14 @@
 """A profile's server (or an attached one) as an :class:`~llm_dyno.core.endpoint.Endpoint`: its URL from
 the plan the registry knows, its key reference from the runtime's own reading of the profile
-(:func:`~llm_dyno.core.runtime.exposure.api_key_reference`: ``--api-key`` in any spelling vLLM takes,
+(:func:`~llm_dyno.core.profiles.exposure.api_key_reference`: ``--api-key`` in any spelling vLLM takes,
 or ``VLLM_API_KEY`` in the profile's environment)."""
 
 from __future__ import annotations
 
 from llm_dyno.core.endpoint import Endpoint, url_endpoint
+from llm_dyno.core.profiles.exposure import api_key_reference
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan
-from llm_dyno.core.runtime.exposure import api_key_reference
 from llm_dyno.core.telemetry.attach import AttachedServer
 
 

@@ -1,6 +1,6 @@
 """What hands a container the host: mounts of the engine's socket or of the host's system trees, and
 the host's own network. The one judgement that import (a warning at the line) and ``plan`` (the
-exposure notes, :mod:`llm_dyno.core.runtime.exposure`) both say."""
+exposure notes, :mod:`llm_dyno.core.profiles.exposure`) both say."""
 
 from __future__ import annotations
 

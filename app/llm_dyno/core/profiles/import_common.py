@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import resources_dir
+from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.flags import engine_config, parse_args
 from llm_dyno.core.profiles.model import Profile, Runtime, env_name_problem, is_secret_name
 from llm_dyno.core.profiles.reload_check import require_reload
@@ -336,8 +337,6 @@ def _port_warnings(profile: Profile, warnings: list[str]) -> None:
 def _open_warning(profile: Profile, draft: Draft) -> None:
     """What plan will say of a server reachable from the network without a key (ports on 0.0.0.0 or
     ::, docker.bind: file, --host 0.0.0.0, the host's network), said at import too, at the ports."""
-    from llm_dyno.core.runtime.exposure import exposure_of  # the runtime builds on the profiles
-
     said = exposure_of(profile).open_warning
     if said is not None:
         draft.warnings.append(f"{draft.loc('docker.ports' if profile.docker else 'command')}: {said}")

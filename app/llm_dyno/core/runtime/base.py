@@ -15,8 +15,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from llm_dyno.core.profiles.exposure import Exposure, api_key_reference
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.core.runtime.exposure import Exposure, api_key_reference
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
 from llm_dyno.core.secrets import resolve_reference
@@ -152,7 +152,7 @@ class LaunchPlan:
     gpus: tuple[int, ...] | None  # None: all GPUs or none requested
     spec: LaunchSpec  # ProcessSpec, or ContainerSpec (docker-py's create arguments)
     warnings: tuple[PlanWarning, ...] = ()
-    exposure: Exposure | None = None  # where it really listens (core/runtime/exposure.py)
+    exposure: Exposure | None = None  # where it really listens (core/profiles/exposure.py)
     memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
 
     def notes(self) -> list[str]:

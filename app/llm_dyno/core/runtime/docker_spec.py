@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.httpclient import server_url
+from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_secrets import secret_files, secret_mounts
-from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, PICKED_NOTE
 from llm_dyno.core.secrets import (
@@ -413,7 +413,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         )
     gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
     exposure = exposure_of(profile, remote)
-    warnings += exposure.warnings
+    warnings += tuple(warnings_of(WarningKind.EXPOSURE, exposure.warning_texts))
     return DockerLaunchPlan(
         profile=profile,
         runtime="docker",

@@ -20,6 +20,7 @@ from pathlib import Path
 from llm_dyno.core.atomic import atomic_write_text, clear_os_error, open_no_follow, refuse_link
 from llm_dyno.core.errors import DynoError, Location
 from llm_dyno.core.httpclient import server_url
+from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import Profile, profile_from_data
 from llm_dyno.core.profiles.store import SETUP_HINTS
 from llm_dyno.core.runtime import logfiles
@@ -31,7 +32,6 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     client_api_key,
 )
-from llm_dyno.core.runtime.exposure import exposure_of
 from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind, warnings_of
 from llm_dyno.core.runtime.process_groups import (
     MARKER_ENV,
@@ -125,7 +125,7 @@ class ProcessRuntime(Runtime):
         cwd = profile.process.cwd if profile.process else None
         spec = ProcessSpec(tuple(argv), env, cwd, host)
         exposure = exposure_of(profile)
-        warnings += exposure.warnings
+        warnings += tuple(warnings_of(WarningKind.EXPOSURE, exposure.warning_texts))
         url = server_url(url_host, port)
         return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
 

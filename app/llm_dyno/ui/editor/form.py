@@ -40,7 +40,7 @@ DTYPES = ["", "auto", "float16", "bfloat16", "float32", "half"]
 SPEC_METHODS = ["", "ngram", "mtp", "eagle", "eagle3", "draft_model", "medusa", "suffix"]
 IPC_MODES = ["", "host", "private", "shareable"]
 
-# What a profile with no --host really listens on (core/runtime/exposure.py says the same): vLLM binds
+# What a profile with no --host really listens on (core/profiles/exposure.py says the same): vLLM binds
 # every interface inside its container, whose port this app publishes on 127.0.0.1 unless
 # docker.bind: file; a local process is given --host 127.0.0.1.
 HOST_PLACEHOLDERS = {

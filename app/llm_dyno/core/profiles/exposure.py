@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from llm_dyno.core.profiles.host_access import host_mount_warnings, host_network_warning
 from llm_dyno.core.profiles.model import Profile, Runtime
-from llm_dyno.core.runtime.launch_spec import PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.secrets import split_secret_flags
 
 LOOPBACK_DEFAULT = "127.0.0.1"
@@ -75,8 +74,9 @@ class Exposure:
         )
 
     @property
-    def warnings(self) -> tuple[PlanWarning, ...]:
-        """What the user must know before launching: an open server without a key, narrowed ports."""
+    def warning_texts(self) -> tuple[str, ...]:
+        """What the user must know before launching: an open server without a key, narrowed ports,
+        the host's network, mounts that hand the container the host (the plan's exposure warnings)."""
         out: list[str] = []
         if self.network_mode == "host":
             out.append(host_network_warning(self.ignored_ports))
@@ -88,7 +88,7 @@ class Exposure:
                 f"interface); write '0.0.0.0:{mapping}' to open it to the network"
             )
         out += self.host_mounts
-        return tuple(warnings_of(WarningKind.EXPOSURE, out))
+        return tuple(out)
 
 
 def api_key_reference(profile: Profile) -> str | None:
