@@ -7,6 +7,7 @@ The project-level semantics (interpolation, ``.env``, project name, relative pat
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,12 @@ from llm_dyno.core.profiles.import_common import Draft, checked_env_name
 from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
 from llm_dyno.core.secrets import escape_literal
+
+
+def _zero_size(size: Any) -> bool:
+    """Whether a tmpfs ``size`` is zero (``0``, ``"0"``, ``0m``): Compose passes no size then."""
+    text = str(size).strip().lower()
+    return bool(re.fullmatch(r"0+(\.0*)?\s*[kmgtb]?i?b?", text))
 
 
 def _field(path: tuple[str | int, ...]) -> str:
@@ -162,7 +169,8 @@ class ServiceReader:
             refuse_unmountable(item, kind, where)
             if kind == "tmpfs":  # kept with the tmpfs mounts (docker.tmpfs), as Docker mounts them
                 opts: dict[str, Any] = item["tmpfs"] if isinstance(item.get("tmpfs"), dict) else {}
-                written = [f"size={opts['size']}"] if "size" in opts else []
+                # size 0 is no size: Compose leaves it out (the kernel's default, half the RAM)
+                written = [f"size={opts['size']}"] if "size" in opts and not _zero_size(opts["size"]) else []
                 if isinstance(opts.get("mode"), int):
                     written.append(f"mode={opts['mode']:o}")  # YAML's 01777 is the number 1023
                 target = self.interp(str(item["target"]), where)
@@ -203,7 +211,10 @@ class ServiceReader:
                     "Compose refuses such a file); read as a volume of this project"
                 )
             folder = local_bind(source, declared.get(source), self.ctx, self.draft.source, self.lines)
-            source = folder or self.ctx.scoped(source, declared.get(source), "volume", where)
+            if folder is not None and folder.read_only and "ro" not in mode.split(","):
+                # the local driver mounts the folder with its o: options: bind,ro is read-only
+                mode = ",".join(["ro", *(m for m in mode.split(",") if m and m != "rw")])
+            source = folder.path if folder else self.ctx.scoped(source, declared.get(source), "volume", where)
         volume = ":".join([source, target, *([mode] if mode else [])])
         return warn_host_access(volume, self.draft.warnings, where)
 

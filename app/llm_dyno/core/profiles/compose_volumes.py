@@ -3,6 +3,7 @@ volume declarations whose driver LLM Dyno would have to create (it creates no vo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
@@ -65,9 +66,17 @@ def long_volume_options(item: dict[str, Any], kind: str, warnings: list[str], wh
     return options
 
 
+@dataclass(frozen=True)
+class LocalBind:
+    """The folder a ``local``-driver volume binds, and whether its ``o:`` options make it read-only."""
+
+    path: str
+    read_only: bool
+
+
 def local_bind(
     name: str, declared: Any, ctx: ComposeContext, source: str | None, lines: dict[Path_, int]
-) -> str | None:
+) -> LocalBind | None:
     """A volume declared with the ``local`` driver bound to a folder (``driver_opts: {type: none,
     o: bind, device: PATH}``) is that folder, as Docker mounts it; any other driver or option
     cannot be made by LLM Dyno (it creates no volumes) and is refused, naming the declaration."""
@@ -85,7 +94,9 @@ def local_bind(
         and "bind" in str(opts.get("o", "")).split(",")
         and opts.get("device")
     ):
-        return ctx.resolve_path(ctx.interpolate(str(opts["device"]), where), where)
+        options = [o.strip() for o in str(opts.get("o", "")).split(",")]
+        path = ctx.resolve_path(ctx.interpolate(str(opts["device"]), where), where)
+        return LocalBind(path, "ro" in options)
     raise ImportFormatError(
         f"volume '{name}' uses driver {driver!r} with options {sorted(map(str, opts))}: LLM Dyno "
         "creates no volumes, so it cannot make this one",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,10 +66,23 @@ class DockerLaunchPlan(LaunchPlan):
         from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
 
         create = spec.for_engine(reveal=False)
-        lines = [" ".join(shell_word(w) for w in docker_run_argv(create, self.docker_host))]
+        references = spec.reference_words()
+        lines = [
+            " ".join(
+                shell_word(w) if w in references or not _environment_or_command(w, create) else shlex.quote(w)
+                for w in docker_run_argv(create, self.docker_host)
+            )
+        ]
         for what, argv in hook_argvs(spec, create, self.docker_host):
             lines += [f"# {what}:", " ".join(shell_word(w) for w in argv)]
         return "\n".join(lines)
+
+
+def _environment_or_command(word: str, create: Mapping[str, Any]) -> bool:
+    """Whether ``word`` is one of the container's ``KEY=VALUE`` words or a command argument: text the
+    plan resolved (a shell must not expand it again), unless it is a secret's reference."""
+    env = create.get("environment") or {}
+    return word in {f"{k}={v}" for k, v in env.items()} or word in create.get("command", ())
 
 
 def is_url_host(host: str) -> bool:

@@ -189,6 +189,25 @@ class ContainerSpec:
         ]
         return out
 
+    def reference_words(self, environ: Mapping[str, str] | None = None) -> frozenset[str]:
+        """The words of the plan's ``docker run`` line (``KEY=VALUE`` and command arguments of
+        ``for_engine(reveal=False)``) that stay secret references, which a shell running the line fills
+        in. Every other word is text (a resolved value, an escaped literal such as ``$${foo}``, now the
+        text ``${foo}``) and must be quoted so that the shell passes it as it is, as launch does."""
+        source = os.environ if environ is None else environ
+        out = {
+            f"{k}={v}"
+            for k, v in self.environment.items()
+            if _value(k, str(v), source, reveal=False) == str(v) and _kept(k, str(v))
+        }
+        out |= {a for a in self.command if _hidden("", a.partition("=")[2] or a)}
+        return frozenset(out)
+
+
+def _kept(key: str, value: str) -> bool:
+    """Whether plan shows ``value`` of ``key`` as it is written: a secret's reference."""
+    return _hidden(key, value) or (is_secret_name(key) and value.strip().startswith("$"))
+
 
 def _hidden(key: str, value: str) -> bool:
     """Whether plan shows ``value`` as its reference (a secret) rather than resolved."""
@@ -199,7 +218,7 @@ def _hidden(key: str, value: str) -> bool:
 
 
 def _value(key: str, value: str, environ: Mapping[str, str], reveal: bool) -> str:
-    if not reveal and (_hidden(key, value) or (is_secret_name(key) and value.strip().startswith("$"))):
+    if not reveal and _kept(key, value):
         return value
     return resolve_reference(value, environ, key=key) or ""
 
