@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
+from llm_dyno.core.diagnose.post import MAX_POST_BYTES, Post, read_post
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.endpoint import url_endpoint
@@ -74,6 +77,62 @@ def typed_numbers(args: argparse.Namespace) -> Measured | None:
     return Measured(narr, code, acc, args.mean_acceptance_length, "typed", power_cap_w=args.power_cap)
 
 
+_POST_FIELDS = (
+    ("narrative_tps", "--tps NARR", "narrative TPS"),
+    ("code_tps", "--tps CODE", "code TPS"),
+    ("acceptance_per_position", "--acceptance", "acceptance"),
+    ("mean_acceptance_length", "--mean-acceptance-length", "mean acceptance length"),
+    ("power_cap_w", "--power-cap", "power cap"),
+)
+
+
+def read_post_arg(name: str) -> Post:
+    """``--post FILE`` (``-``: standard input), bounded to :data:`MAX_POST_BYTES`."""
+    if name == "-":
+        text = sys.stdin.buffer.read(MAX_POST_BYTES + 1).decode("utf-8", errors="replace")
+        return read_post(text, "(stdin)")
+    path = Path(name)
+    if not path.is_file():
+        raise DynoError(
+            f"cannot read the post {name}: no such file", hint="--post FILE, or --post - for stdin"
+        )
+    with path.open("rb") as fh:
+        text = fh.read(MAX_POST_BYTES + 1).decode("utf-8", errors="replace")
+    return read_post(text, path.name)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple):
+        return "/".join(f"{v * 100:g}%" for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def with_post(typed: Measured | None, post: Post | None) -> tuple[Measured | None, list[str]]:
+    """The typed numbers with the post's filling what was not typed; a note for each typed figure that
+    differs from the post's (typed wins)."""
+    from_post = post.measured() if post is not None else None
+    if from_post is None:
+        return typed, []
+    if typed is None:
+        return from_post, []
+    notes: list[str] = []
+    merged = from_post
+    for attr, option, label in _POST_FIELDS:
+        mine, theirs = getattr(typed, attr), getattr(from_post, attr)
+        if mine is None or mine == ():
+            continue
+        if theirs is not None and theirs != () and mine != theirs:
+            notes.append(f"typed {option} {_show(mine)} is used; the post says {label} {_show(theirs)}")
+        merged = replace(merged, **{attr: mine})
+    typed_tps = typed.narrative_tps is not None or typed.code_tps is not None
+    typed_acc = bool(typed.acceptance_per_position) or typed.mean_acceptance_length is not None
+    return replace(
+        merged,
+        source="typed" if typed_tps else merged.source,
+        acceptance_source="typed" if typed_acc else merged.acceptance_source,
+    ), notes
+
+
 def register(sub: Any) -> None:
     """Add ``diagnose`` and ``reference`` to the CLI."""
     d = sub.add_parser("diagnose", help="explain why a server is slower than a reference: ranked findings")
@@ -102,6 +161,11 @@ def register(sub: Any) -> None:
     d.add_argument(
         "--power-cap", type=_power_cap, metavar="W", help="the GPU power cap your numbers were measured at"
     )
+    d.add_argument(
+        "--post", metavar="FILE",
+        help="a forum post's text (- for stdin): its vLLM lines are read as a log, its figures as typed "
+        "(typed options win)",
+    )  # fmt: skip
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(handler=cmd_diagnose)
 
@@ -135,7 +199,7 @@ def gather_for(args: argparse.Namespace) -> Gathered:
     """What the command line points at, gathered as the Diagnostics view does: the profile's latest
     launch log (or ``--log``), its latest benchmark from the history, the live server (``--url``),
     typed TPS (``--tps``) and the reference."""
-    if not args.name and not args.url and not args.bench:
+    if not args.name and not args.url and not args.bench and not args.post:
         raise DynoError(
             "name a profile or give --url or --bench",
             hint="llm-dyno diagnose NAME | --url http://host:8000 | --bench result.json",
@@ -149,6 +213,8 @@ def gather_for(args: argparse.Namespace) -> Gathered:
         raise DynoError(f"cannot read the benchmark result {args.bench}: no such file")
     if args.api_key_env and not args.url:
         raise DynoError("--api-key-env goes with --url; a profile names its own key")
+    post = read_post_arg(args.post) if args.post else None
+    typed, post_notes = with_post(typed_numbers(args), post)
     # a profile's running server (found in the registry, wherever it was launched) is read live too,
     # with its key and its GPUs
     spec = prepare_diagnose(
@@ -156,11 +222,14 @@ def gather_for(args: argparse.Namespace) -> Gathered:
         _reference(args, profile),
         endpoint=url_endpoint(args.url, "", api_key_env=args.api_key_env) if args.url else None,
         log_path=Path(args.log) if args.log else None,
-        typed=typed_numbers(args),
+        typed=typed,
         reference_log_path=Path(args.reference_log) if args.reference_log else None,
         bench_path=Path(args.bench) if args.bench else None,
+        post=post,
     )
     gathered = run_diagnose(spec)
+    if post_notes:
+        gathered = replace(gathered, notes=(*gathered.notes, *post_notes))
     if args.url and "live /metrics" not in gathered.sources:
         failed = next((n for n in gathered.notes if n.startswith("live metrics unavailable")), "no answer")
         raise DynoError(f"{args.url}: {failed}", hint="is the server running? (--api-key-env VAR for a key)")

@@ -190,8 +190,13 @@ def note_verify_batch(fp: Fingerprint, max_seqs: int | None, k: int | None) -> N
 
 
 def user_fingerprint(inp: DiagnosisInput) -> Fingerprint:
-    """Your facts: the launch log, then the environment (image digest, version) for what it lacks."""
-    fp = log_fingerprint(inp.log)
+    """Your facts: the launch log, then a pasted post's (each with its post line), then the environment
+    (image digest, version) for what they lack."""
+    post = inp.post
+    fp = log_fingerprint(inp.log) if post is None or inp.log is not post.log else {}
+    if post is not None:
+        for fact, value in post.fingerprint().items():
+            fp.setdefault(fact, value)
     if VERSION not in fp and inp.environment.vllm_version:
         fp[VERSION] = Fact(inp.environment.vllm_version, "environment")
     digest = inp.image_digest()

@@ -21,6 +21,7 @@ from llm_dyno.core.bench.stats import Comparison, compare_samples
 from llm_dyno.core.bounded_read import read_log_bounded
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
+from llm_dyno.core.diagnose.post import Post
 from llm_dyno.core.diagnose.references import Reference, load_references
 from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
 from llm_dyno.core.diagnose.synthetic import check_profile
@@ -227,6 +228,7 @@ def gather(
     gpu_now: tuple[GpuReading, ...] = (),
     reference_log_path: Path | None = None,
     bench_path: Path | None = None,
+    post: Post | None = None,
 ) -> Gathered:
     """Collect the inputs, run the rules, and build the diff rows.
 
@@ -245,8 +247,13 @@ def gather(
             sources.append(f"log {path.name} ({len(log.lines)} lines{more})")
         except DynoError as exc:
             notes.append(exc.message)
+    elif post is not None:
+        log = post.log  # the post's lines in vLLM's own words are the log there is
+        sources.append(f"post {post.source} ({len(post.log.lines)} lines) as the launch log")
     else:
         notes.append("no launch log yet: launch the profile once for the log findings")
+    if post is not None and path is not None:
+        sources.append(f"post {post.source} ({len(post.log.lines)} lines) for what the log does not say")
     reference_log = None
     if reference_log_path is not None:
         try:
@@ -315,6 +322,7 @@ def gather(
         gpu_before=before or gpu_now,
         gpu_under_load=under_load,
         spec_ab=spec_ab,
+        post=post,
     )
     if typed is not None:
         sources.append(_typed_source(typed))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.spec_log import log_acceptance
@@ -15,6 +16,9 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 from llm_dyno.core.telemetry.nvml import GpuReading
 from llm_dyno.core.telemetry.rates import MetricsRates
+
+if TYPE_CHECKING:
+    from llm_dyno.core.diagnose.post import Post
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,7 @@ class DiagnosisInput:
     published: tuple[Reference, ...] = ()  # the other rows the reference's source published
     reference_log: LaunchLog | None = None  # the reference's boot log, when someone has it
     synthetic: SyntheticSupport | None = None  # whether its vLLM can pin acceptance (checked by gather)
+    post: Post | None = None  # a pasted forum post: its boot facts fill what the log does not say
 
     def measured_numbers(self) -> Measured | None:
         """Typed numbers if given, else the benchmark's; acceptance from them, else from /metrics, else

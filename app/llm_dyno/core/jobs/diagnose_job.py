@@ -12,6 +12,7 @@ from pathlib import Path
 
 from llm_dyno.core.diagnose.gather import Gathered, gather
 from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.post import Post
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
@@ -38,6 +39,7 @@ class DiagnoseSpec:
     history_path: Path | None = None
     reference_log_path: Path | None = None
     bench_path: Path | None = None  # a result written by bench --json, instead of the history's latest
+    post: Post | None = None  # a pasted forum post, read as a log and typed figures
 
 
 def prepare_diagnose(
@@ -52,6 +54,7 @@ def prepare_diagnose(
     find_servers: bool = True,
     reference_log_path: Path | None = None,
     bench_path: Path | None = None,
+    post: Post | None = None,
 ) -> DiagnoseSpec:
     """For a profile, its server is the registry's when it is ready; refuses an unset API key. With
     neither a profile nor an endpoint only typed numbers and the reference are read."""
@@ -68,8 +71,9 @@ def prepare_diagnose(
     if endpoint is not None:
         endpoint.check_key()
     return DiagnoseSpec(
-        profile, reference, endpoint, gpus, log_path, typed, history_path, reference_log_path, bench_path
-    )
+        profile, reference, endpoint, gpus, log_path, typed, history_path, reference_log_path, bench_path,
+        post,
+    )  # fmt: skip
 
 
 def run_diagnose(spec: DiagnoseSpec) -> Gathered:
@@ -92,6 +96,7 @@ def run_diagnose(spec: DiagnoseSpec) -> Gathered:
         gpu_now=now,
         reference_log_path=spec.reference_log_path,
         bench_path=spec.bench_path,
+        post=spec.post,
     )
     if notes:
         gathered = Gathered(gathered.diagnosis, gathered.sources, gathered.diff, (*gathered.notes, *notes))
