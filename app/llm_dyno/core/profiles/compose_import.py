@@ -6,7 +6,7 @@ merge keys, relative bind paths against the project folder, ``<project>_`` prefi
 networks, the project's default network (sibling services resolve the vLLM service by name), list and
 mapping ``environment``, short and long ``ports`` / ``volumes``, GPUs from
 ``deploy.resources.reservations.devices`` or ``gpus:``, ``user``, ``working_dir``, ``labels``,
-``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/, see
+``ulimits``, ``logging``, ``secrets:`` (files at /run/secrets/) and ``configs:`` (at /NAME; see
 :mod:`~llm_dyno.core.profiles.compose_secrets`), ``extends:`` (same file and another), ``!reset`` /
 ``!override``, ``profiles:`` (a service in no active profile is not chosen unless named),
 ``pre_start`` / ``post_start`` / ``pre_stop`` hooks (:mod:`~llm_dyno.core.profiles.compose_hooks`).
@@ -38,7 +38,7 @@ from llm_dyno.core.profiles.yamlio import line_for, load_with_lines
 _HANDLED = frozenset(
     {"image", "container_name", "restart", "ports", "volumes", "environment", "env_file", "shm_size", "ipc"}
     | {"runtime", "gpus", "deploy", "entrypoint", "command", "user", "working_dir", "labels", "ulimits"}
-    | {"logging", "networks", "network_mode", "tmpfs", "secrets", *HOOKS}
+    | {"logging", "networks", "network_mode", "tmpfs", "secrets", "configs", *HOOKS}
 )
 
 
@@ -263,6 +263,8 @@ def read_compose(
     draft.docker = docker
     draft.env = s.environment()
     draft.gpus = s.gpus()
+    if s.devices:  # every other device request, kept as written (Compose passes each to Docker)
+        docker["devices"] = tuple(s.devices)
     draft.where = {
         **{f"docker.{k}": s.at(k) for k in docker},
         "docker.image": s.at("image"),

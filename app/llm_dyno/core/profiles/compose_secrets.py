@@ -1,5 +1,6 @@
-"""Compose ``secrets:``: the top-level declarations and a service's list, read as Docker Compose v2 runs
-them (docker/compose ``pkg/compose/create.go`` ``buildContainerSecretMounts`` and ``secrets.go``).
+"""Compose ``secrets:`` and ``configs:``: the top-level declarations and a service's list, read as Docker
+Compose v2 runs them (docker/compose ``pkg/compose/create.go`` ``buildContainerSecretMounts`` /
+``buildContainerConfigMounts`` and ``secrets.go``).
 
 A ``file:`` secret is that host file bound read-only at ``/run/secrets/<target or name>`` (``uid``,
 ``gid`` and ``mode`` are ignored, as Compose ignores them and says so); an ``environment:`` secret is a
@@ -7,6 +8,10 @@ file Compose writes into the created container before it starts, with the variab
 ``0444`` unless ``mode:`` says otherwise. The profile keeps the variable's *name* only: the launch
 reads the value and writes it from memory. ``external``, ``driver`` and ``template_driver`` are Swarm's
 and refused, as Compose refuses them.
+
+A config is the same file at ``/<target or name>`` (a relative target under ``/``): a ``file:`` config
+a read-only bind, an ``environment:`` one written into the container; both are kept as the profile's
+secrets (``docker.secrets``, one mechanism). A ``content:`` config is not kept (named in a warning).
 """
 
 from __future__ import annotations
@@ -24,9 +29,13 @@ SECRETS_DIR = "/run/secrets/"
 _VARIABLE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _target(written: str) -> str:
-    """Compose's rule: an absolute target as written, else under /run/secrets/."""
-    return written if written.startswith("/") else SECRETS_DIR + written
+# Where each kind's files go in the container when the target is relative (or absent)
+_BASE_DIR = {"secret": SECRETS_DIR, "config": "/"}
+
+
+def _target(written: str, kind: str = "secret") -> str:
+    """Compose's rule: an absolute target as written, else under /run/secrets/ (a secret) or / (a config)."""
+    return written if written.startswith("/") else _BASE_DIR[kind] + written
 
 
 def _mode(value: Any, where: Location) -> int:
@@ -37,48 +46,47 @@ def _mode(value: Any, where: Location) -> int:
     try:
         return int(str(value).lower().removeprefix("0o"), 8)
     except ValueError:
-        raise ImportFormatError(f"secret mode {value!r} is not an octal file mode", where=where) from None
+        raise ImportFormatError(f"mode {value!r} is not an octal file mode", where=where) from None
 
 
 def _id(value: Any, what: str, where: Location) -> int:
     try:
         return int(str(value))
     except ValueError:
-        raise ImportFormatError(f"secret {what} {value!r} is not a number", where=where) from None
+        raise ImportFormatError(f"{what} {value!r} is not a number", where=where) from None
 
 
-def _declaration(s: ServiceReader, name: str, where: Location) -> tuple[dict[str, Any], Location]:
-    declared = s.top.get("secrets")
-    here = Location(s.draft.source, line_for(s.lines, ("secrets", name)), f"secrets.{name}")
+def _declaration(s: ServiceReader, name: str, where: Location, kind: str) -> tuple[dict[str, Any], Location]:
+    top = f"{kind}s"
+    declared = s.top.get(top)
+    here = Location(s.draft.source, line_for(s.lines, (top, name)), f"{top}.{name}")
     if not isinstance(declared, dict) or name not in declared:
         raise ImportFormatError(
-            f"secret '{name}' is not declared under the top-level secrets: (Docker Compose refuses it too)",
+            f"{kind} '{name}' is not declared under the top-level {top}: (Docker Compose refuses it too)",
             where=where,
-            hint=f"declare it: secrets: {{{name}: {{file: ./{name}.txt}}}} or {{environment: VARIABLE}}",
+            hint=f"declare it: {top}: {{{name}: {{file: ./{name}.txt}}}} or {{environment: VARIABLE}}",
         )
     entry = declared[name]
     if not isinstance(entry, dict):
-        raise ImportFormatError(f"secret '{name}' must be a mapping (file: or environment:)", where=here)
+        raise ImportFormatError(f"{kind} '{name}' must be a mapping (file: or environment:)", where=here)
     for key in ("external", "driver", "template_driver"):
         if entry.get(key):
             raise ImportFormatError(
-                f"secret '{name}' uses {key}:, which only Swarm provides; Docker Compose refuses it "
-                "outside Swarm (unsupported external secret), and so does LLM Dyno",
-                where=Location(
-                    s.draft.source, line_for(s.lines, ("secrets", name, key)), f"secrets.{name}.{key}"
-                ),
-                hint="give the secret a file: or environment: source",
+                f"{kind} '{name}' uses {key}:, which only Swarm provides; Docker Compose refuses it "
+                f"outside Swarm (unsupported external {kind}), and so does LLM Dyno",
+                where=Location(s.draft.source, line_for(s.lines, (top, name, key)), f"{top}.{name}.{key}"),
+                hint=f"give the {kind} a file: or environment: source",
             )
     return entry, here
 
 
-def _file(s: ServiceReader, name: str, written: str, where: Location) -> str:
+def _file(s: ServiceReader, name: str, written: str, where: Location, kind: str) -> str:
     path = os.path.expanduser(s.interp(written, where))
     if not Path(path).is_absolute():
         base = s.ctx.base_dir
         if base is None:
             raise ImportFormatError(
-                f"secret '{name}': file {written!r} is relative, and pasted text has no folder to resolve "
+                f"{kind} '{name}': file {written!r} is relative, and pasted text has no folder to resolve "
                 "it against",
                 where=where,
                 hint="import the compose file itself, or write an absolute path",
@@ -86,54 +94,70 @@ def _file(s: ServiceReader, name: str, written: str, where: Location) -> str:
         path = os.path.normpath(base.resolve() / path)
     if not os.path.isfile(path):
         s.draft.warnings.append(
-            f"{where}: secret file {path} does not exist; the launch will fail until it does "
+            f"{where}: {kind} file {path} does not exist; the launch will fail until it does "
             "(Docker Compose warns the same)"
         )
     return path
 
 
 def read_secrets(s: ServiceReader) -> tuple[dict[str, Any], ...]:
-    """The service's ``secrets:`` as profile entries (``docker.secrets``), in the order written; a later
-    entry for the same target replaces an earlier one, as Compose keeps one mount per target."""
+    """The service's ``secrets:`` then ``configs:`` as profile entries (``docker.secrets``), in the
+    order written; a later entry for the same target replaces an earlier one, as Compose keeps one
+    mount per target."""
     out: dict[str, dict[str, Any]] = {}
-    for item, i in s.items("secrets"):
-        where = s.at("secrets", i)
-        long = item if isinstance(item, dict) else {"source": item}
-        if not long.get("source"):
-            raise ImportFormatError("a secret needs its source (the declared secret's name)", where=where)
-        name = s.text(long["source"], "secrets", i)
-        target = _target(s.text(long.get("target") or name, "secrets", i))
-        entry, declared_at = _declaration(s, name, where)
-        secret: dict[str, Any] = {"target": target}
-        if entry.get("environment"):
-            variable = s.interp(str(entry["environment"]), declared_at)
-            if not _VARIABLE_RE.fullmatch(variable):
-                raise ImportFormatError(
-                    f"secret '{name}': environment {variable!r} is not a variable name", where=declared_at
-                )
-            secret["environment"] = variable
-            if variable not in os.environ and variable in s.ctx.variables:
-                s.draft.warnings.append(
-                    f"{declared_at}: secret '{name}' reads {variable}, which is set only in the project's "
-                    f".env; LLM Dyno never stores a secret's value, so export {variable} before launching"
-                )
-            if long.get("mode") is not None:
-                secret["mode"] = _mode(long["mode"], where)
-            for key in ("uid", "gid"):
-                if long.get(key) not in (None, ""):
-                    secret[key] = _id(long[key], key, where)
-        elif entry.get("file"):
-            secret["file"] = _file(s, name, str(entry["file"]), declared_at)
-            if any(long.get(k) not in (None, "") for k in ("uid", "gid", "mode")):
-                s.draft.warnings.append(
-                    f"{where}: uid, gid and mode of a file secret are ignored (Docker Compose ignores them "
-                    "too: the file is bound as it is on the host)"
-                )
-        else:
-            raise ImportFormatError(
-                f"secret '{name}' has neither file: nor environment:",
-                where=declared_at,
-                hint="give it file: PATH or environment: VARIABLE",
-            )
-        out[target] = secret
+    for kind in ("secret", "config"):
+        for item, i in s.items(f"{kind}s"):
+            entry = _one(s, kind, item, i)
+            if entry is not None:
+                out[entry["target"]] = entry
     return tuple(out.values())
+
+
+def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any] | None:
+    """One entry of a service's ``secrets:`` or ``configs:`` (None: a config that is not kept)."""
+    key = f"{kind}s"
+    where = s.at(key, i)
+    long = item if isinstance(item, dict) else {"source": item}
+    if not long.get("source"):
+        raise ImportFormatError(f"a {kind} needs its source (the declared {kind}'s name)", where=where)
+    name = s.text(long["source"], key, i)
+    target = _target(s.text(long.get("target") or name, key, i), kind)
+    entry, declared_at = _declaration(s, name, where, kind)
+    secret: dict[str, Any] = {"target": target}
+    if entry.get("environment"):
+        variable = s.interp(str(entry["environment"]), declared_at)
+        if not _VARIABLE_RE.fullmatch(variable):
+            raise ImportFormatError(
+                f"{kind} '{name}': environment {variable!r} is not a variable name", where=declared_at
+            )
+        secret["environment"] = variable
+        if variable not in os.environ and variable in s.ctx.variables:
+            s.draft.warnings.append(
+                f"{declared_at}: {kind} '{name}' reads {variable}, which is set only in the project's "
+                f".env; LLM Dyno never stores a secret's value, so export {variable} before launching"
+            )
+        if long.get("mode") is not None:
+            secret["mode"] = _mode(long["mode"], where)
+        for field in ("uid", "gid"):
+            if long.get(field) not in (None, ""):
+                secret[field] = _id(long[field], f"{kind} {field}", where)
+    elif entry.get("file"):
+        secret["file"] = _file(s, name, str(entry["file"]), declared_at, kind)
+        if any(long.get(k) not in (None, "") for k in ("uid", "gid", "mode")):
+            s.draft.warnings.append(
+                f"{where}: uid, gid and mode of a file {kind} are ignored (Docker Compose ignores them "
+                "too: the file is bound as it is on the host)"
+            )
+    elif kind == "config" and "content" in entry:
+        s.draft.warnings.append(
+            f"{declared_at}: config '{name}' has content:, which LLM Dyno does not keep (the file at "
+            f"{target} is missing in the container); write it to a file and use file: instead"
+        )
+        return None
+    else:
+        raise ImportFormatError(
+            f"{kind} '{name}' has neither file: nor environment:",
+            where=declared_at,
+            hint="give it file: PATH or environment: VARIABLE",
+        )
+    return secret

@@ -158,6 +158,7 @@ def to_compose(profile: Profile) -> str:
         logging: dict[str, Any] = {"driver": docker.logging.driver} if docker.logging.driver else {}
         logging["options"] = {k: _escape(v) for k, v in docker.logging.options.items()}
         service["logging"] = logging
+    devices: list[dict[str, Any]] = []
     if profile.gpus is not None:
         device: dict[str, Any] = {"driver": "nvidia"}
         if profile.gpus == "all":
@@ -165,7 +166,19 @@ def to_compose(profile: Profile) -> str:
         else:
             device["device_ids"] = [str(g) for g in profile.gpus]
         device["capabilities"] = ["gpu"]
-        service["deploy"] = {"resources": {"reservations": {"devices": [device]}}}
+        devices.append(device)
+    for other in docker.devices:  # every other request, as written
+        written: dict[str, Any] = {"driver": _escape(other.driver)} if other.driver else {}
+        if other.device_ids:
+            written["device_ids"] = [_escape(i) for i in other.device_ids]
+        elif other.count is not None:
+            written["count"] = "all" if other.count == -1 else other.count
+        written["capabilities"] = [_escape(c) for c in other.capabilities]
+        if other.options:
+            written["options"] = {k: _escape(v) for k, v in other.options.items()}
+        devices.append(written)
+    if devices:
+        service["deploy"] = {"resources": {"reservations": {"devices": devices}}}
     if docker.entrypoint is not None:
         service["entrypoint"] = [_escape(t) for t in docker.entrypoint]
     service["command"] = [t if _holds_secret_ref(t) else _escape_resolved(t) for t in profile.vllm_argv()]

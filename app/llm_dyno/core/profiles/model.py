@@ -73,8 +73,8 @@ class LogSettings(_Frozen):
 
 
 class SecretFile(_Frozen):
-    """A compose secret: a read-only file in the container at ``target``, with the content of a host
-    ``file`` (bound read-only, as Compose binds it) or of an ``environment`` variable read at launch
+    """A compose secret (or config): a read-only file in the container at ``target``, with the content of
+    a host ``file`` (bound read-only, as Compose binds it) or of an ``environment`` variable read at launch
     (only its name is kept; the launch writes the value into the created container before it starts,
     from memory, as Compose does: it never touches the host's disk)."""
 
@@ -151,6 +151,23 @@ class InitHook(ExecHook):
         return None if v is None else _image_reference(v)
 
 
+class DeviceRequestSettings(_Frozen):
+    """A device request passed to Docker as written (compose ``deploy…devices``: Compose passes every
+    request), besides the NVIDIA GPUs of the profile's ``gpus``, which the app's GPU logic reads."""
+
+    driver: str | None = None
+    count: int | None = Field(default=None, ge=-1, description="-1: all the driver's devices")
+    device_ids: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = Field(min_length=1)
+    options: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _count_or_ids(self) -> DeviceRequestSettings:
+        if self.count is not None and self.device_ids:
+            raise ValueError("a device request has count or device_ids, not both (Docker refuses both)")
+        return self
+
+
 # The compose lifecycle hooks a Docker profile keeps (``docker.<name>``), in the order they run: init
 # containers before the server starts, then docker exec in it once started and before it stops.
 HOOKS = ("pre_start", "post_start", "pre_stop")
@@ -193,6 +210,9 @@ class DockerSettings(_Frozen):
     logging: LogSettings | None = None
     secrets: tuple[SecretFile, ...] = Field(
         default=(), description="compose secrets: files in the container (/run/secrets/NAME)"
+    )
+    devices: tuple[DeviceRequestSettings, ...] = Field(
+        default=(), description="device requests besides the GPUs (gpus:), passed to Docker as written"
     )
     pre_start: tuple[InitHook, ...] = Field(
         default=(), description="init containers run to completion, in order, before the server starts"

@@ -101,8 +101,7 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
     if "ipc_mode" in spec:
         argv += ["--ipc", str(spec["ipc_mode"])]
     for req in spec.get("device_requests", []):
-        ids = req.get("DeviceIDs") or []
-        argv += ["--gpus", f'"device={",".join(ids)}"' if ids else "all"]
+        argv += ["--gpus", _gpus_option(req)]
     if "runtime" in spec:
         argv += ["--runtime", str(spec["runtime"])]
     if "restart_policy" in spec:
@@ -115,3 +114,20 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
     argv.append(str(spec["image"]))
     # `docker run --entrypoint` takes one word; the rest of the entrypoint goes before the command.
     return argv + entry[1:] + list(spec.get("command", []))
+
+
+def _gpus_option(req: Mapping[str, Any]) -> str:
+    """A device request as ``docker run --gpus`` reads it (CSV fields driver, count, device,
+    capabilities): ``all`` and ``"device=0,1"`` for NVIDIA GPUs, ``driver=amd,count=1`` for another
+    driver's. Options have no field there: ``plan --json`` shows them."""
+    ids, caps = list(req.get("DeviceIDs") or []), [c for g in req.get("Capabilities") or [] for c in g]
+    fields = [f"driver={req['Driver']}"] if req.get("Driver") else []
+    if ids:
+        fields.append(f'"device={",".join(ids)}"')
+    elif req.get("Count", -1) == -1:
+        fields.append("count=all")
+    else:
+        fields.append(f"count={req['Count']}")
+    if caps not in ([], ["gpu"]):
+        fields.append(f'"capabilities={",".join(caps)}"')
+    return "all" if fields == ["count=all"] else ",".join(fields)

@@ -251,14 +251,29 @@ def _extras(settings: DockerSettings, spec: dict[str, Any], warnings: list[PlanW
     _logging(settings, spec, warnings)
 
 
-def _device_requests(gpus: Any) -> list[DeviceRequest]:
-    if gpus is None:
+def _device_requests(gpus: Any, settings: DockerSettings) -> list[DeviceRequest]:
+    """The NVIDIA GPUs of ``gpus`` first, then every other request of ``docker.devices`` as written
+    (Compose passes each to Docker: driver, count, device IDs, capabilities, options)."""
+    if gpus is None and not settings.devices:
         return []
     from docker.types import DeviceRequest  # here: reading a plan's URL or GPUs needs no docker SDK
 
+    out = []
     if gpus == "all":
-        return [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    return [DeviceRequest(device_ids=[str(g) for g in gpus], capabilities=[["gpu"]])]
+        out.append(DeviceRequest(count=-1, capabilities=[["gpu"]]))
+    elif gpus is not None:
+        out.append(DeviceRequest(device_ids=[str(g) for g in gpus], capabilities=[["gpu"]]))
+    for d in settings.devices:
+        out.append(
+            DeviceRequest(
+                driver=d.driver or "",
+                count=d.count or 0,
+                device_ids=list(d.device_ids),
+                capabilities=[list(d.capabilities)],
+                options=dict(d.options),
+            )
+        )
+    return out
 
 
 def _entrypoint(profile: Profile, settings: DockerSettings) -> list[str] | None:
@@ -405,7 +420,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         spec["shm_size"] = str(settings.shm_size).replace(" ", "")
     if settings.ipc:
         spec["ipc_mode"] = settings.ipc
-    requests = _device_requests(profile.gpus)
+    requests = _device_requests(profile.gpus, settings)
     if requests:
         spec["device_requests"] = requests
     if settings.runtime:
