@@ -296,8 +296,9 @@ def test_pasted_lines_end_where_the_shell_ends_them() -> None:
         assert r.profile.args == ("--port", "8000"), tail
         assert tail.startswith("#") or any(tail.split()[0] in w for w in r.warnings)
     pwd = import_text("docker run -v $(pwd)/models:/models img m")
-    assert pwd.profile.docker is not None and pwd.profile.docker.volumes == ("$(pwd)/models:/models",)
-    assert any("$(pwd)" in w and "command substitution" in w for w in pwd.warnings)
+    # the folder the shell would mount (issue 29), not a volume named $(pwd)/models
+    assert pwd.profile.docker is not None and pwd.profile.docker.volumes == (f"{os.getcwd()}/models:/models",)
+    assert any("$(pwd)" in w and "mounted as a shell would" in w for w in pwd.warnings)
 
 
 def test_attached_secret_flag_exports_as_a_reference() -> None:

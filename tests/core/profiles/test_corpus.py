@@ -110,7 +110,8 @@ def test_pwd_and_inline_comment(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert p["args"] == ["--max_model_len", "1024"]
     assert p["docker"]["network"] == "host"
-    assert "$(pwd)" in done.stderr and "command substitution" in done.stderr
+    assert p["docker"]["volumes"] == [f"{os.getcwd()}/vllm_root_cache:/root/.cache"]  # issue 29
+    assert "$(pwd)" in done.stderr and "mounted as a shell would" in done.stderr
 
 
 @pytest.mark.parametrize("runtime", ["docker"])

@@ -2,14 +2,16 @@
 
 The text is split the way a POSIX shell would (quotes, ``\\`` line continuations, ``#`` comment lines),
 keeping the line each word came from so that errors can point at it. Shell variables are not expanded:
-what was pasted is what the profile keeps.
+what was pasted is what the profile keeps, except in a volume (``-v $(pwd):/workspace``), whose host
+folder is resolved as the shell would when the line is pasted (kept as written, Docker would read it as
+a volume name, and a compose export as ``<project>_$(pwd)``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -23,13 +25,14 @@ from llm_dyno.core.profiles.import_common import (
 )
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
 from llm_dyno.core.profiles.model import is_secret_name
-from llm_dyno.core.profiles.shellwords import Word, first_command, rest_text, split_shell
+from llm_dyno.core.profiles.shellwords import Word, expand_word, first_command, rest_text, split_shell
 from llm_dyno.core.secrets import escape_literal, redact_secrets, reference_name
 
 Token = tuple[str, int]  # a word and its 1-based line
 
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
-_AS_WRITTEN_OPTS = ("--label", "-l")  # docker options whose values launch passes on as written
+_AS_WRITTEN_OPTS = ("--label", "-l")
+_VOLUME_OPTS = ("-v", "--volume", "--mount")  # docker options whose values launch passes on as written
 _SHELL_VAR_RE = re.compile(r"(?<!\$)\$\{?[A-Za-z_]")  # not a literal one, escaped as $${foo}
 _DEFAULT_RE = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=?+])[^}]*\}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -137,8 +140,8 @@ def tokenize(
             f"line {first.line}: the command ends before {rest_text(clean, rest)!r}; "
             "that is not part of it and is not imported"
         )
-    for word in command:
-        if word.substitution:
+    for j, word in enumerate(command):
+        if word.substitution and not _is_volume(command, j):  # a volume's is filled in or refused
             warnings.append(
                 f"line {word.line}: {word.text!r} holds a command substitution that a shell would run "
                 "($(pwd), `…`); kept as written: replace it with the real value"
@@ -162,6 +165,39 @@ def _passed_as_written(command: list[Word], j: int) -> bool:
     the environment, the image and the command are filled in), so its ``$`` needs no escape."""
     before = command[j - 1].text if j else ""
     return before in _AS_WRITTEN_OPTS or command[j].text.partition("=")[0] in _AS_WRITTEN_OPTS
+
+
+def _is_volume(command: list[Word], j: int) -> bool:
+    """Whether word ``j`` is a ``-v`` / ``--volume`` / ``--mount`` value (attached or not)."""
+    before = command[j - 1].text if j else ""
+    text = command[j].text
+    return (
+        before in _VOLUME_OPTS
+        or text.startswith(("--volume=", "--mount="))
+        or (text.startswith("-v") and not text.startswith("--") and len(text) > 2)
+    )
+
+
+def _volume(value: str, where: Location, pasted: _Pasted, warnings: list[str]) -> str:
+    """A volume as the shell passes it to docker when the pasted line runs: ``$(pwd)`` / ``$PWD`` the
+    folder the import runs in, ``$name`` from its environment (a ``$`` the shell passes as written is
+    kept as written)."""
+    if value in pasted.literal:
+        return value
+    secret = next((n for m in _VAR_RE.finditer(value) if is_secret_name(n := m.group(1) or m.group(2))), None)
+    if secret is not None:
+        raise ImportFormatError(
+            f"volume {value!r} names ${secret}: filled in, the secret would be stored in the profile as text",
+            where=where,
+            hint="write the folder to mount instead of the variable",
+        )
+    expanded, filled = expand_word(value, os.environ, pasted.cwd, where)
+    if filled:
+        warnings.append(
+            f"{where}: {value!r} is mounted as a shell would when the line is pasted here: "
+            f"{expanded!r} ({'; '.join(redact_secrets(f) for f in filled)})"
+        )
+    return expanded
 
 
 def _kept_literal(word: Word, warnings: list[str]) -> str:
@@ -283,7 +319,7 @@ def _env_pair(word: str, where: Location, draft: Draft) -> None:
         draft.warnings.append(f"{where}: {key} is passed through but not set here; left out")
 
 
-def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
+def _docker_run(tokens: list[Token], i: int, draft: Draft, pasted: _Pasted) -> None:
     src = draft.source
     words = [w for w, _ in tokens]
     # global options before `run`: only the host matters
@@ -330,9 +366,11 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
         if opt == "--publish":
             ports.append(value)
         elif opt == "--volume":
-            volumes.append(warn_host_access(value, draft.warnings, where))
+            volumes.append(
+                warn_host_access(_volume(value, where, pasted, draft.warnings), draft.warnings, where)
+            )
         elif opt == "--mount":
-            mounted = _mount(value)
+            mounted = _mount(_volume(value, where, pasted, draft.warnings))
             if mounted is None:
                 draft.warnings.append(f"line {line}: --mount {value} is not kept (tmpfs or no target)")
             else:
@@ -392,9 +430,21 @@ def _docker_run(tokens: list[Token], i: int, draft: Draft) -> None:
     draft.name_hint = docker.get("container_name")
 
 
-def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = None) -> Draft:
+@dataclass(frozen=True)
+class _Pasted:
+    """Where the pasted line would run: the words whose ``$`` a shell passes as written, and the folder
+    ``$(pwd)`` names."""
+
+    literal: set[str]
+    cwd: str
+
+
+def read_cmdline(
+    text: str, *, source: str | None, warnings: list[str] | None = None, cwd: str | None = None
+) -> Draft:
     """Parse a ``docker run`` or ``vllm serve`` line into a :class:`Draft` (``warnings`` collects the
-    warnings, kept by the caller when the import fails)."""
+    warnings, kept by the caller when the import fails). ``cwd``: the folder a volume's ``$(pwd)`` /
+    ``$PWD`` stands for (None: the folder the import runs in)."""
     warnings = [] if warnings is None else warnings
     literal: set[str] = set()
     tokens, meta = tokenize(text, source, warnings, literal)
@@ -409,7 +459,7 @@ def read_cmdline(text: str, *, source: str | None, warnings: list[str] | None = 
             warnings.append(
                 "variables set before 'docker' reach the docker client, not the container; ignored"
             )
-        _docker_run(tokens, i + 1, draft)
+        _docker_run(tokens, i + 1, draft, _Pasted(literal, os.getcwd() if cwd is None else cwd))
     elif i < len(words) and (n := launcher_length(words, i)):
         draft = Draft("vllm-serve", source, meta=dict(meta), warnings=warnings, file_meta=dict(meta))
         for word, line in assignments:

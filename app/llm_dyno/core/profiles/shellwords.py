@@ -2,13 +2,15 @@
 
 Quotes, backslash escapes and ``\\``-newline continuations are honoured; ``#`` starts a comment at the
 start of a word; control operators (``;`` ``&&`` ``||`` ``|`` ``&``, redirections, a newline that is
-not continued) end a command. Nothing is expanded: ``$X``, ``$(…)`` and backquotes stay as written and
-are flagged, so callers can warn about them.
+not continued) end a command. Splitting expands nothing: ``$X``, ``$(…)`` and backquotes stay as
+written and are flagged, so callers can warn about them; :func:`expand_word` fills them in where a
+value must mean what the shell would have made of it (a volume's host folder).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from llm_dyno.core.errors import ImportFormatError, Location
@@ -277,3 +279,76 @@ def rest_text(text: str, rest: list[Word]) -> str:
         return ""
     tail = " ".join(text[rest[0].start :].replace("\\\n", " ").split())  # continuations joined
     return tail if len(tail) <= 80 else tail[:77] + "…"
+
+
+_PARAM = re.compile(
+    r"\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?-)(?P<default>[^}]*))?\}"
+    r"|\$(?P<bare>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_PWD_SUBSTITUTION = re.compile(r"\$\(\s*pwd\s*\)")
+
+
+def expand_word(text: str, environ: Mapping[str, str], cwd: str, where: Location) -> tuple[str, list[str]]:
+    """A word with the expansions a shell performs when the pasted line runs, and what was filled in.
+
+    ``text`` is an unquoted or double-quoted word (none of its ``$`` passed as written): ``$(pwd)``,
+    ``$PWD`` and ``${PWD}`` become ``cwd``; ``$name``, ``${name}`` and ``${name:-default}`` come from
+    ``environ``. A leading ``~`` is left as written (launch and every export read it as the home
+    folder). Any other command substitution (``$(id -u)``, backquotes) is never run, and a variable
+    that is unset or empty (the shell would mount a broken path) is refused, naming it.
+    """
+    filled: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        m = _PWD_SUBSTITUTION.match(text, i)
+        if m is not None:
+            out.append(cwd)
+            filled.append(f"{m.group()} = {cwd}")
+            i = m.end()
+            continue
+        if c == "`" or text.startswith("$(", i):
+            raise ImportFormatError(
+                f"{text!r} holds a command substitution ({_substitution_text(text, i)}) that a shell "
+                "would run; LLM Dyno never runs commands from an imported line",
+                where=where,
+                hint="replace it with the value it prints (only $(pwd) is filled in, with this folder)",
+            )
+        if c != "$":
+            out.append(c)
+            i += 1
+            continue
+        m = _PARAM.match(text, i)
+        if m is None:
+            if text[i + 1 : i + 2] in ("", "/", ":", ",", "."):
+                out.append(c)  # a $ before no name is passed as written
+                i += 1
+                continue
+            raise ImportFormatError(
+                f"{text!r} holds {text[i : i + 2]!r}, a shell expansion LLM Dyno cannot fill in",
+                where=where,
+                hint="write the folder it stands for",
+            )
+        name = m.group("braced") or m.group("bare")
+        value = cwd if name == "PWD" else environ.get(name, "")
+        # ${name:-d}: d when unset or empty; ${name-d}: d when unset only
+        if not value and m.group("op") in (":-", "-") and (m.group("op") == ":-" or name not in environ):
+            value = m.group("default")
+        if not value:
+            raise ImportFormatError(
+                f"{text!r}: ${name} is not set here (or is empty), so a shell would mount "
+                f"{text[:i] + text[m.end() :]!r}, a broken path",
+                where=where,
+                hint=f"set {name} in the environment the import runs in, or write the folder instead",
+            )
+        out.append(value)
+        filled.append(f"{m.group()} = {value}")
+        i = m.end()
+    return "".join(out), filled
+
+
+def _substitution_text(text: str, i: int) -> str:
+    """The command substitution starting at ``i``, for an error message."""
+    close = text.find("`" if text[i] == "`" else ")", i + 1)
+    return text[i : close + 1] if close >= 0 else text[i:]
