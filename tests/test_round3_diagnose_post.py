@@ -112,3 +112,15 @@ def test_a_post_larger_than_1_mib_is_refused_saying_what_to_do(home: Path, tmp_p
 def test_a_missing_post_is_named(home: Path, tmp_path: Path) -> None:
     done = cli(home, "diagnose", "qwen36-27b-mtp", "--post", str(tmp_path / "nope.txt"))
     assert done.returncode != 0 and "cannot read the post" in done.stderr and "nope.txt" in done.stderr
+
+
+def test_findings_and_causes_name_the_post_line_they_read(home: Path, post: Path) -> None:
+    data = _json(home, "--post", str(post))
+    downgrade = next(f for f in data["findings"] if f["id"] == "cuda-graphs-downgraded")
+    warning = _line_of(post, "CUDAGraphMode.FULL_AND_PIECEWISE is not supported with spec-decode for")
+    assert any(e.startswith(f"post line {warning}: CUDAGraphMode.") for e in downgrade["evidence"])
+    assert not any(e.startswith("log:") for e in downgrade["evidence"])
+    power = next(c for c in data["causes"] if c["id"] == "power")
+    assert "your cap 330 W (post line 1)" in power["reason"]  # "~54 code TPS at 330W" on line 1
+    assert any(s.startswith("post founding-post.txt (") for s in data["sources"])
+    assert not any(s.startswith("typed ") for s in data["sources"])

@@ -124,6 +124,8 @@ def with_post(typed: Measured | None, post: Post | None) -> tuple[Measured | Non
         if theirs is not None and theirs != () and mine != theirs:
             notes.append(f"typed {option} {_show(mine)} is used; the post says {label} {_show(theirs)}")
         merged = replace(merged, **{attr: mine})
+        if attr == "power_cap_w":
+            merged = replace(merged, power_cap_source="typed")
     typed_tps = typed.narrative_tps is not None or typed.code_tps is not None
     typed_acc = bool(typed.acceptance_per_position) or typed.mean_acceptance_length is not None
     return replace(

@@ -31,10 +31,11 @@ class LogEvidence:
 
     text: str
     line_no: int | None = None
+    label: str = "log:"  # what the number follows: "log:" ("log:42"), "post line " ("post line 42")
 
     def describe(self) -> str:
-        """``log:42: …`` for humans."""
-        where = f"log:{self.line_no}" if self.line_no is not None else "log"
+        """``log:42: …`` (``post line 42: …`` for a pasted post) for humans."""
+        where = f"{self.label}{self.line_no}" if self.line_no is not None else self.label.rstrip(": ")
         return f"{where}: {self.text.strip()}"
 
 

@@ -340,7 +340,9 @@ def _typed_source(typed: Measured) -> str:
         parts.append(f"mean acceptance length {typed.mean_acceptance_length:g}")
     if typed.power_cap_w is not None:
         parts.append(f"power cap {typed.power_cap_w:g} W")
-    return "typed " + ", ".join(parts) if parts else "typed numbers"
+    froms = {typed.source, typed.acceptance_from, typed.power_cap_source} - {""}
+    said = "typed" if froms == {"typed"} else "from the post" if "typed" not in froms else "typed and post"
+    return f"{said} " + ", ".join(parts) if parts else f"{said} numbers"
 
 
 def _latest_ab(

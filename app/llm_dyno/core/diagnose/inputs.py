@@ -28,6 +28,7 @@ class LaunchLog:
     lines: tuple[str, ...] = ()
     first_line_no: int = 1
     source: str | None = None
+    label: str = "log:"  # how evidence names a line: "log:12", or "post line 12" for a pasted post
 
     @staticmethod
     def from_text(text: str, source: str | None = None) -> LaunchLog:
@@ -41,7 +42,7 @@ class LaunchLog:
 
     def evidence(self, line_no: int) -> LogEvidence:
         """The line of that number as evidence."""
-        return LogEvidence(self.lines[line_no - self.first_line_no], line_no)
+        return LogEvidence(self.lines[line_no - self.first_line_no], line_no, self.label)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Measured:
     # per prompt kind: (prompt, mean acceptance length, where it came from), from a benchmark
     length_by_prompt: tuple[tuple[str, float, str], ...] = ()
     power_cap_w: float | None = None  # the cap the user's numbers were measured at (typed)
+    power_cap_source: str = "typed"  # where the cap came from ("post line 1" for a pasted post)
 
     def length_of(self, prompt: str) -> tuple[float, str] | None:
         """The prompt kind's own mean acceptance length and its source, where measured apart."""
@@ -191,7 +193,7 @@ class DiagnosisInput:
             return Measured(None, None, per_position, length, source)
         return Measured(
             base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
-            base.source, source, base.length_by_prompt, base.power_cap_w,
+            base.source, source, base.length_by_prompt, base.power_cap_w, base.power_cap_source,
         )  # fmt: skip
 
     def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:
@@ -237,7 +239,7 @@ class DiagnosisInput:
     def power_cap(self) -> tuple[float, str] | None:
         """Your GPU's power cap and where it comes from: typed, the profile's, else a reading (NVML)."""
         if self.measured is not None and self.measured.power_cap_w is not None:
-            return self.measured.power_cap_w, "typed"
+            return self.measured.power_cap_w, self.measured.power_cap_source
         if self.profile is not None and self.profile.power is not None and self.profile.power.limit_w:
             return self.profile.power.limit_w, "profile"
         for r in (*self.gpu_under_load, *self.gpu_before):

@@ -88,6 +88,7 @@ class Post:
             where(tps_line) if tps_line else "post",
             where(acc_line) if acc_line else "",
             power_cap_w=f.power_cap_w.value if f.power_cap_w else None,
+            power_cap_source=where(f.power_cap_w.line_no) if f.power_cap_w else "typed",
         )
 
 
@@ -100,7 +101,7 @@ def read_post(text: str, source: str = "post") -> Post:
             hint="paste the post's own text; pass a launch log with --log (any size is read)",
         )
     raw = LaunchLog.from_text(text, source).lines
-    joined = LaunchLog(_join_wrapped(raw), 1, source)
+    joined = LaunchLog(_join_wrapped(raw), 1, source, "post line ")
     facts = _relabel(log_fingerprint(joined))
     for fact, value in _key_value_facts(raw).items():
         facts.setdefault(fact, value)  # vLLM's own words win over the post's summary of them
