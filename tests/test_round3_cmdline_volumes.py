@@ -55,6 +55,7 @@ def test_pasted_volumes_are_the_folders_the_shell_would_mount(tmp_path: Path) ->
     line = (
         f'docker run --gpus all -p 8000:8000 -v $(pwd):/workspace -v "$PWD"/models:/m \\\n'
         f"  -v ${{PWD}}/w:/w -v $hf_cache_dir:/root/.cache/huggingface -v ~/models:/home-models \\\n"
+        f"  -v$(pwd)/a:/a --volume=$PWD/b:/b \\\n"
         f"  --mount type=bind,src=$(pwd)/data,dst=/data,readonly {IMAGE} --model m\n"
     )
     done = _paste(tmp_path / "home", folder, line, "--dry-run", env={"hf_cache_dir": "/srv/hf"})
@@ -66,6 +67,8 @@ def test_pasted_volumes_are_the_folders_the_shell_would_mount(tmp_path: Path) ->
         f"{folder}/w:/w",
         "/srv/hf:/root/.cache/huggingface",
         "~/models:/home-models",
+        f"{folder}/a:/a",
+        f"{folder}/b:/b",
         f"{folder}/data:/data:ro",
     ]
     assert "$" not in done.stdout
