@@ -85,8 +85,8 @@ def test_typed_flags_win_over_the_post_and_say_so(home: Path, post: Path) -> Non
     data = _json(home, "--post", str(post), "--tps", "50", "54")
     narr = data["gap_split"]["prompts"][0]
     assert narr["ms_per_pass"]["yours"] == pytest.approx(3.55 / 50 * 1000, abs=0.05)
-    assert any("typed --tps NARR 50 is used; the post says narrative TPS 43" in n for n in data["notes"])
-    assert not any("--tps CODE" in n for n in data["notes"])  # 54 typed = 54 in the post: no note
+    assert any("typed narrative TPS 50 is used; the post says 43" in n for n in data["notes"])
+    assert not any("code TPS" in n for n in data["notes"])  # 54 typed = 54 in the post: no note
 
 
 def test_the_post_on_stdin(home: Path, post: Path) -> None:

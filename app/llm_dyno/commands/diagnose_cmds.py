@@ -15,7 +15,7 @@ from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
-from llm_dyno.core.diagnose.post import MAX_POST_BYTES, Post, read_post
+from llm_dyno.core.diagnose.post import MAX_POST_BYTES, Post, read_post, read_post_file, with_post
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.endpoint import url_endpoint
@@ -77,62 +77,12 @@ def typed_numbers(args: argparse.Namespace) -> Measured | None:
     return Measured(narr, code, acc, args.mean_acceptance_length, "typed", power_cap_w=args.power_cap)
 
 
-_POST_FIELDS = (
-    ("narrative_tps", "--tps NARR", "narrative TPS"),
-    ("code_tps", "--tps CODE", "code TPS"),
-    ("acceptance_per_position", "--acceptance", "acceptance"),
-    ("mean_acceptance_length", "--mean-acceptance-length", "mean acceptance length"),
-    ("power_cap_w", "--power-cap", "power cap"),
-)
-
-
 def read_post_arg(name: str) -> Post:
     """``--post FILE`` (``-``: standard input), bounded to :data:`MAX_POST_BYTES`."""
     if name == "-":
         text = sys.stdin.buffer.read(MAX_POST_BYTES + 1).decode("utf-8", errors="replace")
         return read_post(text, "(stdin)")
-    path = Path(name)
-    if not path.is_file():
-        raise DynoError(
-            f"cannot read the post {name}: no such file", hint="--post FILE, or --post - for stdin"
-        )
-    with path.open("rb") as fh:
-        text = fh.read(MAX_POST_BYTES + 1).decode("utf-8", errors="replace")
-    return read_post(text, path.name)
-
-
-def _show(value: object) -> str:
-    if isinstance(value, tuple):
-        return "/".join(f"{v * 100:g}%" for v in value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def with_post(typed: Measured | None, post: Post | None) -> tuple[Measured | None, list[str]]:
-    """The typed numbers with the post's filling what was not typed; a note for each typed figure that
-    differs from the post's (typed wins)."""
-    from_post = post.measured() if post is not None else None
-    if from_post is None:
-        return typed, []
-    if typed is None:
-        return from_post, []
-    notes: list[str] = []
-    merged = from_post
-    for attr, option, label in _POST_FIELDS:
-        mine, theirs = getattr(typed, attr), getattr(from_post, attr)
-        if mine is None or mine == ():
-            continue
-        if theirs is not None and theirs != () and mine != theirs:
-            notes.append(f"typed {option} {_show(mine)} is used; the post says {label} {_show(theirs)}")
-        merged = replace(merged, **{attr: mine})
-        if attr == "power_cap_w":
-            merged = replace(merged, power_cap_source="typed")
-    typed_tps = typed.narrative_tps is not None or typed.code_tps is not None
-    typed_acc = bool(typed.acceptance_per_position) or typed.mean_acceptance_length is not None
-    return replace(
-        merged,
-        source="typed" if typed_tps else merged.source,
-        acceptance_source="typed" if typed_acc else merged.acceptance_source,
-    ), notes
+    return read_post_file(Path(name))
 
 
 def register(sub: Any) -> None:

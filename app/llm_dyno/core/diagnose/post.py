@@ -10,7 +10,8 @@ figures in its own "Key: value" summary ("Attention backend: FlashInfer", "Model
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from llm_dyno.core.diagnose.fingerprint import (
     ATTENTION,
@@ -233,3 +234,59 @@ def _rates(text: str, line_no: int) -> tuple[tuple[float, ...], int] | None:
         return parse_acceptance(text), line_no
     except ValueError:
         return None
+
+
+def read_post_file(path: Path) -> Post:
+    """A post saved to a file, read bounded (no more than :data:`MAX_POST_BYTES` + 1 bytes)."""
+    if not path.is_file():
+        raise DynoError(
+            f"cannot read the post {path}: no such file", hint="give the post's text as a file (- for stdin)"
+        )
+    try:
+        with path.open("rb") as fh:
+            text = fh.read(MAX_POST_BYTES + 1).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise DynoError(f"cannot read the post {path}: {exc.strerror}") from None
+    return read_post(text, path.name)
+
+
+_FIGURES = (
+    ("narrative_tps", "narrative TPS"),
+    ("code_tps", "code TPS"),
+    ("acceptance_per_position", "acceptance"),
+    ("mean_acceptance_length", "mean acceptance length"),
+    ("power_cap_w", "power cap"),
+)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple):
+        return " / ".join(f"{v * 100:g}%" for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def with_post(typed: Measured | None, post: Post | None) -> tuple[Measured | None, list[str]]:
+    """The typed numbers, the post's filling what was not typed; a note for each typed figure that
+    differs from the post's (the typed one is used)."""
+    from_post = post.measured() if post is not None else None
+    if from_post is None or typed is None:
+        return (typed if from_post is None else from_post), []
+    notes: list[str] = []
+    merged = from_post
+    for attr, label in _FIGURES:
+        mine, theirs = getattr(typed, attr), getattr(from_post, attr)
+        if mine is None or mine == ():
+            continue
+        if theirs is not None and theirs != () and mine != theirs:
+            notes.append(f"typed {label} {_show(mine)} is used; the post says {_show(theirs)}")
+        merged = replace(merged, **{attr: mine})
+        if attr == "power_cap_w":
+            merged = replace(merged, power_cap_source="typed")
+    typed_tps = typed.narrative_tps is not None or typed.code_tps is not None
+    typed_acc = bool(typed.acceptance_per_position) or typed.mean_acceptance_length is not None
+    merged = replace(
+        merged,
+        source="typed" if typed_tps else merged.source,
+        acceptance_source="typed" if typed_acc else merged.acceptance_source,
+    )
+    return merged, notes

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -31,6 +32,7 @@ from llm_dyno.core.diagnose.gather import (
     remembered_typed,
 )
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
+from llm_dyno.core.diagnose.post import Post, read_post_file, with_post
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
@@ -70,6 +72,7 @@ class DiagnosticsView(QWidget):
         self.server_url: str | None = None
         self.log_path: Path | None = None
         self.reference_log_path: Path | None = None
+        self.post: Post | None = None  # a pasted forum post (read as a log and typed figures)
         self.gathered: Gathered | None = None
         self._references: list[Reference] = []
         self._generation = 0
@@ -88,6 +91,13 @@ class DiagnosticsView(QWidget):
         self.log_button = QPushButton("Choose log…")
         self.log_button.clicked.connect(self._choose_log)
         top.addWidget(self.log_button)
+        self.post_button = QPushButton("Post…")
+        self.post_button.setToolTip(
+            "a forum post saved as text: its vLLM lines are read as a log, its figures as typed "
+            "(the boxes below win)"
+        )
+        self.post_button.clicked.connect(self._choose_post)
+        top.addWidget(self.post_button)
         self.reference_log_button = QPushButton("Reference log…")
         self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
         self.reference_log_button.clicked.connect(self._choose_reference_log)
@@ -278,6 +288,21 @@ class DiagnosticsView(QWidget):
         if name:
             self.set_reference_log(Path(name))
 
+    def set_post(self, path: Path | None) -> None:
+        """Read a forum post from this file (None: no post); a post that cannot be read says why."""
+        try:
+            self.post = read_post_file(path) if path is not None else None
+        except DynoError as exc:
+            self.post = None
+            self.errorMessage.emit(exc.message)
+        self.post_button.setText(f"Post: {self.post.source}" if self.post is not None else "Post…")
+        self.refresh()
+
+    def _choose_post(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "A forum post", "", "Text (*.txt *.md);;All files (*)")
+        if name:
+            self.set_post(Path(name))
+
     def typed_acceptance(self) -> tuple[float, ...]:
         """The typed per-position rates as fractions; () when empty or not readable (the box says why)."""
         text = self.acceptance_edit.text().strip()
@@ -308,7 +333,9 @@ class DiagnosticsView(QWidget):
         generation = self._generation
         profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
         reference_log = self.reference_log_path
-        typed, history = self._typed(), self.history_path
+        post = self.post
+        typed, post_notes = with_post(self._typed(), post)
+        history = self.history_path
         self.sources.setText("Diagnosing…")
 
         registry = self.registry
@@ -328,8 +355,12 @@ class DiagnosticsView(QWidget):
                 history_path=history,
                 find_servers=False,
                 reference_log_path=reference_log,
+                post=post,
             )
-            show(run_diagnose(spec))
+            gathered = run_diagnose(spec)
+            if post_notes:
+                gathered = dataclasses.replace(gathered, notes=(*gathered.notes, *post_notes))
+            show(gathered)
 
         def failed(message: str) -> None:  # the view says why; a bug also reaches the funnel
             show(message if message.startswith("diagnosis failed") else f"diagnosis failed: {message}")
