@@ -7,12 +7,16 @@ read-only at ``/<name>`` or its target, as file secrets are bound)."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from tests.conftest_docker import free_port
 from tests.support.cli import cli
+from tests.support.images import TINY_IMAGE
 
 SERVICE = (
     "services:\n  vllm:\n    image: vllm/vllm-openai:v0.11.0\n    command: m --port 8000\n"
@@ -88,6 +92,20 @@ def test_the_compose_export_writes_every_request_and_reads_back_the_same(tmp_pat
     back, err = _import(again, exported.stdout)
     assert back is not None, err
     assert back["gpus"] == [0, 1] and back["docker"]["devices"] == [AMD_KEPT]
+    # a docker run line would lose the options: refused, naming the field, never written without them
+    line = cli(tmp_path / "home", "profile", "export", "p", "--format", "docker-run")
+    assert line.returncode != 0 and "Traceback" not in line.stderr
+    assert "device requests besides its GPUs (drivers amd.com)" in line.stderr
+    assert "docker.devices" in line.stderr
+
+
+def test_a_profile_with_only_another_drivers_devices_is_not_warned_of_having_no_gpus(tmp_path: Path) -> None:
+    profile, err = _import(tmp_path, SERVICE + DEVICES + AMD)
+    assert profile is not None, err
+    assert "gpus" not in profile or profile["gpus"] is None
+    planned = _plan(tmp_path)
+    assert planned["container"]["device_requests"] == [AMD_REQUEST]
+    assert "no GPUs requested" not in json.dumps(planned["warnings"])
 
 
 def test_a_request_with_both_count_and_device_ids_is_refused_at_its_line(tmp_path: Path) -> None:
@@ -149,3 +167,39 @@ def test_a_content_config_is_named_not_dropped_silently(tmp_path: Path) -> None:
     assert profile is not None, err
     assert "config 'inline' has content:, which LLM Dyno does not keep" in err
     assert "secrets" not in profile["docker"]
+
+
+@pytest.mark.docker
+def test_a_file_config_is_in_the_launched_container_read_only(
+    tmp_path: Path, docker_client: Any, test_images: None
+) -> None:
+    text = (
+        f"services:\n  vllm:\n    image: {TINY_IMAGE}\n"
+        '    entrypoint: ["/usr/bin/python3", "-u", "/dyno/fake_vllm.py"]\n'
+        f'    command: ["tiny", "--port", "8000"]\n    ports: ["{free_port()}:8000"]\n'
+        '    volumes: ["/usr:/usr:ro"]\n'
+        "    configs: [chat, {source: chat, target: /etc/dyno/chat.jinja}]\n"
+        "configs:\n  chat: {file: ./chat.jinja}\n"
+    )
+    name = f"r3cfg{uuid.uuid4().hex[:6]}"
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "chat.jinja").write_text("{{ messages }}\n")
+    (folder / "docker-compose.yml").write_text(text)
+    home = tmp_path / "home"
+    assert cli(home, "profile", "import", str(folder / "docker-compose.yml"), "--name", name).returncode == 0
+    try:
+        launched = cli(home, "launch", name, "--wait", "--timeout", "60")
+        assert launched.returncode == 0, launched.stderr
+        (found,) = docker_client.containers.list(filters={"label": f"llm-dyno.profile={name}"})
+        for path in ("/chat", "/etc/dyno/chat.jinja"):
+            code, out = found.exec_run(["/usr/bin/cat", path])
+            assert (code, bytes(out)) == (0, b"{{ messages }}\n"), path
+            code, _ = found.exec_run(["/usr/bin/touch", path])
+            assert code != 0, f"{path} is writable"  # bound read-only, as Compose binds it
+            (mount,) = [m for m in found.attrs["Mounts"] if m["Destination"] == path]
+            assert (mount["Type"], mount["RW"]) == ("bind", False)
+    finally:
+        cli(home, "stop", name)
+        for c in docker_client.containers.list(all=True, filters={"label": f"llm-dyno.profile={name}"}):
+            c.remove(force=True)

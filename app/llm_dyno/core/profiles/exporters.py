@@ -311,6 +311,14 @@ def to_docker_run(profile: Profile) -> str:
             where=Location(None, None, "docker.secrets"),
             hint="export it as a compose file instead",
         )
+    if docker.devices:
+        raise ProfileError(
+            f"profile '{profile.name}' has device requests besides its GPUs (drivers "
+            f"{', '.join(sorted({d.driver or 'nvidia' for d in docker.devices}))}), which this docker run "
+            "line does not write",
+            where=Location(None, None, "docker.devices"),
+            hint="export it as a compose file instead",
+        )
     q = shlex.quote
     head = ["docker", *(_option("-H", q(docker.host)) if docker.host else []), "run"]
     options: list[list[str]] = []

@@ -434,7 +434,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
                 f"restart policy {settings.restart!r}: docker restarts the server after it dies",
             )
         )
-    if profile.gpus is None and not settings.runtime:
+    if profile.gpus is None and not settings.runtime and not settings.devices:
         warnings.append(
             PlanWarning(
                 WarningKind.GPU, "no GPUs requested: vLLM in the container will see none (set gpus: all)"
