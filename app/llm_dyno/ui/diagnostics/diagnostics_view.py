@@ -82,7 +82,7 @@ class DiagnosticsView(QWidget):
         top = QHBoxLayout()
         top.addWidget(QLabel("Compare with"))
         self.reference_combo = QComboBox()
-        self.reference_combo.setMinimumWidth(320)
+        self.reference_combo.setMinimumWidth(200)  # the view fits beside the sidebar at 1100 px
         self.reference_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
@@ -120,14 +120,16 @@ class DiagnosticsView(QWidget):
         src.addWidget(QLabel("code"))
         self.code_box = TpsBox()
         src.addWidget(self.code_box)
-        src.addWidget(QLabel("acceptance per position"))
+        accept_label = QLabel("acceptance")  # short: the row fits beside the sidebar at 1100 px
+        accept_label.setToolTip("acceptance per draft position, in percent or as fractions")
+        src.addWidget(accept_label)
         self.acceptance_edit = QLineEdit()  # a post's own figures: "93,86.6,73.9" (percent or fractions)
         self.acceptance_edit.setPlaceholderText("auto, or 93,86.6,73.9")
         self.acceptance_edit.setToolTip(
             "Your per-position acceptance rates, one per draft position, in percent or as fractions; "
             "empty: from the benchmark, /metrics or the log"
         )
-        self.acceptance_edit.setFixedWidth(150)
+        self.acceptance_edit.setFixedWidth(115)
         src.addWidget(self.acceptance_edit)
         src.addWidget(QLabel("power cap W"))
         self.power_box = TpsBox()  # 0: "auto" (the profile's cap or the GPU's)
