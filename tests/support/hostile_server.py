@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.support.loopback_server import LoopbackServer
 
 GOOD_STREAM = (Path(__file__).resolve().parents[1] / "fixtures" / "sse" / "chat_length.sse").read_bytes()
 
@@ -61,7 +62,7 @@ GET_SHAPES = (
 SHAPES = STREAM_SHAPES + GET_SHAPES
 
 
-class HostileServer:
+class HostileServer(LoopbackServer):
     """``with HostileServer("drip") as s: … s.url …``: a server on 127.0.0.1 answering in ``shape``.
 
     The first ``good_posts`` chat requests get a good recorded stream (finished runs to keep), the
@@ -73,52 +74,8 @@ class HostileServer:
             raise ValueError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
         self.shape = shape
         self.good_posts = good_posts
-        self.lifetime_s = lifetime_s
         self.posts = 0
-        self._stop = threading.Event()
-        self._ends_at = 0.0
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer._get(self)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
-                outer._post(self)
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._timer = threading.Timer(lifetime_s, self.stop)
-        self._timer.daemon = True
-
-    def __enter__(self) -> HostileServer:
-        self._ends_at = time.monotonic() + self.lifetime_s
-        self._thread.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        """Stop serving and end every answer in progress."""
-        if not self._stop.is_set():
-            self._stop.set()
-            self._timer.cancel()
-            self._httpd.shutdown()
-            self._httpd.server_close()
-
-    def _alive(self) -> bool:
-        return not self._stop.is_set() and time.monotonic() < self._ends_at
+        super().__init__(lifetime_s=lifetime_s)
 
     # ---- answers --------------------------------------------------------------------------------
 
@@ -214,7 +171,7 @@ class HostileServer:
         else:
             self._fixed(h, 404, b'{"detail": "Not Found"}')
 
-    def _post(self, h: http.server.BaseHTTPRequestHandler) -> None:
+    def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         self.posts += 1
         shape = self.shape if self.posts > self.good_posts else "good"
         if shape == "header_drip":

@@ -20,8 +20,9 @@ from __future__ import annotations
 import http.server
 import json
 import re
-import threading
 from pathlib import Path
+
+from tests.support.loopback_server import LoopbackServer
 
 RECORDED = (
     Path(__file__).resolve().parents[1]
@@ -58,7 +59,7 @@ _FALLING = {
 }
 
 
-class LyingServer:
+class LyingServer(LoopbackServer):
     """``with LyingServer(claimed_tokens=9_999_999) as s: … s.url …``."""
 
     def __init__(
@@ -79,44 +80,7 @@ class LyingServer:
         self.replay = None if replay is None else replay.read_bytes()  # a recorded stream, as it is
         self.metrics = metrics
         self.finished = 0  # streams finished (each one a restart, for "falling")
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer._get(self)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                outer._post(self, json.loads(self.rfile.read(length) or b"{}"))
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._timer = threading.Timer(lifetime_s, self.stop)
-        self._timer.daemon = True
-        self._stopped = False
-
-    def __enter__(self) -> LyingServer:
-        self._thread.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        """Stop serving."""
-        if not self._stopped:
-            self._stopped = True
-            self._timer.cancel()
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        super().__init__(lifetime_s=lifetime_s)
 
     def metrics_text(self) -> str:
         """The /metrics text as it stands now."""
@@ -151,7 +115,8 @@ class LyingServer:
         else:
             self._fixed(h, 404, "application/json", b'{"detail": "Not Found"}')
 
-    def _post(self, h: http.server.BaseHTTPRequestHandler, body: dict[str, object]) -> None:
+    def _post(self, h: http.server.BaseHTTPRequestHandler, raw: bytes) -> None:
+        body: dict[str, object] = json.loads(raw or b"{}")
         limit = body.get("max_tokens")
         tokens = limit if isinstance(limit, int) else 16
         if self.streamed_tokens is not None:

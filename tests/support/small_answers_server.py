@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import threading
 import time
 
 from tests.support.hostile_server import GOOD_STREAM
+from tests.support.loopback_server import LoopbackServer
 
 DEEP = 20_000  # nesting depth of the deep bodies: far past Python's recursion limit, only 40 KB
 STREAM_DEEP = 50_000
@@ -39,53 +39,15 @@ SHAPES = (
 )
 
 
-class SmallAnswersServer:
+class SmallAnswersServer(LoopbackServer):
     """``with SmallAnswersServer("deep_models") as s: … s.url …``."""
 
     def __init__(self, shape: str, *, lifetime_s: float = 60.0) -> None:
         if shape not in SHAPES:
             raise ValueError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
         self.shape = shape
-        self.lifetime_s = lifetime_s
         self.posts = 0
-        self._stop = threading.Event()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer._get(self)
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                outer._post(self)
-
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._timer = threading.Timer(lifetime_s, self.stop)
-        self._timer.daemon = True
-
-    def __enter__(self) -> SmallAnswersServer:
-        self._thread.start()
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        """Stop serving; a held connection ends too."""
-        if not self._stop.is_set():
-            self._stop.set()
-            self._timer.cancel()
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        super().__init__(lifetime_s=lifetime_s)
 
     @staticmethod
     def _fixed(h: http.server.BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
@@ -111,7 +73,7 @@ class SmallAnswersServer:
         else:
             self._fixed(h, 404, b'{"detail": "Not Found"}', "application/json")
 
-    def _post(self, h: http.server.BaseHTTPRequestHandler) -> None:
+    def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         self.posts += 1
         if self.shape == "deep_error":
             self._fixed(h, 500, DEEP_BODY, "application/json")
