@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.compose_devices import read_gpus
 from llm_dyno.core.profiles.compose_dotenv import is_inside
 from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
@@ -401,106 +402,6 @@ class ServiceReader:
         return name, tuple(dict.fromkeys([self.name, *aliases]))
 
     def gpus(self) -> Any:
-        """The GPUs of the first NVIDIA request (what the app's GPU logic reads: NVML, the memory
-        budget); every other request is kept in :attr:`devices`, passed to Docker as written, as
-        Compose passes each (docker/compose ``create.go`` ``getDeployResources``)."""
-        requests: list[tuple[Any, tuple[str | int, ...]]] = []
-        gpus = self.svc.get("gpus")
-        if gpus is not None:
-            if gpus == "all":
-                requests.append(({"count": "all"}, ("gpus",)))
-            elif not isinstance(gpus, list):
-                raise ImportFormatError(
-                    "'gpus' must be 'all' or a list of device requests", where=self.at("gpus")
-                )
-            else:
-                requests += [(g, ("gpus", i)) for i, g in enumerate(gpus)]
-        devices: Any = self.svc
-        path: tuple[str, ...] = ()
-        for key in ("deploy", "resources", "reservations", "devices"):
-            if not isinstance(devices, dict):
-                raise ImportFormatError(f"'{'.'.join(path)}' must be a mapping", where=self.at(*path))
-            devices = devices.get(key) or ([] if key == "devices" else {})
-            path = (*path, key)
-        if not isinstance(devices, list):
-            raise ImportFormatError(
-                "'deploy.resources.reservations.devices' must be a list", where=self.at(*path)
-            )
-        requests += [(d, (*path, i)) for i, d in enumerate(devices)]
-        found: Any = None
-        for request, where in requests:
-            if not isinstance(request, dict):
-                continue
-            caps = [
-                str(c)
-                for group in request.get("capabilities") or []
-                for c in (group if isinstance(group, list) else [group])
-            ]
-            if not caps and where[0] != "gpus":  # gpus: implies the gpu capability
-                raise ImportFormatError(
-                    "a device request needs capabilities (Docker Compose refuses it too)",
-                    where=self.at(*where),
-                    hint="add capabilities: [gpu]",
-                )
-            driver = request.get("driver")
-            # Docker gives a request of the gpu capability without a driver to NVIDIA's
-            nvidia = driver == "nvidia" or (not driver and ("gpu" in caps or where[0] == "gpus"))
-            if nvidia and found is None:
-                found = self._nvidia(request, where)
-            else:
-                self.devices.append(self._device(request, where, caps or ["gpu"]))
-        return found
-
-    def _device(
-        self, request: dict[str, Any], where: tuple[str | int, ...], caps: list[str]
-    ) -> dict[str, Any]:
-        """A device request as written, for ``docker.devices``."""
-        out: dict[str, Any] = {"capabilities": tuple(caps)}
-        if request.get("driver"):
-            out["driver"] = self.text(request["driver"], *where, "driver")
-        ids, count = request.get("device_ids"), request.get("count")
-        if ids is not None and count is not None:
-            raise ImportFormatError(
-                "a device request has both count and device_ids (Docker Compose refuses it too)",
-                where=self.at(*where),
-                hint="keep one of them",
-            )
-        if ids is not None:
-            if not isinstance(ids, list):
-                raise ImportFormatError("device_ids must be a list", where=self.at(*where, "device_ids"))
-            out["device_ids"] = tuple(self.text(x, *where, "device_ids", k) for k, x in enumerate(ids))
-        else:
-            text = "all" if count is None else self.text(count, *where, "count")
-            try:
-                out["count"] = -1 if text == "all" else int(text)
-            except ValueError:
-                raise ImportFormatError(
-                    f"device count {count!r}: expected 'all' or a number", where=self.at(*where, "count")
-                ) from None
-        options = request.get("options") or {}
-        if not isinstance(options, dict):
-            raise ImportFormatError("device options must be a mapping", where=self.at(*where, "options"))
-        out["options"] = {str(k): self.text(v, *where, "options", str(k)) for k, v in options.items()}
-        return out
-
-    def _nvidia(self, request: dict[str, Any], where: tuple[str | int, ...]) -> Any:
-        """The profile's ``gpus`` from an NVIDIA request: 'all' or GPU indices."""
-        if request.get("device_ids") is not None:
-            try:
-                return tuple(int(str(x)) for x in request["device_ids"])
-            except ValueError:
-                raise ImportFormatError(
-                    "GPU device_ids must be indices such as ['0', '1'] (UUIDs are not supported)",
-                    where=self.at(*where, "device_ids"),
-                ) from None
-        count = request.get("count", "all")
-        if str(count) == "all" or str(count) == "-1":
-            return "all"
-        try:
-            n = int(str(count))
-        except ValueError:
-            raise ImportFormatError(
-                f"GPU count {count!r}: expected 'all' or a number", where=self.at(*where, "count")
-            ) from None
-        self.draft.warnings.append(f"GPU count {n} read as GPUs {', '.join(map(str, range(n)))}")
-        return tuple(range(n))
+        """The GPUs of the first NVIDIA request; every other request kept in :attr:`devices`
+        (:func:`~llm_dyno.core.profiles.compose_devices.read_gpus`)."""
+        return read_gpus(self)
