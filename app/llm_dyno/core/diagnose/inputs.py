@@ -142,10 +142,12 @@ def measured_from_bench(result: BenchResult) -> Measured:
 
 @dataclass(frozen=True)
 class SyntheticSupport:
-    """Whether the profile's vLLM has synthetic rejection sampling (None: not checkable from here)."""
+    """Whether the profile's vLLM has synthetic rejection sampling (None: not checkable from here), and
+    the synthetic keys its ``SpeculativeConfig`` has (``synthetic_acceptance_rates``, …), as it lists them."""
 
     supported: bool | None
     detail: str
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

