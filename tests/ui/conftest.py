@@ -69,3 +69,12 @@ def dash(qtbot) -> Iterator[Dashboard]:  # type: ignore[no-untyped-def]
     d.show()
     yield d
     d.stop_watching()
+
+
+@pytest.fixture
+def diagnostics(qtbot, ui_home: Path):  # type: ignore[no-untyped-def]
+    """Opens the Diagnostics view on a shipped profile and a reference: ``diagnostics("cpu-demo",
+    "recipe-3090-claimed")`` (tests/ui/diagnostics_window.py)."""
+    from tests.ui.diagnostics_window import open_diagnostics
+
+    return lambda profile, reference_id: open_diagnostics(qtbot, profile, reference_id)

@@ -70,34 +70,17 @@ def test_counters_without_per_request_figures_say_how_to_get_them(view: Benchmar
     assert rows and all(r[1] != "—" and r[4] == "—" for r in rows)
 
 
-def test_the_diagnostics_split_takes_each_prompt_kinds_own_acceptance(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_diagnostics_split_takes_each_prompt_kinds_own_acceptance(diagnostics) -> None:  # type: ignore[no-untyped-def]
     """The same real result as the cpu-demo profile's latest benchmark: the Diagnostics view's gap split
     uses each prompt kind's per-request mean length and names it."""
     import dataclasses
 
-    from llm_dyno.core.profiles.model import profile_from_yaml
-    from llm_dyno.core.profiles.store import ProfileStore
-    from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
-    from llm_dyno.ui.session import ProfileSession
-
-    repo = Path(__file__).resolve().parents[2]
-    path = repo / "profiles" / "cpu-demo.yaml"
-    profile = profile_from_yaml(path.read_text(encoding="utf-8"), str(path))
-    store = ProfileStore()
-    store.save(profile)
     result = _fixture("per_request_result")
-    context = dataclasses.replace(result.context, profile_name=profile.name)
+    context = dataclasses.replace(result.context, profile_name="cpu-demo")
     result = dataclasses.replace(result, context=context)
     with HistoryStore() as history:
         history.add(result)
-    session = ProfileSession(store)
-    session.reload()
-    v = DiagnosticsView(session)
-    qtbot.addWidget(v)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.set_target(session.get(profile.name), None)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.reference_combo.setCurrentIndex(v.reference_combo.findData("recipe-3090-claimed"))
+    v = diagnostics("cpu-demo", "recipe-3090-claimed")
     text = v.split_label.text()
     for prompt in result.prompts:
         req = prompt.request_acceptance

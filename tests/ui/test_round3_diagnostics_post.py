@@ -10,30 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from llm_dyno.core.profiles.model import profile_from_yaml
-from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
-from llm_dyno.ui.session import ProfileSession
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILE = REPO / "profiles" / "qwen36-27b-mtp.yaml"
 FOUNDING_POST = REPO / "tests" / "fixtures" / "diagnose" / "founding_post.txt"
 
 
 @pytest.fixture
-def view(qtbot, ui_home: Path) -> DiagnosticsView:  # type: ignore[no-untyped-def]
-    store = ProfileStore()
-    profile = profile_from_yaml(PROFILE.read_text(encoding="utf-8"), str(PROFILE))
-    store.save(profile)
-    session = ProfileSession(store)
-    session.reload()
-    v = DiagnosticsView(session)
-    qtbot.addWidget(v)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.set_target(session.get(profile.name), None)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.reference_combo.setCurrentIndex(v.reference_combo.findData("recipe-3090-claimed"))
-    return v
+def view(diagnostics) -> DiagnosticsView:  # type: ignore[no-untyped-def]
+    return diagnostics("qwen36-27b-mtp", "recipe-3090-claimed")
 
 
 def test_a_post_gives_the_split_and_its_boot_facts_with_their_lines(  # type: ignore[no-untyped-def]

@@ -12,29 +12,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from llm_dyno.core.diagnose.gather import remembered_typed
-from llm_dyno.core.profiles.model import profile_from_yaml
-from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
-from llm_dyno.ui.session import ProfileSession
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILE = REPO / "profiles" / "qwen36-27b-mtp.yaml"
 
 
 @pytest.fixture
-def view(qtbot, ui_home: Path) -> DiagnosticsView:  # type: ignore[no-untyped-def]
-    store = ProfileStore()
-    profile = profile_from_yaml(PROFILE.read_text(encoding="utf-8"), str(PROFILE))
-    store.save(profile)
-    session = ProfileSession(store)
-    session.reload()
-    v = DiagnosticsView(session)
-    qtbot.addWidget(v)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.set_target(session.get(profile.name), None)
-    with qtbot.waitSignal(v.diagnosed, timeout=15000):
-        v.reference_combo.setCurrentIndex(v.reference_combo.findData("founding-post-3090-330w"))
-    return v
+def view(diagnostics) -> DiagnosticsView:  # type: ignore[no-untyped-def]
+    return diagnostics("qwen36-27b-mtp", "founding-post-3090-330w")
 
 
 def test_typed_acceptance_and_cap_give_the_split_and_rank_the_cap_first(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
