@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "telemetry_cmds",
     "bench_cmds",
     "tune_cmds",
+    "export_cmds",
     "diagnose_cmds",
     "doctor_cmds",
     "demo_cmds",

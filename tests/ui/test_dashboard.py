@@ -111,7 +111,7 @@ def test_event_markers(dash: Dashboard) -> None:
 def test_csv_export_of_visible_window(dash: Dashboard, tmp_path: Path) -> None:
     feed(dash, 300)
     dash.set_window("1 min")
-    rows = dash.export_csv(tmp_path / "out.csv")
+    rows = dash.export("csv", tmp_path / "out.csv")
     table = list(csv.DictReader((tmp_path / "out.csv").open()))
     assert rows == len(table) and 59 <= rows <= 62
     assert float(table[-1]["unix_s"]) == pytest.approx(T0 + 299)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import gpu_index, print_json, report_unsaved, store
+from llm_dyno.commands.export_cmds import add_export_flags, write_asked
 from llm_dyno.commands.load_cmds import (
     add_load_args,
     cmd_load,
@@ -18,7 +19,7 @@ from llm_dyno.commands.load_cmds import (
     wants_load,
 )
 from llm_dyno.core.bench.ceiling import roofline_summary
-from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines, to_csv
+from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, load_suite
@@ -26,6 +27,7 @@ from llm_dyno.core.bench.sweep import sweep_table
 from llm_dyno.core.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.export_file import write_export
+from llm_dyno.core.exports.registry import ResultKind
 from llm_dyno.core.history.compare import compare_many, render_text
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.ab_job import prepare_ab, run_ab
@@ -51,8 +53,7 @@ def register(sub: Any) -> None:
     _thermal_arg(b)
     b.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     b.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
-    b.add_argument("--json", metavar="FILE", help="write the result as JSON")
-    b.add_argument("--csv", metavar="FILE", help="write one CSV row per run")
+    add_export_flags(b, ResultKind.BENCH)
     b.add_argument("--no-save", action="store_true", help="do not store the result in the history")
     add_load_args(b)
     b.set_defaults(handler=cmd_bench)
@@ -197,10 +198,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     outcome = run_bench(spec, printer_for(suite))
     result = outcome.result
-    if args.json:
-        write_export(Path(args.json), result.to_json() + "\n", "the --json file")
-    if args.csv:
-        write_export(Path(args.csv), to_csv(result), "the --csv file")
+    write_asked(args, ResultKind.BENCH, result)
     if result.all_runs():
         print(markdown_line(result))
         print("\n".join(prompt_lines(result)))
@@ -210,7 +208,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
     if outcome.unsaved is not None:
-        report_unsaved(outcome.unsaved, result.to_json(), "bench", args.json)
+        report_unsaved(outcome.unsaved, result.to_json(), "bench", args.export_json)
     if result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return 1

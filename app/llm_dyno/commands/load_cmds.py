@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import report_unsaved
+from llm_dyno.commands.export_cmds import asked_exports
 from llm_dyno.core.bench.load import (
     LoadResult,
     Slo,
@@ -30,6 +31,7 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.export_file import write_export
+from llm_dyno.core.exports.registry import ResultKind
 from llm_dyno.core.history.store import HistoryEntry
 from llm_dyno.core.jobs.load_job import LoadOutcome, LoadSpec, prepare_load, run_load
 from llm_dyno.core.jobs.storing import StoreFailed
@@ -95,8 +97,9 @@ def _printer(event: object) -> None:
 
 def cmd_load(args: argparse.Namespace, target: Profile | Endpoint, suite: Suite) -> int:
     """Run the load levels, print a table; stored level by level unless ``--no-save``."""
-    if args.csv:
-        raise DynoError("--csv goes with a plain benchmark; a load run writes --json")
+    others = [f"--{name}" for name in asked_exports(args, ResultKind.BENCH) if name != "json"]
+    if others:
+        raise DynoError(f"{', '.join(others)} goes with a plain benchmark; a load run writes --json")
     plan = _plan(args)
     spec = prepare_load(target, suite, plan, store=not args.no_save, gpu=args.gpu)
     b = spec.bench
@@ -107,14 +110,14 @@ def cmd_load(args: argparse.Namespace, target: Profile | Endpoint, suite: Suite)
     )
     outcome = _run_interruptible(spec)
     result = outcome.result
-    if args.json:
-        write_export(Path(args.json), result.to_json() + "\n", "the --json file")
+    if args.export_json:
+        write_export(Path(args.export_json), result.to_json() + "\n", "the --json file")
     if result.levels:
         print("\n".join(level_table(result)))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
     if outcome.unsaved is not None:
-        report_unsaved(outcome.unsaved, result.to_json(), "load", args.json)
+        report_unsaved(outcome.unsaved, result.to_json(), "load", args.export_json)
     if result.error or outcome.unsaved is not None:
         if result.error:
             print(f"error: {result.error}", file=sys.stderr)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.bench_cmds import printer_for
 from llm_dyno.commands.common import gpu_index, store
+from llm_dyno.commands.export_cmds import add_export_flags, write_asked
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.export_file import write_export
+from llm_dyno.core.exports.registry import ResultKind, TuneResult
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, prepare_tune
 from llm_dyno.core.profiles.model import Profile
@@ -51,8 +50,7 @@ def register(sub: Any) -> None:
     t.add_argument("--model", help="with --url: the model name to request")
     t.add_argument("--api-key-env", help="with --url: the environment variable holding its API key")
     t.add_argument("--gpu", type=gpu_index, help="with --url: this machine's GPU the server runs on")
-    t.add_argument("--json", metavar="FILE", help="write the record and the analysis as JSON")
-    t.add_argument("--csv", metavar="FILE", help="write a row per trial as CSV")
+    add_export_flags(t, ResultKind.TUNE)
     t.add_argument("--apply", action="store_true", help="save the recommendation as a new profile NAME-tuned")
     t.add_argument("--no-save", action="store_true", help="do not store the trials in the history")
     t.add_argument("--no-thermal-wait", action="store_true", help="do not wait for a stable GPU temperature")
@@ -140,11 +138,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"restored: {line}")
     for line in record.restore_errors:
         print(f"error: could not restore {line}", file=sys.stderr)
-    if args.json:
-        text = json.dumps(export.to_dict(record, analysis), indent=1, default=str) + "\n"
-        write_export(Path(args.json), text, "the --json file")
-    if args.csv:
-        write_export(Path(args.csv), export.to_csv(record, analysis), "the --csv file")
+    write_asked(args, ResultKind.TUNE, TuneResult(record, analysis))
     if args.apply and spec.profile is not None and analysis.recommendation is not None and not interrupted:
         copy, notes = save_tuned_copy(store(), spec.profile, analysis.recommendation.settings)
         print(f"saved the recommendation as profile '{copy.name}' ('{spec.profile.name}' is unchanged)")

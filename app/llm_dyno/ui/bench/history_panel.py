@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -23,9 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from llm_dyno.core.bench.report import to_csv
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.export_file import write_export
+from llm_dyno.core.exports.registry import RESULT_EXPORTS, ResultKind, formats_for, write_result
 from llm_dyno.core.history.store import HistoryEntry, HistoryStore
 from llm_dyno.ui.bench.charts import SpreadChart
 from llm_dyno.ui.bench.format import num
@@ -98,9 +98,12 @@ class HistoryPanel(QWidget):
         self.delete_button.setObjectName("dangerButton")
         self.export_button = QPushButton(icon("export"), "Export")
         menu = QMenu(self.export_button)
-        menu.addAction("JSON…", lambda: self.export_selected("json"))
-        menu.addAction("CSV (one row per run)…", lambda: self.export_selected("csv"))
-        menu.addAction("Chart as PNG…", lambda: self.export_selected("png"))
+        # the formats are the result-export registry's for a benchmark; the chart image is the window's own
+        self.export_actions = {
+            name: menu.addAction(f"{fmt.title}…", partial(self.export_selected, name))
+            for name, fmt in formats_for(ResultKind.BENCH).items()
+        }
+        self.export_actions["png"] = menu.addAction("Chart as PNG…", lambda: self.export_selected("png"))
         self.export_button.setMenu(menu)
         self.open_button.clicked.connect(self._open)
         self.compare_button.clicked.connect(lambda: self.compareRequested.emit(self.selected_ids()))
@@ -259,22 +262,26 @@ class HistoryPanel(QWidget):
         self._each(lambda store, rid: store.delete(rid))
 
     def export_selected(self, kind: str, path: Path | None = None) -> Path | None:
-        """Write the first selected result as ``json``, ``csv`` or a ``png`` chart; returns the file."""
+        """Write the first selected result in a registered format (``json``, ``csv``, ``markdown`` …: see
+        :mod:`llm_dyno.core.exports.registry`) or as a ``png`` chart; returns the file."""
         ids = self.selected_ids()
         if not ids:
             return None
         if path is None:
-            name, _ = QFileDialog.getSaveFileName(self, "Export result", f"result-{ids[0]}.{kind}")
+            suffix, filters = (
+                (".png", "PNG (*.png)")
+                if kind == "png"
+                else (RESULT_EXPORTS[kind].suffix, RESULT_EXPORTS[kind].file_filter())
+            )
+            name, _ = QFileDialog.getSaveFileName(self, "Export result", f"result-{ids[0]}{suffix}", filters)
             if not name:
                 return None
             path = Path(name)
         try:
             with self._store() as store:
                 result = store.get(ids[0]).result
-            if kind == "json":
-                write_export(path, result.to_json() + "\n")
-            elif kind == "csv":
-                write_export(path, to_csv(result))
+            if kind != "png":
+                write_result(path, kind, result)
             else:
                 # render off screen inside a plain container: grabbing a top-level plot segfaults
                 box = QWidget()

@@ -9,21 +9,33 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from llm_dyno.core.endpoint import Endpoint
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.exports.registry import RESULT_EXPORTS, ResultKind, formats_for, write_result
+from llm_dyno.core.exports.series import SeriesWindow
 from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.runtime.logformats import parse_warning
 from llm_dyno.core.telemetry.live_metrics import POSITION_PLOT, position_of
 from llm_dyno.core.telemetry.metrics import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet
-from llm_dyno.ui.dashboard.export import write_csv
 from llm_dyno.ui.dashboard.feed import (
     TelemetryFeed,
     gpu_values,
@@ -37,6 +49,7 @@ from llm_dyno.ui.dashboard.power_control import PowerLimitControl
 from llm_dyno.ui.dashboard.readout import readout_text
 from llm_dyno.ui.dashboard.roofline import RooflineInputs
 from llm_dyno.ui.dialogs.settings_dialog import load_settings
+from llm_dyno.ui.messages import window_message
 
 REDRAW_MS = 100
 WINDOWS: tuple[tuple[str, float | None], ...] = (
@@ -107,14 +120,25 @@ class Dashboard(QWidget):
         self.png_button = QPushButton("PNG…")
         self.png_button.setToolTip("Save the plots as shown to a PNG image")
         self.png_button.clicked.connect(lambda: self._ask_export("png"))
-        self.csv_button = QPushButton("CSV…")
-        self.csv_button.setToolTip("Save the visible time range of every shown series to a CSV file")
-        self.csv_button.clicked.connect(lambda: self._ask_export("csv"))
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Save the visible time range of every shown series to a file")
+        menu = QMenu(self.export_button)
+        self.export_actions = {
+            name: menu.addAction(f"{fmt.title}…", partial(self._ask_export, name))
+            for name, fmt in formats_for(ResultKind.DASHBOARD).items()
+        }
+        self.export_button.setMenu(menu)
         self.readout = QLabel("Move the mouse over a plot to read every curve at that time")
         self.readout.setObjectName("sectionSubtitle")
         self.readout.setMinimumWidth(100)
         bar.addWidget(QLabel("Window"))
-        for w in (self.window_box, self.pause_button, self.follow_button, self.png_button, self.csv_button):
+        for w in (
+            self.window_box,
+            self.pause_button,
+            self.follow_button,
+            self.png_button,
+            self.export_button,
+        ):
             bar.addWidget(w)
         bar.addSpacing(8)
         bar.addWidget(self.readout, 1)
@@ -429,15 +453,29 @@ class Dashboard(QWidget):
         """Save the plots as shown."""
         return bool(self.plots.grab().save(str(path)))
 
-    def export_csv(self, path: Path) -> int:
-        """Save every visible series within the visible time range; returns the row count."""
+    def export(self, name: str, path: Path) -> int:
+        """Save every visible series within the visible time range in the registered format ``name``
+        (see :mod:`llm_dyno.core.exports.registry`); returns the row count."""
         t0, t1 = self.plots.x_range()
         cols = {n: self.plots.curve_data(n) for n in self.plots.visible_series() if n in self.series}
-        return write_csv(path, cols, t0, t1)
+        shown = SeriesWindow(cols, t0, t1)
+        write_result(path, name, shown)
+        return len(shown.rows())
 
-    def _ask_export(self, kind: str) -> None:
+    def _ask_export(self, name: str) -> None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        filters = "PNG image (*.png)" if kind == "png" else "CSV file (*.csv)"
-        name, _ = QFileDialog.getSaveFileName(self, "Export", f"dashboard-{stamp}.{kind}", filters)
-        if name:
-            (self.export_png if kind == "png" else self.export_csv)(Path(name))
+        if name == "png":
+            suffix, filters = ".png", "PNG image (*.png)"
+        else:
+            fmt = RESULT_EXPORTS[name]
+            suffix, filters = fmt.suffix, fmt.file_filter()
+        chosen, _ = QFileDialog.getSaveFileName(self, "Export", f"dashboard-{stamp}{suffix}", filters)
+        if not chosen:
+            return
+        try:
+            if name == "png":
+                self.export_png(Path(chosen))
+            else:
+                self.export(name, Path(chosen))
+        except DynoError as exc:
+            self.readout.setText(f"Export failed: {window_message(exc)}")

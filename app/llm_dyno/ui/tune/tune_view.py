@@ -5,8 +5,8 @@ the Pareto front, and the recommendation; apply it to a copy of the profile, or 
 from __future__ import annotations
 
 import html
-import json
 import threading
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -33,7 +34,7 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import load_suite
 from llm_dyno.core.errors import DynoError, Fix
-from llm_dyno.core.export_file import write_export
+from llm_dyno.core.exports.registry import RESULT_EXPORTS, ResultKind, TuneResult, formats_for, write_result
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.tune_job import run_tune
 from llm_dyno.core.jobs.tune_spec import DEFAULT_REPEATS, MAX_REPEATS, TuneSpec, prepare_tune
@@ -184,17 +185,20 @@ class TuneView(QWidget):
         self.apply_button.clicked.connect(self.apply_to_copy)
         buttons.addWidget(self.apply_button)
         buttons.addStretch(1)
-        self.export_buttons: dict[str, QPushButton] = {}
-        for kind, label in (
-            ("json", "Export JSON"),
-            ("csv", "Export CSV"),
-            ("png", "Export PNG"),
-            ("post", "Copy post row"),
-        ):
-            button = QPushButton(label)
-            button.clicked.connect(lambda _c=False, k=kind: self._export_clicked(k))
+        # the formats are the result-export registry's for a tune; the chart image is the window's own
+        self.export_button = QPushButton("Export")
+        menu = QMenu(self.export_button)
+        self.export_actions = {
+            name: menu.addAction(f"{fmt.title}…", partial(self._export_clicked, name))
+            for name, fmt in formats_for(ResultKind.TUNE).items()
+        }
+        self.export_actions["png"] = menu.addAction("Charts as PNG…", lambda: self._export_clicked("png"))
+        self.export_button.setMenu(menu)
+        self.copy_post_button = QPushButton("Copy post row")
+        self.copy_post_button.clicked.connect(self.copy_post_row)
+        self.export_buttons = {"export": self.export_button, "post": self.copy_post_button}
+        for button in self.export_buttons.values():
             buttons.addWidget(button)
-            self.export_buttons[kind] = button
         layout.addLayout(buttons)
 
     # ---- target --------------------------------------------------------------------------------
@@ -415,31 +419,34 @@ class TuneView(QWidget):
         return copy.name
 
     def export(self, kind: str, path: Path) -> None:
-        """Write the shown tune as ``json``, ``csv``, ``png`` (both charts) or ``post`` (the post row)."""
+        """Write the shown tune in a registered format (``json``, ``csv``, ``markdown``, ``post`` …: see
+        :mod:`llm_dyno.core.exports.registry`) or as ``png`` (both charts)."""
         if self.record is None or self.analysis is None:
             raise DynoError("no tune to export yet")
-        if kind == "json":
-            text = json.dumps(export.to_dict(self.record, self.analysis), indent=1, default=str) + "\n"
-            write_export(path, text)
-        elif kind == "csv":
-            write_export(path, export.to_csv(self.record, self.analysis))
-        elif kind == "png":
+        if kind == "png":
             if not self.knob_chart.parentWidget().grab().save(str(path)):
                 raise DynoError(f"{path}: the chart could not be written")
-        else:
-            write_export(path, export.post_row(self.record, self.analysis) + "\n")
+            return
+        write_result(path, kind, TuneResult(self.record, self.analysis))
 
-    def _export_clicked(self, kind: str) -> None:
-        if kind == "post" and self.record is not None and self.analysis is not None:
+    def copy_post_row(self) -> None:
+        """Put the tune's post row on the clipboard."""
+        if self.record is not None and self.analysis is not None:
             QGuiApplication.clipboard().setText(export.post_row(self.record, self.analysis))
             self.status.setText("Post row copied")
-            return
-        suffix = {"json": "JSON (*.json)", "csv": "CSV (*.csv)", "png": "PNG (*.png)"}[kind]
+
+    def _export_clicked(self, kind: str) -> None:
+        suffix, filters = (".png", "PNG (*.png)") if kind == "png" else _suffix_filter(kind)
         name, _ = QFileDialog.getSaveFileName(
-            self, "Export tune", f"tune-{self.record.tune_id if self.record else ''}.{kind}", suffix
+            self, "Export tune", f"tune-{self.record.tune_id if self.record else ''}{suffix}", filters
         )
         if name:
             try:
                 self.export(kind, Path(name))
             except (DynoError, OSError) as exc:
                 self.errorMessage.emit(window_message(exc))
+
+
+def _suffix_filter(name: str) -> tuple[str, str]:
+    fmt = RESULT_EXPORTS[name]
+    return fmt.suffix, fmt.file_filter()
