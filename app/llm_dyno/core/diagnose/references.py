@@ -112,6 +112,31 @@ class Source(_Frozen):
     text: str = ""  # a quote or a note on what the source says and what was inferred
 
 
+class PublishedFile(_Frozen):
+    """A file of a public repository at one commit: where a shipped compose was copied from."""
+
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")  # owner/name on GitHub
+    path: str
+    commit: str = Field(pattern="^[0-9a-f]{40}$")
+
+    @property
+    def url(self) -> str:
+        """The file on GitHub at that commit."""
+        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}"
+
+    def describe(self) -> str:
+        """``owner/name path @ 061a5f1``."""
+        return f"{self.repo} {self.path} @ {self.commit[:7]}"
+
+
+class EarlierImage(_Frozen):
+    """An image the reference's source ran before the one it measured on (its pins drifted)."""
+
+    image: str
+    vllm_version: str | None = None
+    note: str = ""  # what the source says about it, and where
+
+
 class Reference(_Frozen):
     """Someone's configuration and numbers to compare against."""
 
@@ -126,6 +151,10 @@ class Reference(_Frozen):
     engine: EngineFlags | None = None  # where no compose/profile was published
     source: Source = Field(default_factory=Source)
     compose: str | None = None  # a compose file next to this one
+    compose_source: PublishedFile | None = None  # where that compose file was copied from
+    earlier_images: tuple[EarlierImage, ...] = ()  # pins its source ran before ``image``
+    # what its source states about the running engine, by boot-log fact (e.g. "start-script patches")
+    stated_facts: dict[str, str] = Field(default_factory=dict)
     profile: dict[str, Any] | None = None  # or an inline profile in the profile file layout
     file: str | None = Field(default=None, exclude=True)  # where it was read from (not stored)
 
@@ -144,16 +173,28 @@ class Reference(_Frozen):
             return profile_from_data(self.profile, source=self.file)
         if self.compose is None:
             return None
+        return import_text(self.compose_text(), source=str(self.compose_path()), name=self.id).profile
+
+    def compose_path(self) -> Path | None:
+        """The compose file it ships (``compose:``, relative to the reference's own file)."""
+        if self.compose is None:
+            return None
         base = Path(self.file).parent if self.file else Path(".")
-        path = base / self.compose
+        return base / self.compose
+
+    def compose_text(self) -> str:
+        """The text of its compose file; :class:`ReferenceError` naming the field when unreadable."""
+        path = self.compose_path()
+        if path is None:
+            raise ReferenceError(f"reference {self.id!r} ships no compose file", where=Location(self.file))
         try:
-            text = path.read_text(encoding="utf-8")
+            return path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ReferenceError(
-                f"cannot read the reference's compose file: {exc.strerror}",
+                f"cannot read the reference's compose file {path}: {exc.strerror}",
                 where=Location(self.file, None, "compose"),
+                hint="reinstall the package, or point compose: at a file beside the reference",
             ) from None
-        return import_text(text, source=str(path), name=self.id).profile
 
     def engine_flags(self) -> EngineFlags | None:
         """The engine settings: from the published configuration, else the ``engine:`` fields."""
