@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
+import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -13,7 +15,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -31,19 +32,25 @@ from llm_dyno.core.diagnose.gather import (
     remembered_reference,
     remembered_typed,
 )
-from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
-from llm_dyno.core.diagnose.post import Post, read_post_file, with_post
-from llm_dyno.core.diagnose.references import Reference
+from llm_dyno.core.diagnose.inputs import Measured
+from llm_dyno.core.diagnose.post import Post, read_post, read_post_file, with_post
+from llm_dyno.core.diagnose.references import Reference, find_reference
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel, QuestionsTable
 from llm_dyno.ui.diagnostics.no_findings import NoFindings
-from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge, TpsBox
+from llm_dyno.ui.diagnostics.paste_dialog import Pasted, PasteDialog, PasteKind, bound_for, size_of
+from llm_dyno.ui.diagnostics.typed_inputs import TypedInputs
+from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.jobs import run_here, run_task
 from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
+
+_FROM_FILE = "\x00file"  # the reference combo's last item: choose a YAML file
+PASTED_SOURCE = "pasted"  # a pasted post's name in the sources ("post pasted (120 lines)")
+PASTED_LOG_NAME = "pasted-log.txt"  # a pasted launch log's name there ("log pasted-log.txt (…)")
 
 
 class DiagnosticsView(QWidget):
@@ -75,6 +82,11 @@ class DiagnosticsView(QWidget):
         self.post: Post | None = None  # a pasted forum post (read as a log and typed figures)
         self.gathered: Gathered | None = None
         self._references: list[Reference] = []
+        self._file_references: dict[str, Reference] = {}  # chosen from a YAML file, by its path
+        self._combo_index = 0
+        self.pasted: Pasted | None = None  # held in memory only: a paste may carry keys or hosts
+        self.bench_path: Path | None = None  # a result written by bench --json (None: the latest)
+        self.paste_dialog: PasteDialog | None = None  # the last one opened
         self._generation = 0
 
         layout = QVBoxLayout(self)
@@ -88,59 +100,51 @@ class DiagnosticsView(QWidget):
         )
         self.reference_combo.currentIndexChanged.connect(self._reference_changed)
         top.addWidget(self.reference_combo, 1)
-        self.log_button = QPushButton("Choose log…")
-        self.log_button.clicked.connect(self._choose_log)
-        top.addWidget(self.log_button)
-        self.post_button = QPushButton("Post…")
-        self.post_button.setToolTip(
-            "a forum post saved as text: its vLLM lines are read as a log, its figures as typed "
-            "(the boxes below win)"
-        )
-        self.post_button.clicked.connect(self._choose_post)
-        top.addWidget(self.post_button)
-        self.reference_log_button = QPushButton("Reference log…")
-        self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
-        self.reference_log_button.clicked.connect(self._choose_reference_log)
-        top.addWidget(self.reference_log_button)
         self.refresh_button = QPushButton("Diagnose")
         self.refresh_button.setObjectName("primaryButton")
         self.refresh_button.clicked.connect(self.refresh)
         top.addWidget(self.refresh_button)
         layout.addLayout(top)
 
+        # what diagnose reads beyond the profile: each of the CLI's file inputs has its button here
+        files = QHBoxLayout()
+        files.addWidget(QLabel("Read"))
+        self.log_button = QPushButton("Choose log…")
+        self.log_button.setToolTip("the server's launch log (default: the profile's latest), as --log")
+        self.log_button.clicked.connect(self._choose_log)
+        self.paste_button = QPushButton("Paste…")
+        self.paste_button.setToolTip("paste a launch log or a forum post (nothing pasted is saved)")
+        self.paste_button.clicked.connect(self.open_paste_dialog)
+        self.post_button = QPushButton("Post…")
+        self.post_button.setToolTip(
+            "a forum post saved as text: its vLLM lines are read as a log, its figures as typed "
+            "(the boxes below win)"
+        )
+        self.post_button.clicked.connect(self._choose_post)
+        self.bench_button = QPushButton("Benchmark…")
+        self.bench_button.setToolTip(
+            "a result written by `llm-dyno bench --json FILE`, instead of the profile's latest (--bench)"
+        )
+        self.bench_button.clicked.connect(self._choose_bench)
+        self.reference_log_button = QPushButton("Reference log…")
+        self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
+        self.reference_log_button.clicked.connect(self._choose_reference_log)
+        for button in (self.log_button, self.paste_button, self.post_button, self.bench_button,
+                       self.reference_log_button):  # fmt: skip
+            files.addWidget(button)
+        files.addStretch(1)
+        layout.addLayout(files)
+
         self.sources = QLabel()  # a row of its own: the TPS boxes beside it squeezed it into a column
         self.sources.setObjectName("sectionSubtitle")
         self.sources.setWordWrap(True)
         layout.addWidget(self.sources)
-        src = QHBoxLayout()
-        src.addStretch(1)
-        src.addWidget(QLabel("Your TPS: narrative"))
-        self.narr_box = TpsBox()
-        src.addWidget(self.narr_box)
-        src.addWidget(QLabel("code"))
-        self.code_box = TpsBox()
-        src.addWidget(self.code_box)
-        accept_label = QLabel("acceptance")  # short: the row fits beside the sidebar at 1100 px
-        accept_label.setToolTip("acceptance per draft position, in percent or as fractions")
-        src.addWidget(accept_label)
-        self.acceptance_edit = QLineEdit()  # a post's own figures: "93,86.6,73.9" (percent or fractions)
-        self.acceptance_edit.setPlaceholderText("auto, or 93,86.6,73.9")
-        self.acceptance_edit.setToolTip(
-            "Your per-position acceptance rates, one per draft position, in percent or as fractions; "
-            "empty: from the benchmark, /metrics or the log"
-        )
-        self.acceptance_edit.setFixedWidth(115)
-        src.addWidget(self.acceptance_edit)
-        src.addWidget(QLabel("power cap W"))
-        self.power_box = TpsBox()  # 0: "auto" (the profile's cap or the GPU's)
-        self.power_box.setDecimals(0)
-        self.power_box.setRange(0, 2000)
-        self.power_box.setToolTip("The power cap your numbers were measured at; “auto” takes the profile's")
-        src.addWidget(self.power_box)
-        for box in (self.narr_box, self.code_box, self.power_box):  # typed numbers are kept per profile
-            box.editingFinished.connect(self._typed_changed)
-        self.acceptance_edit.editingFinished.connect(self._typed_changed)
-        layout.addLayout(src)
+        self.typed_inputs = TypedInputs()  # typed numbers are kept per profile
+        self.narr_box, self.code_box = self.typed_inputs.narr_box, self.typed_inputs.code_box
+        self.acceptance_edit = self.typed_inputs.acceptance_edit
+        self.length_box, self.power_box = self.typed_inputs.length_box, self.typed_inputs.power_box
+        self.typed_inputs.changed.connect(self._typed_changed)
+        layout.addWidget(self.typed_inputs)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         left = QWidget()
@@ -183,11 +187,12 @@ class DiagnosticsView(QWidget):
         self.tabs.setTabToolTip(self.tabs.count() - 1, "Your boot log against the reference's")
         self.causes = CausesTable()
         self.tabs.addTab(self.causes, "Known causes")
-        self.questions = QuestionsTable()
-        self.tabs.addTab(self.questions, "Questions")
         self.tabs.setTabToolTip(
             self.tabs.count() - 1, "Causes by field evidence: what people found behind a gap"
         )
+        self.questions = QuestionsTable()
+        self.tabs.addTab(self.questions, "Questions")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "The questions such a post asks, each answered here")
         rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
@@ -209,6 +214,8 @@ class DiagnosticsView(QWidget):
             self._load_typed(profile.name)
         if changed:
             self.log_path = None
+            if self.pasted is not None and self.pasted.kind is PasteKind.LOG:
+                self._set_paste_state(None)  # a launch log is one profile's, as its file is
             self._fill_references()
             self.refresh()
 
@@ -217,14 +224,7 @@ class DiagnosticsView(QWidget):
         if typed is None and self._typed() is not None:
             self._typed_changed()  # numbers typed before a profile was chosen stay with this one
             return
-        for box, value in ((self.narr_box, typed.narrative_tps if typed else None),
-                           (self.code_box, typed.code_tps if typed else None),
-                           (self.power_box, typed.power_cap_w if typed else None)):  # fmt: skip
-            box.blockSignals(True)
-            box.setValue(value or 0.0)
-            box.blockSignals(False)
-        rates = typed.acceptance_per_position if typed else ()
-        self.acceptance_edit.setText(",".join(f"{r * 100:g}" for r in rates))
+        self.typed_inputs.set_values(typed)
 
     def _typed_changed(self) -> None:
         if self.profile is None:
@@ -241,6 +241,9 @@ class DiagnosticsView(QWidget):
             self._references = []
             self.errorMessage.emit(f"cannot read the references: {exc}")
         want = remembered_reference(self.profile.name) if self.profile is not None else None
+        if want and want.endswith((".yaml", ".yml")) and want not in self._file_references:
+            with contextlib.suppress(DynoError, OSError, ValueError):  # a file gone since: not offered
+                self._file_references[want] = find_reference(want)
         self.reference_combo.blockSignals(True)
         self.reference_combo.clear()
         self.reference_combo.addItem("No reference (findings from your setup only)", None)
@@ -249,18 +252,57 @@ class DiagnosticsView(QWidget):
             self.reference_combo.setItemData(
                 self.reference_combo.count() - 1, ref.file or "", Qt.ItemDataRole.ToolTipRole
             )
+        for path, ref in self._file_references.items():  # --reference FILE: chosen with the last item
+            self.reference_combo.addItem(f"{ref.title}  [{Path(path).name}]", path)
+            self.reference_combo.setItemData(
+                self.reference_combo.count() - 1, path, Qt.ItemDataRole.ToolTipRole
+            )
+        self.reference_combo.addItem("A reference from a YAML file…", _FROM_FILE)
         index = self.reference_combo.findData(want) if want else -1
         if index < 0 and self._references and self._references[0].id == "profile-reference":
             index = 1
         self.reference_combo.setCurrentIndex(max(index, 0))
+        self._combo_index = self.reference_combo.currentIndex()
         self.reference_combo.blockSignals(False)
 
     def reference(self) -> Reference | None:
         """The chosen reference."""
         rid = self.reference_combo.currentData()
+        if rid in self._file_references:
+            return self._file_references[rid]
         return next((r for r in self._references if r.id == rid), None)
 
+    def set_reference_file(self, path: Path) -> None:
+        """Compare with the first reference of a YAML file (``diagnose --reference FILE``); remembered for
+        the profile by its path, as the CLI reads it."""
+        try:
+            ref = find_reference(str(path)) if path.suffix in (".yaml", ".yml") else None
+        except (DynoError, OSError, ValueError) as exc:
+            ref, why = None, getattr(exc, "message", str(exc))
+        else:
+            why = "not a .yaml or .yml file"
+        if ref is None:
+            self.errorMessage.emit(f"cannot read the reference {path}: {why}")
+            self.reference_combo.setCurrentIndex(self._combo_index)
+            return
+        key = str(path.resolve())
+        self._file_references[key] = ref
+        if self.profile is not None:
+            with contextlib.suppress(OSError):
+                remember_reference(self.profile.name, key)
+        self._fill_references()
+        self.reference_combo.setCurrentIndex(self.reference_combo.findData(key))
+
     def _reference_changed(self) -> None:
+        if self.reference_combo.currentData() == _FROM_FILE:
+            self.reference_combo.blockSignals(True)
+            self.reference_combo.setCurrentIndex(self._combo_index)
+            self.reference_combo.blockSignals(False)
+            name, _ = QFileDialog.getOpenFileName(self, "A reference", "", "References (*.yaml *.yml)")
+            if name:
+                self.set_reference_file(Path(name))
+            return
+        self._combo_index = self.reference_combo.currentIndex()
         if self.profile is not None:
             try:
                 remember_reference(self.profile.name, self.reference_combo.currentData())
@@ -269,14 +311,75 @@ class DiagnosticsView(QWidget):
         self.refresh()
 
     def set_log(self, path: Path | None) -> None:
-        """Read this log instead of the profile's latest."""
+        """Read this log instead of the profile's latest (a pasted launch log is forgotten)."""
         self.log_path = path
+        if path is not None and self.pasted is not None and self.pasted.kind is PasteKind.LOG:
+            self._set_paste_state(None)
         self.refresh()
 
     def _choose_log(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Server log", "", "Logs (*.log *.txt);;All files (*)")
         if name:
             self.set_log(Path(name))
+
+    def open_paste_dialog(self) -> PasteDialog:
+        """The Paste… dialog (window-modal, not blocking); what it reads is read when it is accepted."""
+        dialog = PasteDialog(self.pasted, self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.accepted.connect(lambda: self.set_pasted(dialog.pasted()))
+        dialog.finished.connect(dialog.deleteLater)
+        self.paste_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def set_pasted(self, pasted: Pasted | None) -> None:
+        """Read pasted text: a post as ``diagnose --post -`` reads standard input, a launch log as
+        ``--log`` reads a file; None forgets the paste. Too big or unreadable: says why, keeps the last."""
+        if pasted is not None:
+            limit = bound_for(pasted.kind)
+            if size_of(pasted.text) > limit:
+                self.errorMessage.emit(
+                    f"the pasted text is {size_of(pasted.text):,} bytes; a paste is read up to {limit:,} "
+                    "bytes: choose the log's file with “Choose log…” (any size is read)"
+                )
+                return
+            if pasted.kind is PasteKind.POST:
+                try:
+                    post = read_post(pasted.text, PASTED_SOURCE)  # as the CLI reads --post -
+                except DynoError as exc:
+                    self.errorMessage.emit(exc.message)
+                    return
+                self.post = post
+                self.post_button.setText("Post…")  # the paste replaces a post read from a file
+            else:
+                self.log_path = None  # the pasted log replaces a chosen one
+        self._set_paste_state(pasted)
+        self.refresh()
+
+    def _set_paste_state(self, pasted: Pasted | None) -> None:
+        was_post = self.pasted is not None and self.pasted.kind is PasteKind.POST
+        if was_post and (pasted is None or pasted.kind is PasteKind.LOG):
+            self.post = None  # the pasted post is forgotten with the paste
+        self.pasted = pasted
+        self.paste_button.setText(f"Pasted: {pasted.describe()[7:]}" if pasted is not None else "Paste…")
+        self.paste_button.setToolTip(
+            f"{pasted.describe()}, held in memory only; click to change or forget it"
+            if pasted is not None
+            else "paste a launch log or a forum post (nothing pasted is saved)"
+        )
+
+    def set_bench(self, path: Path | None) -> None:
+        """Read this benchmark result (``bench --json FILE``) instead of the profile's latest."""
+        self.bench_path = path
+        self.bench_button.setText(f"Benchmark: {path.name}" if path is not None else "Benchmark…")
+        self.refresh()
+
+    def _choose_bench(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, "A benchmark result (bench --json)", "", "Results (*.json);;All files (*)"
+        )
+        if name:
+            self.set_bench(Path(name))
 
     def set_reference_log(self, path: Path | None) -> None:
         """Read the reference's boot log from this file (None: the reference's stated facts only)."""
@@ -297,6 +400,9 @@ class DiagnosticsView(QWidget):
         except DynoError as exc:
             self.post = None
             self.errorMessage.emit(exc.message)
+        if self.pasted is not None and self.pasted.kind is PasteKind.POST:
+            self.pasted = None  # the file's post replaces the pasted one
+            self._set_paste_state(None)
         self.post_button.setText(f"Post: {self.post.source}" if self.post is not None else "Post…")
         self.refresh()
 
@@ -307,26 +413,10 @@ class DiagnosticsView(QWidget):
 
     def typed_acceptance(self) -> tuple[float, ...]:
         """The typed per-position rates as fractions; () when empty or not readable (the box says why)."""
-        text = self.acceptance_edit.text().strip()
-        if not text:
-            self.acceptance_edit.setStyleSheet("")
-            return ()
-        try:
-            rates = parse_acceptance(text)
-        except ValueError as exc:
-            self.acceptance_edit.setStyleSheet("border: 1px solid #d9534f;")
-            self.acceptance_edit.setToolTip(f"not used: {exc}")
-            return ()
-        self.acceptance_edit.setStyleSheet("")
-        return rates
+        return self.typed_inputs.typed_acceptance()
 
     def _typed(self) -> Measured | None:
-        narr, code = self.narr_box.value() or None, self.code_box.value() or None
-        cap = self.power_box.value() or None
-        rates = self.typed_acceptance()
-        if narr is None and code is None and cap is None and not rates:
-            return None
-        return Measured(narr, code, rates, None, "typed", power_cap_w=cap)
+        return self.typed_inputs.typed()
 
     # ---- diagnosing ----------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -335,7 +425,10 @@ class DiagnosticsView(QWidget):
         generation = self._generation
         profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
         reference_log = self.reference_log_path
-        post = self.post
+        post, bench = self.post, self.bench_path
+        pasted_log = (
+            self.pasted.text if self.pasted is not None and self.pasted.kind is PasteKind.LOG else None
+        )
         typed, post_notes = with_post(self._typed(), post)
         history = self.history_path
         self.sources.setText("Diagnosing…")
@@ -346,20 +439,32 @@ class DiagnosticsView(QWidget):
             with contextlib.suppress(RuntimeError):  # the view closed while the worker read the metrics
                 self._ready.emit(generation, result)
 
-        def job() -> None:
+        def diagnose(log: Path | None) -> Gathered:
             # the profile's server as the window's registry follows it (its URL, key and GPUs)
             spec = prepare_diagnose(
                 profile,
                 reference,
                 registry=registry,
-                log_path=log_path,
+                log_path=log,
                 typed=typed,
                 history_path=history,
                 find_servers=False,
                 reference_log_path=reference_log,
+                bench_path=bench,
                 post=post,
             )
-            gathered = run_diagnose(spec)
+            return run_diagnose(spec)
+
+        def job() -> None:
+            if pasted_log is None:
+                gathered = diagnose(log_path)
+            else:  # read by the log reader the CLI's --log uses, from a private file gone at once
+                with tempfile.TemporaryDirectory(prefix="llm-dyno-paste-") as folder:
+                    path = Path(folder) / PASTED_LOG_NAME
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        fh.write(pasted_log)
+                    gathered = diagnose(path)
             if post_notes:
                 gathered = dataclasses.replace(gathered, notes=(*gathered.notes, *post_notes))
             show(gathered)
