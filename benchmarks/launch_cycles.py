@@ -97,7 +97,7 @@ def run_docker(
 
     from llm_dyno.core.profiles.model import DockerSettings, Profile
     from llm_dyno.core.runtime.docker_backend import DockerRuntime, DockerServerHandle
-    from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED
+    from llm_dyno.core.runtime.docker_common import LABEL_MANAGED
 
     folder = workspace(args.workdir)
     run_id = uuid.uuid4().hex[:8]

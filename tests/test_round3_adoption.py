@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from llm_dyno.core.profiles.model import DockerSettings, Profile
-from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PORT, LABEL_PROFILE, LABEL_SNAPSHOT
+from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PORT, LABEL_PROFILE, LABEL_SNAPSHOT
 from llm_dyno.core.runtime.ownership import LABEL_PROOF, sign_labels
 from tests.support.fake_engine import FakeEngine
 from tests.test_trust_adoption import Recorder

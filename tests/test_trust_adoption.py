@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from llm_dyno.core.profiles.model import DockerSettings, Profile
-from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PORT, LABEL_PROFILE, LABEL_SNAPSHOT
+from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PORT, LABEL_PROFILE, LABEL_SNAPSHOT
 from llm_dyno.core.runtime.ownership import LABEL_PROOF
 from tests.conftest_docker import free_port
 from tests.support.images import TEST_LABEL, TINY_IMAGE, host_mounts

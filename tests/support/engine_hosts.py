@@ -9,7 +9,7 @@ import httpx
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.core.runtime.docker_backend import DockerRuntime
-from llm_dyno.core.runtime.docker_spec import LABEL_PROFILE
+from llm_dyno.core.runtime.docker_common import LABEL_PROFILE
 
 
 def launch_through(host: str, base: Profile, local_client: Any) -> None:

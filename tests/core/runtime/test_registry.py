@@ -22,7 +22,7 @@ import pytest
 from llm_dyno.core.profiles.model import ProcessSettings, Profile, Runtime
 from llm_dyno.core.profiles.store import ProfileStore
 from llm_dyno.core.runtime.base import ServerState
-from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, LABEL_SNAPSHOT
+from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PROFILE, LABEL_SNAPSHOT
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.runtime.registry_files import ProcessRecord, server_key, state_path
 from tests.support.images import TINY_IMAGE, host_mounts

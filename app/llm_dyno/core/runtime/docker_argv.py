@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from llm_dyno.core.profiles.model import HOOKS, ExecHook, InitHook
-from llm_dyno.core.runtime.docker_spec import LABEL_SNAPSHOT, _host_ip, is_url_host
+from llm_dyno.core.runtime.docker_common import LABEL_SNAPSHOT, host_ip, is_url_host
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 
 _WHEN = {
@@ -68,7 +68,7 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
         for b in bindings if isinstance(bindings, list) else [bindings]:
             port, proto = ctr.split("/")
             suffix = "" if proto == "tcp" else f"/{proto}"
-            ip, host_port = _host_ip(b), (b[1] if len(b) > 1 else None)  # a fixed port or a range
+            ip, host_port = host_ip(b), (b[1] if len(b) > 1 else None)  # a fixed port or a range
             published = f"{ip}:{host_port or ''}:" if ip else (f"{host_port}:" if host_port else "")
             argv += ["-p", f"{published}{port}{suffix}"]
     for bind in spec.get("volumes", []):

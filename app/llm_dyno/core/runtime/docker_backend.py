@@ -28,15 +28,10 @@ from llm_dyno.core.runtime.base import (
     client_api_key,
 )
 from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
+from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PROFILE, LABEL_SNAPSHOT
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_handle import DockerServerHandle
-from llm_dyno.core.runtime.docker_spec import (
-    LABEL_MANAGED,
-    LABEL_PROFILE,
-    LABEL_SNAPSHOT,
-    DockerLaunchPlan,
-    plan_container,
-)
+from llm_dyno.core.runtime.docker_spec import DockerLaunchPlan, plan_container
 from llm_dyno.core.runtime.ownership import (
     NOT_OURS,
     engine_id,

@@ -16,8 +16,8 @@ from docker.transport.sshconn import SSHSocket
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.runtime.base import FailureKind, FailureReason
 from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
+from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PROFILE, is_url_host
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
-from llm_dyno.core.runtime.docker_spec import LABEL_MANAGED, LABEL_PROFILE, is_url_host
 
 
 class DockerError(DynoError):

@@ -23,6 +23,16 @@ from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan
+from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
+from llm_dyno.core.runtime.docker_common import (
+    LABEL_HASH,
+    LABEL_MANAGED,
+    LABEL_PORT,
+    LABEL_PROFILE,
+    LABEL_SNAPSHOT,
+    host_ip,
+    is_url_host,
+)
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_secrets import secret_files, secret_mounts
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
@@ -35,18 +45,10 @@ from llm_dyno.core.secrets import (
     split_secret_flags,
 )
 
-LABEL_MANAGED = "llm-dyno.managed"
-LABEL_PROFILE = "llm-dyno.profile"
-LABEL_HASH = "llm-dyno.profile-hash"
-LABEL_PORT = "llm-dyno.host-port"  # the port the panel talks to, so an adopted container needs no profile
-# The profile the container was launched with (references, never resolved secrets): what adoption reads
-LABEL_SNAPSHOT = "llm-dyno.profile-snapshot"
-
 DEFAULT_ENGINE_PORT = 8000
 _BUILTIN_NETWORKS = ("host", "none", "bridge", "default")
 # Log drivers `docker logs` can read back (the app follows the server's log through it).
 _READABLE_LOG_DRIVERS = ("json-file", "local", "journald")
-_URL_SCHEMES = ("unix://", "tcp://", "ssh://", "npipe://", "http://", "https://")
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,6 @@ class DockerLaunchPlan(LaunchPlan):
         spec = self.spec
         if not isinstance(spec, ContainerSpec):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
-        from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
-
         create = spec.for_engine(reveal=False)
         references = spec.reference_words()
         lines = [
@@ -83,11 +83,6 @@ def _environment_or_command(word: str, create: Mapping[str, Any]) -> bool:
     plan resolved (a shell must not expand it again), unless it is a secret's reference."""
     env = create.get("environment") or {}
     return word in {f"{k}={v}" for k, v in env.items()} or word in create.get("command", ())
-
-
-def is_url_host(host: str) -> bool:
-    """Whether a profile's ``docker.host`` is an engine URL (else it names a docker context)."""
-    return host.startswith(_URL_SCHEMES)
 
 
 def container_name(profile: Profile) -> str:
@@ -144,11 +139,6 @@ def _ports(settings: DockerSettings, warnings: list[PlanWarning]) -> dict[str, A
             )
         )
     return out
-
-
-def _host_ip(binding: Any) -> str:
-    """The address of a port binding in the spec ("" for every interface)."""
-    return str(binding[0]) if binding else ""
 
 
 def _host_port(binding: Any) -> int | None:
@@ -360,7 +350,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             hint=f"add a mapping such as '{engine_port}:{engine_port}' (host:container)",
         )
     # (a port open to the network without a key is warned about by the exposure statement, below)
-    bind_ip, host_port = _host_ip(first) or "0.0.0.0", found_port  # noqa: S104
+    bind_ip, host_port = host_ip(first) or "0.0.0.0", found_port  # noqa: S104
     remote = remote_engine_host(settings.host)  # DOCKER_HOST and docker contexts count too
     if remote and bind_ip.startswith("127."):
         warnings.append(
