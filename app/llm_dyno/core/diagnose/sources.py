@@ -8,7 +8,7 @@ import time
 import httpx
 
 from llm_dyno.core.diagnose.references import Reference
-from llm_dyno.core.httpbounds import BoundsError, get_bounded
+from llm_dyno.core.httpbounds import get_bounded
 from llm_dyno.core.httpclient import http_client
 from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.profiles.model import Profile
@@ -45,11 +45,14 @@ def read_live(
         time.sleep(gap_s)
         second = scrape(client, url)
         version: str | None = None
+        where = url.rstrip("/") + "/version"
         try:
-            status, body = get_bounded(client, url.rstrip("/") + "/version", deadline_s=5.0)
-            answer = loads_outside(body, "/version") if status == 200 else None
-            if isinstance(answer, dict):
-                version = str(answer.get("version") or "") or None
-        except (httpx.HTTPError, ValueError, BoundsError):
-            version = None  # not answered, or not as vLLM answers (loads_outside's errors are ValueErrors)
+            status, body = get_bounded(client, where, deadline_s=5.0)
+        except httpx.HTTPError:
+            status, body = 0, b""  # not answered: an older vLLM, a proxy; the version stays unknown
+        # an answer past the bounds or not JSON (BoundsError, OutsideJSONError: DynoErrors naming it)
+        # is a server not answering as vLLM does: the caller says so, never a diagnosis as if all was fine
+        answer = loads_outside(body, f"GET {where}") if status == 200 else None
+        if isinstance(answer, dict):
+            version = str(answer.get("version") or "") or None
     return second, compute_rates(first, second), version

@@ -220,6 +220,14 @@ def _snapshot_of(url: str, status: int, content: bytes, taken_at: float) -> Metr
         raise MetricsError(f"{url}: 401 Unauthorized", hint="pass the server's API key (--api-key-env VAR)")
     if status != 200:
         raise MetricsError(f"{url}: HTTP {status}")
+    # an exposition line starts with '#' or a metric name: JSON or HTML is another server's answer,
+    # which would read as a server with no metrics at all, as if all was fine
+    first = content.lstrip()[:1]
+    if first and not (first == b"#" or first.isalpha() or first in b"_:"):
+        raise MetricsError(
+            f"{url}: the answer is not Prometheus text (it starts with {first.decode('latin-1')!r})",
+            hint="is the URL a vLLM server's? its /metrics answers Prometheus text",
+        )
     # Prometheus text is UTF-8 by definition: decode it directly, no charset sniffing
     return parse_metrics(content.decode("utf-8", "replace"), taken_at)
 
