@@ -290,8 +290,11 @@ class DiagnosticsView(QWidget):
         if self.profile is not None:
             with contextlib.suppress(OSError):
                 remember_reference(self.profile.name, key)
-        self._fill_references()
+        self._fill_references()  # selects it: the profile remembers it now
+        self.reference_combo.blockSignals(True)
         self.reference_combo.setCurrentIndex(self.reference_combo.findData(key))
+        self.reference_combo.blockSignals(False)
+        self._reference_changed()
 
     def _reference_changed(self) -> None:
         if self.reference_combo.currentData() == _FROM_FILE:
