@@ -27,7 +27,7 @@ from llm_dyno.core.diagnose.fingerprint import (
 )
 from llm_dyno.core.diagnose.inputs import LaunchLog, Measured, parse_acceptance
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.runtime.logformats import BootFactKind, parse_boot_facts
+from llm_dyno.core.runtime.logformats import BootFactKind, BootLine, parse_boot_facts
 
 MAX_POST_BYTES = 1024 * 1024  # a post is a page of text; a bigger paste is a log (--log reads those)
 _JOIN_MAX = 3  # continuation lines joined to a line that starts a wrapped vLLM message
@@ -109,38 +109,59 @@ def read_post(text: str, source: str = "post") -> Post:
     return Post(joined, tuple(facts.items()), _figures(raw), source)
 
 
-def _kinds(line: str) -> set[BootFactKind]:
-    return {f.kind for f in parse_boot_facts(line)}
-
-
 def _join_wrapped(lines: tuple[str, ...]) -> tuple[str, ...]:
     """Lines with a vLLM message wrapped over several lines joined onto its first line (the others left
-    empty so numbering stays); repeated patch-count lines ("20/21 applied" in two lists) read once."""
+    empty so numbering stays); repeated patch-count lines ("20/21 applied" in two lists) read once.
+
+    One pass: each line is parsed once (its facts kept for the lines after it), and a line's join is
+    tried on its whole window (up to :data:`_JOIN_MAX` lines, to an empty one) first: a pattern that
+    matches a shorter join matches the longer one too (and the first pattern that matches the line alone
+    wins on both), so a window that states nothing beyond its first line is done in one parse.
+    """
     out = list(lines)
+    own: dict[int, list[BootLine]] = {}  # line index → its facts alone (parsed once)
+
+    def facts(j: int) -> list[BootLine]:
+        if j not in own:
+            own[j] = parse_boot_facts(out[j])
+        return own[j]
+
+    def kinds(j: int) -> set[BootFactKind]:
+        return {f.kind for f in facts(j)}
+
     seen_patches: set[tuple[str, ...]] = set()
-    i = 0
-    while i < len(out):
+    for i in range(len(out)):
         line = out[i]
-        if line.strip():
-            alone = _kinds(line)
-            for extra in range(1, _JOIN_MAX + 1):
-                tail = out[i + 1 : i + 1 + extra]
-                if len(tail) < extra or not tail[-1].strip():
-                    break
-                joined = " ".join(part.strip() for part in (line, *tail))
-                if _kinds(joined) - alone - set().union(*(_kinds(t) for t in tail)):
-                    out[i] = joined
+        if not line.strip():
+            continue
+        found = facts(i)
+        alone = kinds(i)
+        width = 0
+        while width < _JOIN_MAX and i + 1 + width < len(out) and out[i + 1 + width].strip():
+            width += 1
+        whole = _parse_join(out, i, width) if width else []
+        if {f.kind for f in whole} - alone:  # something new across the line breaks: the shortest join
+            for extra in range(1, width + 1):
+                joined = whole if extra == width else _parse_join(out, i, extra)
+                tails = set().union(*(kinds(j) for j in range(i + 1, i + 1 + extra)))
+                if {f.kind for f in joined} - alone - tails:
+                    out[i] = " ".join(part.strip() for part in out[i : i + 1 + extra])
                     for j in range(i + 1, i + 1 + extra):
                         out[j] = ""
+                        own[j] = []
+                    found = own[i] = joined
                     break
-            for fact in parse_boot_facts(out[i]):
-                if fact.kind is BootFactKind.PATCHES and "applied" in fact.values:
-                    key = tuple(str(fact.values.get(k, "")) for k in ("applied", "total", "failed"))
-                    if key in seen_patches:
-                        out[i] = ""
-                    seen_patches.add(key)
-        i += 1
+        for fact in found:
+            if fact.kind is BootFactKind.PATCHES and "applied" in fact.values:
+                key = tuple(str(fact.values.get(k, "")) for k in ("applied", "total", "failed"))
+                if key in seen_patches:
+                    out[i] = ""
+                seen_patches.add(key)
     return tuple(out)
+
+
+def _parse_join(lines: list[str], i: int, extra: int) -> list[BootLine]:
+    return parse_boot_facts(" ".join(part.strip() for part in lines[i : i + 1 + extra]))
 
 
 def _relabel(fp: Fingerprint) -> Fingerprint:
