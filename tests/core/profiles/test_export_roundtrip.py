@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from llm_dyno.core.profiles.exporters import to_compose, to_docker_run, to_vllm_serve
 from llm_dyno.core.profiles.importers import import_text
-from llm_dyno.core.profiles.model import Profile, is_secret_name
-from llm_dyno.core.secrets import is_reference
+from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.secrets import is_reference, is_secret_name
 
 # printable text with the characters that break naive quoting: quotes, $, backslashes, newlines
 TEXT = st.lists(

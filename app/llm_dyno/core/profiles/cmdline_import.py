@@ -24,9 +24,8 @@ from llm_dyno.core.profiles.import_common import (
     parse_meta_comment,
 )
 from llm_dyno.core.profiles.launchers import launcher_length, read_launch
-from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.shellwords import Word, expand_word, first_command, rest_text, split_shell
-from llm_dyno.core.secrets import escape_literal, redact_secrets, reference_name
+from llm_dyno.core.secrets import escape_literal, is_secret_name, redact_secrets, reference_name
 
 Token = tuple[str, int]  # a word and its 1-based line
 

@@ -21,14 +21,11 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.model import env_name_problem
 from llm_dyno.core.secrets import escape_literal
-
-if TYPE_CHECKING:
-    from llm_dyno.core.profiles.compose_project import ComposeContext
 
 MAX_ENV_FILE_BYTES = 1 << 20
 _SYSTEM_TREES = ("/proc", "/sys", "/dev")
@@ -37,6 +34,18 @@ _ESCAPES = {"a": "\a", "b": "\b", "c": "", "f": "\f", "n": "\n", "r": "\r", "t":
 _ESCAPES |= {"\\": "\\", '"': '"', "$": "$$"}
 _SEPARATOR_RE = re.compile(r"[=:]")
 _ESCAPE_RE = re.compile(r"\\([abcfnrtv$\"\\]|0[0-7]{0,3})")
+
+
+class Interpolator(Protocol):
+    """What reading an env file needs of the compose file's context (a
+    :class:`~llm_dyno.core.profiles.compose_project.ComposeContext`, which reads ``.env`` through
+    this module): the variables in force, updated line by line, and Compose's interpolation."""
+
+    variables: dict[str, str]
+
+    def interpolate_counted(self, text: str, where: Location) -> tuple[str, int]:
+        """The value interpolated, and how many secret references it kept as written."""
+        ...
 
 
 def is_inside(path: Path, folder: Path) -> bool:
@@ -138,7 +147,7 @@ def _quoted(text: str, i: int, quote: str, where: Location) -> tuple[str, int]:
 def parse_env_text(
     text: str,
     source: str,
-    ctx: ComposeContext,
+    ctx: Interpolator,
     environ: Mapping[str, str],
     *,
     escaped: bool,

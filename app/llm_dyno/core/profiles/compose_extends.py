@@ -17,53 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
+from llm_dyno.core.profiles.compose_dotenv import read_bounded
+from llm_dyno.core.profiles.compose_tags import Override, Reset
+from llm_dyno.core.profiles.yamlio import load_with_lines
 
 MAX_EXTENDS_DEPTH = 16
 _REPLACED = frozenset({"command", "entrypoint", "image", "build"})
 _MAPPINGS_FROM_LISTS = frozenset({"environment", "labels"})
-
-
-class Reset:
-    """``!reset``: the key is removed, as if never written (also what ``extends`` brings)."""
-
-
-@dataclass(frozen=True)
-class Override:
-    """``!override VALUE``: replaces what ``extends`` brings instead of merging with it."""
-
-    value: Any
-
-
-def _construct_reset(loader: yaml.SafeLoader, node: yaml.Node) -> Reset:
-    return Reset()
-
-
-def _construct_override(loader: yaml.SafeLoader, node: yaml.Node) -> Override:
-    if isinstance(node, yaml.MappingNode):
-        return Override(loader.construct_mapping(node, deep=True))
-    if isinstance(node, yaml.SequenceNode):
-        return Override(loader.construct_sequence(node, deep=True))
-    return Override(loader.construct_scalar(node))  # type: ignore[arg-type]
-
-
-def register_tags(loader: type[yaml.SafeLoader]) -> None:
-    """Teach a YAML loader Compose's ``!reset`` and ``!override``."""
-    loader.add_constructor("!reset", _construct_reset)
-    loader.add_constructor("!override", _construct_override)
-
-
-def strip_tags(value: Any) -> Any:
-    """``value`` without the tag markers: ``!reset`` keys gone, ``!override`` values unwrapped."""
-    if isinstance(value, Override):
-        return strip_tags(value.value)
-    if isinstance(value, dict):
-        return {k: strip_tags(v) for k, v in value.items() if not isinstance(v, Reset)}
-    if isinstance(value, list):
-        return [strip_tags(v) for v in value if not isinstance(v, Reset)]
-    return value
 
 
 def _as_mapping(value: Any) -> dict[str, Any]:
@@ -169,9 +130,6 @@ def resolve_extends(
 
 
 def _other_file(name: str, here: ServiceSource, project: Path | None, where: Location) -> ServiceSource:
-    from llm_dyno.core.profiles.compose_dotenv import read_bounded
-    from llm_dyno.core.profiles.yamlio import load_with_lines
-
     if here.folder is None:
         raise ImportFormatError(
             f"extends: file {name} cannot be read: pasted text has no folder",

@@ -15,7 +15,7 @@ from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError
 from llm_dyno.core.profiles.compose_service import ServiceReader
-from llm_dyno.core.profiles.model import is_secret_name
+from llm_dyno.core.secrets import is_secret_name
 
 
 def _environment(s: ServiceReader, raw: Any, *path: str | int) -> dict[str, str]:

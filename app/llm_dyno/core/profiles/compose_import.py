@@ -24,12 +24,12 @@ from llm_dyno.core.profiles.compose_extends import (
     ServiceSource,
     active,
     resolve_extends,
-    strip_tags,
 )
 from llm_dyno.core.profiles.compose_hooks import read_hooks
 from llm_dyno.core.profiles.compose_project import ComposeContext, choose_project
 from llm_dyno.core.profiles.compose_secrets import read_secrets
 from llm_dyno.core.profiles.compose_service import ServiceReader
+from llm_dyno.core.profiles.compose_tags import strip_tags
 from llm_dyno.core.profiles.import_common import META_KEY, Draft
 from llm_dyno.core.profiles.launchers import read_launch
 from llm_dyno.core.profiles.model import HOOKS

@@ -23,8 +23,7 @@ from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_dotenv import parse_env_text, read_bounded
-from llm_dyno.core.profiles.model import is_secret_name
-from llm_dyno.core.secrets import escape_literal
+from llm_dyno.core.secrets import escape_literal, is_secret_name
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?", re.DOTALL)

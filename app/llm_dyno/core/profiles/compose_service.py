@@ -26,9 +26,8 @@ from llm_dyno.core.profiles.compose_volumes import (
     warn_host_network,
 )
 from llm_dyno.core.profiles.import_common import Draft, checked_env_name
-from llm_dyno.core.profiles.model import is_secret_name
 from llm_dyno.core.profiles.yamlio import Path_, line_for
-from llm_dyno.core.secrets import escape_literal
+from llm_dyno.core.secrets import escape_literal, is_secret_name
 
 
 def _zero_size(size: Any) -> bool:

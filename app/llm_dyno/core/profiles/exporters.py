@@ -15,9 +15,9 @@ from typing import Any
 from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopback_port, safe_name
 from llm_dyno.core.profiles.launchers import split_launch
-from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile, Runtime, is_secret_name
+from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile, Runtime
 from llm_dyno.core.profiles.yamlio import dump
-from llm_dyno.core.secrets import is_reference, resolve_reference
+from llm_dyno.core.secrets import is_reference, is_secret_name, resolve_reference
 
 __all__ = ["to_compose", "to_docker_run", "to_vllm_serve"]
 

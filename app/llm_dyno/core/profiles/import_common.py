@@ -17,12 +17,13 @@ from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import resources_dir
 from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.flags import engine_config, parse_args
-from llm_dyno.core.profiles.model import Profile, Runtime, env_name_problem, is_secret_name
+from llm_dyno.core.profiles.model import Profile, Runtime, env_name_problem
 from llm_dyno.core.profiles.reload_check import require_reload
 from llm_dyno.core.profiles.validation import problem_of
 from llm_dyno.core.secrets import (
     SECRET_FLAG_ENV,
     is_reference,
+    is_secret_name,
     literal_secret_in_word,
     names_secret_flag,
     secret_flag,

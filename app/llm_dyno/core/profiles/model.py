@@ -24,8 +24,6 @@ from llm_dyno.core.profiles.validation import FieldProblem, problem_of, refuse_s
 from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, load_with_lines
 from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
 
-__all__ = ["is_secret_name"]  # re-exported: the importers ask the model which names are secret
-
 SCHEMA_VERSION = 1
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._ +-]{0,79}")

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from llm_dyno.core.errors import Location, ProfileError
-from llm_dyno.core.profiles.compose_extends import register_tags
+from llm_dyno.core.profiles.compose_tags import register_tags
 
 Path_ = tuple[str | int, ...]
 
