@@ -1,4 +1,4 @@
-"""``llm-dyno diagnose`` (explain the gap) and ``llm-dyno reference list|show``."""
+"""``llm-dyno diagnose`` (explain the gap) and ``llm-dyno reference list|show|profile``."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.commands.common import print_json, store
+from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.diagnose.engine import Diagnosis
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
 from llm_dyno.core.diagnose.gather import Gathered, remembered_reference
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
 from llm_dyno.core.diagnose.post import MAX_POST_BYTES, Post, read_post, read_post_file, with_post
+from llm_dyno.core.diagnose.reference_profile import ReferenceComparison, import_reference
 from llm_dyno.core.diagnose.references import Reference, find_reference, load_references
 from llm_dyno.core.diagnose.sources import reference_from_profile
 from llm_dyno.core.endpoint import url_endpoint
@@ -71,10 +72,16 @@ def _power_cap(text: str) -> float:
 def typed_numbers(args: argparse.Namespace) -> Measured | None:
     """What the user typed (TPS, acceptance, mean length, power cap) as one record; None when nothing."""
     acc: tuple[float, ...] = args.acceptance or ()
-    if not args.tps and not acc and args.mean_acceptance_length is None and args.power_cap is None:
+    no_spec = getattr(args, "no_spec_tps", None)
+    if (
+        not args.tps and not acc and args.mean_acceptance_length is None and args.power_cap is None
+        and no_spec is None
+    ):  # fmt: skip
         return None
     narr, code = args.tps if args.tps else (None, None)
-    return Measured(narr, code, acc, args.mean_acceptance_length, "typed", power_cap_w=args.power_cap)
+    return Measured(
+        narr, code, acc, args.mean_acceptance_length, "typed", power_cap_w=args.power_cap, no_spec_tps=no_spec
+    )
 
 
 def read_post_arg(name: str) -> Post:
@@ -114,6 +121,11 @@ def register(sub: Any) -> None:
         "--power-cap", type=_power_cap, metavar="W", help="the GPU power cap your numbers were measured at"
     )
     d.add_argument(
+        "--no-spec-tps", type=_tps, metavar="TPS",
+        help="your narrative TPS without speculative decoding (default: the profile's stored A/B): splits "
+        "time per pass into target forward and speculation overhead against the reference's no-spec row",
+    )  # fmt: skip
+    d.add_argument(
         "--post", metavar="FILE",
         help="a forum post's text (- for stdin): its vLLM lines are read as a log, its figures as typed "
         "(typed options win)",
@@ -130,6 +142,14 @@ def register(sub: Any) -> None:
     show.add_argument("ref", help="a reference id or a YAML file")
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=cmd_reference_show)
+    prof = rsub.add_parser(
+        "profile", help="import a reference's published compose as a profile (the app's compose importer)"
+    )
+    prof.add_argument("ref", help="a reference id or a YAML file")
+    prof.add_argument("--name", help="the profile's name (default: the reference's id)")
+    prof.add_argument("--replace", action="store_true", help="overwrite a profile of that name")
+    prof.add_argument("--dry-run", action="store_true", help="print the profile instead of saving it")
+    prof.set_defaults(handler=cmd_reference_profile)
 
 
 def _reference(args: argparse.Namespace, profile: Profile | None) -> Reference | None:
@@ -238,40 +258,111 @@ def format_diagnosis(result: Diagnosis) -> str:
     return "\n".join(out)
 
 
+def format_configuration(c: ReferenceComparison) -> str:
+    """The "Configuration against the reference" section: each differing setting (``!`` where it
+    matters for decode speed, with why and its source), then what both share (not the difference)."""
+    if not c.rows and not c.shared and not c.note:
+        return ""
+    head = f" (its compose: {c.published})" if c.published else ""
+    out = [f"Configuration against the reference{head}:"]
+    if c.note:
+        out.append(f"  {c.note}")
+    if c.published and not c.rows and not c.note:
+        out.append("  no setting differs")
+    for r in c.rows:
+        mark = "!" if r.matters else " "
+        out.append(
+            f"  {mark} {r.field}: yours {r.yours or '(not set)'} | reference {r.reference or '(not set)'}"
+        )
+        out.append(f"      {'matters' if r.matters else 'not the difference'}: {r.why} ({r.source})")
+    if c.shared:
+        out.append("  shared with the reference (not the difference):")
+        out += [f"    = {s.describe()}" for s in c.shared]
+    return "\n".join(out)
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """Print ranked findings and what they were made from; exit 0 (findings are advice, not errors)."""
     gathered = gather_for(args)
     if args.json:
-        print_json(gathered.diagnosis.to_dict() | {"sources": gathered.sources, "notes": gathered.notes})
+        print_json(
+            gathered.diagnosis.to_dict()
+            | gathered.configuration.to_dict()
+            | {"sources": gathered.sources, "notes": gathered.notes}
+        )
         return 0
     print(format_diagnosis(gathered.diagnosis))
+    section = format_configuration(gathered.configuration)
+    if section:
+        print(section)
     print(f"read: {', '.join(gathered.sources) or 'nothing'}")
     for note in gathered.notes:
         print(f"note: {note}")
     return 0
 
 
+def _has_profile(ref: Reference) -> bool:
+    return ref.compose is not None or ref.profile is not None
+
+
 def cmd_reference_list(args: argparse.Namespace) -> int:
-    """One line per reference: id, GPU, cap, narrative / code TPS, title."""
+    """One line per reference: id, GPU, cap, narrative / code TPS, whether it is a profile, title."""
     refs = load_references()
     if args.json:
-        print_json([{"id": r.id, "title": r.title, "file": r.file} for r in refs])
+        print_json([{"id": r.id, "title": r.title, "file": r.file, "profile": _has_profile(r)} for r in refs])
         return 0
     width = max((len(r.id) for r in refs), default=10)
     for r in refs:
         n, h = r.numbers, r.hardware
         tps = f"{n.narrative_tps or '-'} / {n.code_tps or '-'}"
         cap = f"{h.power_limit_w:.0f} W" if h.power_limit_w else "-"
-        print(f"{r.id:<{width}}  {tps:>13} TPS  {cap:>6}  {r.title}")
+        kind = "profile" if _has_profile(r) else "figures"
+        print(f"{r.id:<{width}}  {tps:>13} TPS  {cap:>6}  {kind:<7}  {r.title}")
     return 0
 
 
+def _configuration_line(ref: Reference) -> str:
+    """Whether the reference is a profile, and where its configuration comes from."""
+    if ref.compose is not None:
+        src = (
+            f", copied from {ref.compose_source.describe()} ({ref.compose_source.url})"
+            if ref.compose_source
+            else ""
+        )
+        how = f"import it: llm-dyno reference profile {ref.id}"
+        return f"profile: yes, its compose {ref.compose_path()}{src}; {how}"
+    if ref.profile is not None:
+        return f"profile: yes, inline; import it: llm-dyno reference profile {ref.id}"
+    return "profile: no (figures only: no configuration was published)"
+
+
 def cmd_reference_show(args: argparse.Namespace) -> int:
-    """The reference as YAML (or JSON)."""
+    """The reference as YAML (or JSON), with whether it is a profile and where its compose comes from."""
     ref = find_reference(args.ref)
     if args.json:
-        print_json(ref.model_dump(mode="json", by_alias=True) | {"file": ref.file})
+        extra = {
+            "file": ref.file,
+            "has_profile": _has_profile(ref),
+            "compose_file": str(ref.compose_path()) if ref.compose is not None else None,
+            "compose_url": ref.compose_source.url if ref.compose_source else None,
+        }
+        print_json(ref.model_dump(mode="json", by_alias=True) | extra)
     else:
         print(f"# {ref.file}" if ref.file else "", end="\n" if ref.file else "")
+        print(f"# {_configuration_line(ref)}")
         print(ref.to_yaml(), end="")
+    return 0
+
+
+def cmd_reference_profile(args: argparse.Namespace) -> int:
+    """Import the reference's published configuration as a profile, as ``profile import`` would."""
+    ref = find_reference(args.ref)
+    result = import_reference(ref, args.name)
+    for w in result.warnings:
+        warn(w)
+    if args.dry_run:
+        sys.stdout.write(result.profile.to_yaml())
+        return 0
+    path = store().save(result.profile, replace=args.replace)  # refuses a name in use without --replace
+    print(f"imported reference {ref.id} as profile {result.profile.name!r} → {path}")
     return 0

@@ -44,7 +44,9 @@ def test_clean_case_has_no_findings() -> None:
     # (issue 28); then the log's own SpecDecoding lines (drafted-weighted 0.89 / 0.80), below the post's
     # 0.930 / 0.866, with the log as their source
     # (the profile drafts 2, as its log does: the reference's 3 is a difference of its own)
-    mismatch, k, finding = diagnose(same).findings
+    # (the reference's compose runs Genesis' patch script and this profile none: a finding of its own)
+    mismatch, k, finding, genesis = diagnose(same).findings
+    assert genesis.id == "genesis-differs-from-reference" and "yours none" in genesis.title
     assert mismatch.id == "log-not-from-this-profile" and "KV cache 66.37 GiB" in mismatch.title
     assert k.id == "spec-decode-differs-from-reference"
     assert finding.id == "acceptance-below-reference"

@@ -237,6 +237,9 @@ def reference_fingerprint(ref: Reference, log: LaunchLog | None = None) -> Finge
         fp[IMAGE] = Fact(
             image.split("@", 1)[1] if "@" in image else f"{image} (tag; no digest published)", where
         )
+    for fact, value in ref.stated_facts.items():  # what its source states (e.g. its patch results)
+        if fact in FACTS and fact not in fp:
+            fp[fact] = Fact(value, "reference's source")
     flags = ref.engine_flags()
     if KV not in fp and flags is not None and flags.kv_cache_dtype:
         fp[KV] = Fact(flags.kv_cache_dtype, where)

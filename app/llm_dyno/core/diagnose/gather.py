@@ -22,6 +22,7 @@ from llm_dyno.core.bounded_read import read_log_bounded
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
 from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.post import Post
+from llm_dyno.core.diagnose.reference_profile import ReferenceComparison, compare_with_reference
 from llm_dyno.core.diagnose.references import Reference, load_references
 from llm_dyno.core.diagnose.sources import read_live, reference_from_profile
 from llm_dyno.core.diagnose.synthetic import check_profile
@@ -54,6 +55,8 @@ class Gathered:
     sources: tuple[str, ...]
     diff: tuple[DiffLine, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    # the profile against the reference's published compose, each difference judged
+    configuration: ReferenceComparison = field(default_factory=ReferenceComparison)
 
 
 def reference_choices(profile: Profile | None) -> list[Reference]:
@@ -326,7 +329,8 @@ def gather(
     )
     if typed is not None:
         sources.append(_typed_source(typed))
-    return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes))
+    configuration = compare_with_reference(profile, reference, published)
+    return Gathered(diagnose(inp), tuple(sources), tuple(diff_lines(inp)), tuple(notes), configuration)
 
 
 def _typed_source(typed: Measured) -> str:

@@ -177,7 +177,9 @@ _ENGINE_NOT_SPEED = {
 _CONTAINER_NOT_SPEED = ("container_name", "restart", "bind", "port ", "volume ", "network", "labels")
 
 
-def _earlier_pin(ref: Reference, image: str | None) -> str | None:
+def earlier_pin(ref: Reference, image: str | None) -> str | None:
+    """When ``image`` is one the reference's source ran before the image it measured on: what the
+    source says about it (its pins drifted); else None."""
     for earlier in ref.earlier_images:
         if image and (image == earlier.image or image.split("@")[-1] == earlier.image.split("@")[-1]):
             v = f" ({earlier.vllm_version})" if earlier.vllm_version else ""
@@ -198,7 +200,7 @@ def _judge(row: DiffRow, ref: Reference, yours: Profile) -> tuple[bool, str, str
         return True, "an engine setting: it changes what vLLM runs", cite("engine-flag")
     if row.group == "container":
         if key in ("image", "image digest"):
-            earlier = _earlier_pin(ref, yours.docker.image if yours.docker else None)
+            earlier = earlier_pin(ref, yours.docker.image if yours.docker else None)
             why = "another vLLM build: kernels, CUDA-graph support and defaults change between builds"
             if earlier:
                 return True, f"{why}; {earlier}", cite("recipe-pin-drift")
@@ -336,3 +338,48 @@ def shared_settings(profile: Profile, ref: Reference) -> tuple[SharedSetting, ..
     if scripts:
         out.append(SharedSetting("start script", f"runs {', '.join(scripts)}", cite("recipe-compose")))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class ReferenceComparison:
+    """The profile against the reference's published configuration: the differences (those that matter
+    first), the settings both share, where the configuration was published, and, when there are no
+    rows, why."""
+
+    rows: tuple[ReferenceDiffRow, ...] = ()
+    shared: tuple[SharedSetting, ...] = ()
+    published: str = ""  # "owner/name compose/docker-compose.yml @ 061a5f1", or the file read
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``reference_diff``, ``reference_shares``, ``reference_configuration``, ``note``."""
+        return {
+            "reference_diff": [r.to_dict() for r in self.rows],
+            "reference_shares": [s.to_dict() for s in self.shared],
+            "reference_configuration": self.published or None,
+            "reference_diff_note": self.note or None,
+        }
+
+
+def compare_with_reference(
+    profile: Profile | None, ref: Reference | None, published_rows: tuple[Reference, ...] = ()
+) -> ReferenceComparison:
+    """:func:`reference_diff` and :func:`shared_settings` for a diagnosis; a reference that publishes
+    no configuration gets a note naming its source's rows that do (``published_rows``)."""
+    from llm_dyno.core.errors import DynoError
+
+    if profile is None or ref is None:
+        return ReferenceComparison()
+    if ref.compose is None and ref.profile is None:
+        with_compose = [r.id for r in published_rows if r.compose is not None]
+        more = (
+            f"; its source's rows with their compose: {', '.join(with_compose)} (--reference ID)"
+            if with_compose
+            else ""
+        )
+        return ReferenceComparison(note=f"{ref.id} publishes figures only, no configuration{more}")
+    where = ref.compose_source.describe() if ref.compose_source else (ref.compose or ref.file or ref.id)
+    try:
+        return ReferenceComparison(reference_diff(profile, ref), shared_settings(profile, ref), where)
+    except DynoError as exc:
+        return ReferenceComparison(published=where, note=f"the reference's configuration: {exc.message}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from llm_dyno.core.diagnose.claim_sources import cite
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     DiffEvidence,
@@ -15,6 +16,7 @@ from llm_dyno.core.diagnose.evidence import (
 )
 from llm_dyno.core.diagnose.gpu_arch import compute_capability
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.reference_profile import earlier_pin
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.diff import DiffRow
 from llm_dyno.core.profiles.exposure import exposure_of
@@ -216,6 +218,9 @@ def image_differs_from_reference(inp: DiagnosisInput) -> list[Finding]:
     evidence: list[Evidence] = []
     if ours and theirs and ours != theirs:
         evidence.append(DiffEvidence(DiffRow("container", "image", ours, theirs, "changed")))
+    pin = earlier_pin(ref, ours) if evidence else None
+    if pin:  # the reference's own history says which build yours is
+        evidence.append(MetricEvidence("image history", pin, source=cite("recipe-pin-drift")))
     v_ours, v_theirs = inp.environment.vllm_version, ref.vllm_version
     if v_ours and v_theirs and v_ours != v_theirs:
         evidence.append(MetricEvidence("vLLM version", v_ours, reference=v_theirs, source="/version"))

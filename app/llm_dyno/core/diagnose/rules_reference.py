@@ -5,14 +5,29 @@ The first thing an expert checks in "mine is 20 TPS slower than the reference" i
 is comparable (same speculative decoding, KV dtype) and whether the figure quoted is the one its source
 measured: the founding post compares 43 / 54 TPS with a quoted 66 / 84, while the recipe's own README
 table shows 53.4–55.0 / 68.2–70.5 for its MTP variants at 230 W on its pinned nightly.
+
+Where the reference publishes its compose, its start script is compared too (Genesis patch layout,
+packages installed at start); the allocator setting is checked on the user's profile alone.
 """
 
 from __future__ import annotations
 
-from llm_dyno.core.diagnose.evidence import Evidence, Finding, Impact, MetricEvidence, Severity
+from llm_dyno.core.diagnose.claim_sources import cite
+from llm_dyno.core.diagnose.evidence import (
+    ChangeKind,
+    Evidence,
+    Finding,
+    Impact,
+    MetricEvidence,
+    ProfileChange,
+    Severity,
+)
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.reference_profile import alloc_conf_fix, genesis_setup, start_packages
 from llm_dyno.core.diagnose.references import EngineFlags, Reference
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.profiles.model import Profile
 
 _ABOVE = 1.05  # a claim this much above the best published row is not the same measurement
 
@@ -226,5 +241,124 @@ def claim_above_published(inp: DiagnosisInput) -> list[Finding]:
             f"the quoted claim: they are what the source measured on its pinned image.{yours} Then look at "
             "what differs from those rows (image pin, CUDA graphs).",
             fix_label="reference",
+        )
+    ]
+
+
+def _published_profile(ref: Reference) -> Profile | None:
+    """The reference's configuration when it publishes one it can read (None: figures only)."""
+    try:
+        return ref.load_profile()
+    except DynoError:
+        return None  # an unreadable compose is reported by the reference diff, not by every rule
+
+
+@rule("genesis-differs-from-reference", "profile start script and env, the reference's compose")
+def genesis_differs(inp: DiagnosisInput) -> list[Finding]:
+    """Another Genesis patch set than the reference's: v5.x single script against v7.x modular, opt-ins."""
+    ref, mine = inp.reference, inp.profile
+    theirs = _published_profile(ref) if ref is not None and mine is not None else None
+    if ref is None or mine is None or theirs is None:
+        return []
+    ga, gb = genesis_setup(mine), genesis_setup(theirs)
+    if ga.describe() == gb.describe():
+        return []
+    evidence: list[Evidence] = [
+        MetricEvidence("Genesis patches", ga.describe(), reference=gb.describe(), source="start scripts")
+    ]
+    stated = ref.stated_facts.get("start-script patches")
+    if stated:
+        evidence.append(
+            MetricEvidence("the reference's patch results", stated, source=cite("genesis-results"))
+        )
+    if gb.layout == "v7.x modular package":
+        opt = " ".join(f"GENESIS_ENABLE_{o}=1" for o in gb.opt_ins)
+        advice = (
+            "To run the reference's patches: mount Genesis v7.x's package read-only at "
+            "/usr/local/lib/python3.12/dist-packages/vllm/_genesis, run `python3 -m "
+            f"vllm._genesis.patches.apply_all` in place of `{ga.command or 'your patch script'}`"
+            + (f", and set {opt} (v7.x patches are off unless opted in)" if opt else "")
+            + ". Or compare without patches on both sides: the recipe's no-Genesis row "
+            "(recipe-3090-no-genesis-mtp) runs the same setup with none."
+        )
+    elif gb.layout == "none":
+        advice = (
+            "The reference runs no Genesis patches: drop yours (the start script) to compare like with like."
+        )
+    else:
+        advice = f"Run the reference's patch step ({gb.command}) to compare like with like."
+    return [
+        Finding(
+            THIS_RULE,
+            f"Genesis: yours {ga.layout}, the reference's {gb.layout}",
+            Severity.LOW,
+            Impact(
+                basis="not a measured cost: the recipe measured its Genesis neutral on the fp8 + MTP path "
+                "(55.0 / 70.5 TPS with v7.54, 54.7 / 68.2 without); a difference to remove before "
+                f"comparing ({cite('genesis-neutral')})"
+            ),
+            tuple(evidence),
+            advice,
+            fix_label="genesis",
+        )
+    ]
+
+
+@rule("start-packages-differ-from-reference", "profile start script, the reference's compose")
+def start_packages_differ(inp: DiagnosisInput) -> list[Finding]:
+    """The start script installs other packages than the reference's (pip, unpinned, at every start)."""
+    ref, mine = inp.reference, inp.profile
+    theirs = _published_profile(ref) if ref is not None and mine is not None else None
+    if ref is None or mine is None or theirs is None:
+        return []
+    pa, pb = start_packages(mine), start_packages(theirs)
+    if pa == pb or not pa or not pb:  # a side with no start-time install: the Genesis finding says it
+        return []
+    missing = [p for p in pb if p not in pa]
+    extra = [p for p in pa if p not in pb]
+    parts = []
+    if missing:
+        parts.append(f"add {' '.join(missing)} (the reference installs them)")
+    if extra:
+        parts.append(f"drop {' '.join(extra)} (the reference does not)")
+    pins = " ".join(f"{p}==VERSION" for p in pb) or "none"
+    mine_txt, theirs_txt = " ".join(pa) or "nothing", " ".join(pb) or "nothing"
+    return [
+        Finding(
+            THIS_RULE,
+            f"Start script installs {mine_txt}; the reference's installs {theirs_txt}",
+            Severity.LOW,
+            Impact(basis=f"reproducibility, not a measured speed cost: {cite('start-packages')}"),
+            (MetricEvidence("pip install at start", mine_txt, reference=theirs_txt, source="start scripts"),),
+            f"To run what the reference ran: {'; '.join(parts)} in the start script's pip install line. "
+            f"Better: build the image once with the packages pinned (RUN pip install {pins}) so every "
+            "start runs the same code, and note the versions beside your numbers.",
+            fix_label="packages",
+        )
+    ]
+
+
+@rule("alloc-conf-key-value", "profile environment (PYTORCH_CUDA_ALLOC_CONF)")
+def alloc_conf_key_value(inp: DiagnosisInput) -> list[Finding]:
+    """``PYTORCH_CUDA_ALLOC_CONF`` items written ``key=value``: PyTorch reads ``key:value``, refuses them."""
+    fix = alloc_conf_fix(inp.profile) if inp.profile is not None else None
+    if fix is None:
+        return []
+    wrong = ", ".join(fix.wrong_items)
+    return [
+        Finding(
+            THIS_RULE,
+            f"{fix.variable} writes {wrong}: PyTorch reads key:value",
+            Severity.MEDIUM,
+            Impact(
+                basis=f"PyTorch refuses the item as an unknown key at the first CUDA allocation "
+                f"(\"Unrecognized key '{fix.wrong_items[0]}' in CUDA allocator config\"): a server started "
+                "with it fails before loading, so numbers measured with this profile ran another value "
+                f"({cite('pytorch-alloc-conf')}; {cite('pytorch-alloc-parser')})"
+            ),
+            (MetricEvidence(fix.variable, fix.written, reference=fix.fixed, source="profile environment"),),
+            f"Set {fix.variable}={fix.fixed} (option:value, options separated by commas).",
+            (ProfileChange(ChangeKind.SET_ENV, key=fix.variable, value=fix.fixed),),
+            "alloc conf",
         )
     ]

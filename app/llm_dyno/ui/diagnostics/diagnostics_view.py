@@ -42,6 +42,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel, QuestionsTable
 from llm_dyno.ui.diagnostics.no_findings import NoFindings
 from llm_dyno.ui.diagnostics.paste_dialog import Pasted, PasteDialog, PasteKind, bound_for, size_of
+from llm_dyno.ui.diagnostics.reference_diff import ReferenceDiffPanel
 from llm_dyno.ui.diagnostics.typed_inputs import TypedInputs
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.jobs import run_here, run_task
@@ -193,6 +194,9 @@ class DiagnosticsView(QWidget):
         self.questions = QuestionsTable()
         self.tabs.addTab(self.questions, "Questions")
         self.tabs.setTabToolTip(self.tabs.count() - 1, "The questions such a post asks, each answered here")
+        self.reference_config = ReferenceDiffPanel()  # the profile against the reference's compose
+        self.tabs.addTab(self.reference_config, "Compose")
+        self.tabs.setTabToolTip(self.tabs.count() - 1, "Your configuration against the reference's compose")
         rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
@@ -506,6 +510,7 @@ class DiagnosticsView(QWidget):
         self.boot.set_rows(d.boot)
         self.causes.set_causes(d.causes)
         self.questions.set_answers(d.answers)
+        self.reference_config.set_comparison(result.configuration)
         self._show_diff_or_why(bool(result.diff))
         self._show_sources()
         self.diagnosed.emit()
