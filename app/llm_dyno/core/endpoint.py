@@ -1,10 +1,10 @@
 """Where a server answers and how to authenticate: the one :class:`Endpoint` every job, view and
 client takes.
 
-The key is held as a *reference* (``${VLLM_API_KEY}``) and resolved here, when a request is about to be
-sent: nothing else reads a key from the environment. A profile's endpoint takes its reference from the
-runtime's own reading of the profile (:func:`llm_dyno.core.jobs.endpoint.profile_endpoint`); a server
-given by URL names the variable that holds its key (:func:`url_endpoint`).
+The key is held as a :class:`KeyReference` (``${VLLM_API_KEY}``) and resolved here, when a request is
+about to be sent: nothing else reads a key from the environment. A profile's server has the endpoint
+its launch plan carries (``LaunchPlan.endpoint``, the key as the plan read it); a server given by URL
+names the variable that holds its key (:func:`url_endpoint`).
 """
 
 from __future__ import annotations
@@ -25,32 +25,65 @@ class MissingSecret(DynoError):
 
 
 @dataclass(frozen=True)
+class KeyReference:
+    """The key a server wants, as a *reference* (``${VLLM_API_KEY}``, ``keyring:svc/user``), never its
+    value: what a plan and an endpoint carry. :meth:`check` tells before any request whether it can be
+    sent; :meth:`resolve` reads the value when a request is about to go out, and nothing keeps it."""
+
+    ref: str
+
+    def problem(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Why the key cannot be sent (its variable is unset, the keyring has nothing), or None."""
+        try:
+            self.check(environ)
+        except DynoError as exc:
+            return exc.message
+        return None
+
+    def check(self, environ: Mapping[str, str] | None = None) -> None:
+        """Refuse now (:class:`MissingSecret`), before any request, when the reference is unset; the
+        value read is dropped at once."""
+        self.resolve(environ)
+
+    def resolve(self, environ: Mapping[str, str] | None = None) -> str:
+        """The key to send, read now; :class:`MissingSecret` when the reference is unset. Holds a
+        secret: never log or store it."""
+        value = resolve_reference(self.ref, environ, key="--api-key")
+        if not value:
+            raise MissingSecret(
+                f"the API key {self.ref} is not set here, so every request would get 401",
+                hint=f"set it in the environment that runs llm-dyno ({_variable(self.ref)}=…)",
+            )
+        return value
+
+
+def key_reference(ref: str | None) -> KeyReference | None:
+    """The reference as a :class:`KeyReference` (None: the server wants no key)."""
+    return KeyReference(ref) if ref else None
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """A server to talk to: base URL, served model, the API-key *reference* (never its value), and the
-    Docker engine it runs on (None: this machine or not a container)."""
+    Docker engine it runs on (None: this machine or not a container). A launched (or planned)
+    server's endpoint comes from its plan (``LaunchPlan.endpoint``); a server given by URL from
+    :func:`url_endpoint`."""
 
     url: str
     model: str
-    api_key_ref: str | None = None
+    key: KeyReference | None = None
     docker_host: str | None = None
     profile_name: str | None = None
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """The key to send, resolved now; :class:`MissingSecret` when the reference is unset. Holds a
-        secret: never log or store it."""
-        if not self.api_key_ref:
-            return None
-        value = resolve_reference(self.api_key_ref, environ, key="--api-key")
-        if not value:
-            raise MissingSecret(
-                f"the API key {self.api_key_ref} is not set here, so every request would get 401",
-                hint=f"set it in the environment that runs llm-dyno ({_variable(self.api_key_ref)}=…)",
-            )
-        return value
+        """The key to send, resolved now (:meth:`KeyReference.resolve`); None when the server wants none.
+        Holds a secret: never log or store it."""
+        return self.key.resolve(environ) if self.key is not None else None
 
     def check_key(self, environ: Mapping[str, str] | None = None) -> None:
         """Refuse now (before any request) when the key cannot be resolved."""
-        self.api_key(environ)
+        if self.key is not None:
+            self.key.check(environ)
 
     def api_key_or_none(self) -> str | None:
         """The key when it resolves, else None: for watchers, whose figures then say the server does
@@ -78,8 +111,8 @@ def url_endpoint(url: str, model: str, *, api_key_env: str | None = None) -> End
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise DynoError(f"{url!r} is not an http(s) URL", hint="e.g. --url http://127.0.0.1:8000")
-    ref = _reference(api_key_env) if api_key_env else None
-    return Endpoint(url=url.rstrip("/"), model=model, api_key_ref=ref)
+    key = KeyReference(_reference(api_key_env)) if api_key_env else None
+    return Endpoint(url=url.rstrip("/"), model=model, key=key)
 
 
 def key_reference_problem(api_key_env: str | None, environ: Mapping[str, str] | None = None) -> str | None:
@@ -87,10 +120,9 @@ def key_reference_problem(api_key_env: str | None, environ: Mapping[str, str] | 
     if not api_key_env:
         return None
     try:
-        Endpoint(url="", model="", api_key_ref=_reference(api_key_env)).check_key(environ)
-    except DynoError as exc:
+        return KeyReference(_reference(api_key_env)).problem(environ)
+    except DynoError as exc:  # not a variable name
         return exc.message
-    return None
 
 
 def _reference(api_key_env: str) -> str:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from llm_dyno.core.httpclient import http_client
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 from llm_dyno.ui.jobs import run_task
@@ -168,7 +167,7 @@ class ServerBridge(QObject):
         if handle is None or handle.status.state is not ServerState.READY:
             self.runningRequests.emit(name, 0)
             return
-        endpoint = profile_endpoint(handle.plan.profile, handle.plan)
+        endpoint = handle.plan.endpoint
 
         def job() -> None:
             from llm_dyno.core.telemetry.metrics import scrape  # here: the window starts without it

@@ -21,7 +21,6 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.bench.sweep import _AB_WORDS, ABResult, spec_ab, without_spec_decode
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.exposure import api_key_reference
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.runtime.manager import ServerManager
@@ -95,7 +94,7 @@ def profile_server(
                     hint="see its log with `llm-dyno logs NAME`",
                 )
             status = handle.wait_ready(0.25)
-        yield Endpoint(handle.plan.base_url, profile.served_model_name, api_key_reference(profile))
+        yield handle.plan.endpoint
     finally:
         _stop(manager, handle)
 

@@ -26,7 +26,6 @@ from llm_dyno.core.bench.sweep import ABResult, without_spec_decode
 from llm_dyno.core.errors import DynoError, Fix
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.jobs.bench_job import BenchSpec, check_suite, prepare_bench, run_bench
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import plan_gpus
 from llm_dyno.core.jobs.storing import ResultStored
@@ -99,7 +98,7 @@ def run_ab(
     def run_side(which: Profile, handle: ServerHandle, suite: Suite) -> BenchResult:
         bench = replace(
             spec.bench,
-            endpoint=profile_endpoint(which, handle.plan),
+            endpoint=handle.plan.endpoint,
             profile=which,
             gpus=plan_gpus(handle.plan),
             suite=suite,

@@ -1,11 +1,11 @@
 """The benchmark job: a profile's (or a URL's) server, the suite, its GPUs, stored run by run.
 
-``prepare_bench`` resolves everything once and refuses before any request: the endpoint from the
-registry (the running server's plan: URL, engine host, API-key reference), the suite checked against
-the profile (``max_tokens`` against ``--max-model-len``), the GPUs and how to read them, and the
-history store (opened and checked writable). ``run_bench`` sends the key, reads the GPUs into every
-run (energy, tokens per joule, mean and peak watts, temperature, throttle reasons), and stores the
-result after every finished run, so Ctrl-C, a crash or a malformed answer never loses finished runs.
+``prepare_bench`` resolves everything once and refuses before any request: the endpoint the running
+server's plan carries (URL, engine host, API-key reference), the suite checked against the profile
+(``max_tokens`` against ``--max-model-len``), the GPUs and how to read them, and the history store
+(opened and checked writable). ``run_bench`` sends the key, reads the GPUs into every run (energy,
+tokens per joule, mean and peak watts, temperature, throttle reasons), and stores the result after
+every finished run, so Ctrl-C, a crash or a malformed answer never loses finished runs.
 """
 
 from __future__ import annotations
@@ -25,11 +25,9 @@ from llm_dyno.core.bench.suite import Suite
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore, default_path
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.jobs.storing import RunByRun
-from llm_dyno.core.profiles.exposure import api_key_reference
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
@@ -112,12 +110,12 @@ def prepare_bench(
     ``gpu`` names this machine's GPU of a server given by URL. Raises before anything runs: an unset
     API key, a suite that does not fit, a history that cannot be written."""
     if isinstance(target, Profile):
-        # the key first: planning a profile whose key is unset refuses it as a launch would
-        Endpoint(url="", model="", api_key_ref=api_key_reference(target)).check_key()
         registry = registry or ServerManager()
         handle = registry.get(target.name)
+        # planning a profile whose key is unset refuses it, as a launch would
         plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
-        endpoint = profile_endpoint(target, plan)
+        endpoint = plan.endpoint
+        endpoint.check_key()
         gpus = plan_gpus(plan)
         profile: Profile | None = target
     else:

@@ -16,7 +16,6 @@ from llm_dyno.core.diagnose.post import Post
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, gpu_reader, plan_gpus
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState
@@ -67,7 +66,7 @@ def prepare_diagnose(
         if find_servers and handle is not None and handle.status.state.is_live:
             handle.wait_ready(READY_WAIT_S)  # a server just found checks /health first
         if handle is not None and handle.status.state is ServerState.READY:
-            endpoint, gpus = profile_endpoint(profile, handle.plan), plan_gpus(handle.plan)
+            endpoint, gpus = handle.plan.endpoint, plan_gpus(handle.plan)
     if endpoint is not None:
         endpoint.check_key()
     return DiagnoseSpec(

@@ -16,7 +16,6 @@ from typing import Any
 
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
 from llm_dyno.core.telemetry.sampler import PeriodicSampler
@@ -94,8 +93,7 @@ def gpu_power_reader(handle: ServerHandle) -> Callable[[], float | None] | None:
 
 def watch_handle(handle: ServerHandle, *, interval_s: float = SAMPLE_S) -> ServerWatch:
     """Watch a registry server at its profile's endpoint, and its plan's GPUs."""
-    endpoint = profile_endpoint(handle.plan.profile, handle.plan)
-    return ServerWatch(endpoint, gpu_power_reader(handle), interval_s=interval_s)
+    return ServerWatch(handle.plan.endpoint, gpu_power_reader(handle), interval_s=interval_s)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from llm_dyno.core.bench.ab import ABCancelled, LaunchFailed, profile_server
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.bench_job import BenchSpec, run_bench
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.jobs.gpu_lock import gpu_locks
 from llm_dyno.core.jobs.gpus import gpu_reader, plan_gpus
@@ -109,9 +108,7 @@ class _Server:
             )
         )
         plan = handles[-1].plan
-        self._bench = replace(
-            spec.bench, endpoint=profile_endpoint(variant, plan), profile=variant, gpus=plan_gpus(plan)
-        )
+        self._bench = replace(spec.bench, endpoint=plan.endpoint, profile=variant, gpus=plan_gpus(plan))
         self._key = key
         return self._bench, True
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llm_dyno.core.endpoint import Endpoint
-from llm_dyno.core.jobs.endpoint import profile_endpoint
 from llm_dyno.core.jobs.gpus import GpuPlan, plan_gpus
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_source import GpuSource
@@ -33,6 +32,6 @@ def prepare_watch(
         registry.adopt_all()
         handle = registry.get(target.name)
         plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
-        spec = WatchSpec(profile_endpoint(target, plan), plan_gpus(plan))
+        spec = WatchSpec(plan.endpoint, plan_gpus(plan))
     spec.endpoint.check_key()
     return spec

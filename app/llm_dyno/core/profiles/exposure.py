@@ -15,6 +15,7 @@ A mount that hands the container the host (the engine's socket, ``/``, ``/etc``,
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from llm_dyno.core.profiles.host_access import host_mount_warnings, host_network_warning
@@ -91,12 +92,15 @@ class Exposure:
         return tuple(out)
 
 
-def api_key_reference(profile: Profile) -> str | None:
+def api_key_reference(profile: Profile, secret_env: Mapping[str, str] | None = None) -> str | None:
     """The reference to the key this profile's server will want, as the backends hand it to vLLM:
     the ``--api-key`` flag in any spelling vLLM accepts (``--api-key=…``, ``--api_key``, ``--api-ke``),
     else the ``VLLM_API_KEY`` of the profile's environment (which vLLM reads). None: no key.
-    Every client of the server (jobs, views, readiness) takes its key from here."""
-    ref = split_secret_flags(profile.vllm_argv())[1].get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
+    ``secret_env``: a plan's own split of the secret flags (else they are split here). The plan
+    carries it (``LaunchPlan.key``); every client of the server takes its key from there."""
+    if secret_env is None:
+        secret_env = split_secret_flags(profile.vllm_argv())[1]
+    ref = secret_env.get("VLLM_API_KEY") or profile.env.get("VLLM_API_KEY")
     return ref or None
 
 
@@ -105,9 +109,10 @@ def has_api_key(profile: Profile) -> bool:
     return api_key_reference(profile) is not None
 
 
-def exposure_of(profile: Profile, remote_host: str | None = None) -> Exposure:
-    """Where ``profile``'s server will listen, as its runtime will start it."""
-    key = has_api_key(profile)
+def exposure_of(profile: Profile, remote_host: str | None = None, *, has_key: bool | None = None) -> Exposure:
+    """Where ``profile``'s server will listen, as its runtime will start it (``has_key``: whether it
+    wants a key, as the plan read it; else read here)."""
+    key = has_api_key(profile) if has_key is None else has_key
     engine = profile.engine()
     if profile.runtime is Runtime.DOCKER and profile.docker is not None:
         mounts = tuple(host_mount_warnings(profile.docker.volumes))

@@ -15,18 +15,19 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from llm_dyno.core.endpoint import Endpoint, KeyReference, key_reference
 from llm_dyno.core.profiles.exposure import Exposure, api_key_reference
+from llm_dyno.core.profiles.flags import EngineConfig
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
-from llm_dyno.core.secrets import resolve_reference
 
 
-def client_api_key(profile: Profile, environ: Mapping[str, str] | None = None) -> str | None:
-    """The key clients must send to this profile's server: :func:`api_key_reference` resolved
-    (None when it has none). Holds a secret: never log or store it."""
-    ref = api_key_reference(profile)
-    return (resolve_reference(ref, environ, key="--api-key") or None) if ref else None
+def plan_key(profile: Profile, secret_env: Mapping[str, str] | None = None) -> KeyReference | None:
+    """The key clients must send to this profile's server, from the plan's one split of its secret
+    flags (``secret_env``: what :func:`~llm_dyno.core.secrets.split_secret_flags` moved to the
+    environment; None: split them here). None: the server wants no key."""
+    return key_reference(api_key_reference(profile, secret_env))
 
 
 def answer_failure(error: str) -> FailureReason:
@@ -154,6 +155,24 @@ class LaunchPlan:
     warnings: tuple[PlanWarning, ...] = ()
     exposure: Exposure | None = None  # where it really listens (core/profiles/exposure.py)
     memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
+    key: KeyReference | None = None  # the key clients send, as a reference (set by the backend's plan)
+
+    @property
+    def engine(self) -> EngineConfig:
+        """The profile's typed engine flags, read once when the profile was (:meth:`Profile.engine`)."""
+        return self.profile.engine()
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """Where this plan's server answers and the key it wants: the one way to a server's endpoint."""
+        docker = self.profile.docker
+        return Endpoint(
+            url=self.base_url,
+            model=self.profile.served_model_name,
+            key=self.key,
+            docker_host=docker.host if self.runtime == "docker" and docker is not None else None,
+            profile_name=self.profile.name,
+        )
 
     def notes(self) -> list[str]:
         """Where it listens, then every warning: what plan and launch show before anything runs."""

@@ -8,6 +8,7 @@ carries the ``llm-dyno.managed=1`` label; :meth:`adopt` finds those and never to
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
@@ -25,7 +26,6 @@ from llm_dyno.core.runtime.base import (
     LaunchPlan,
     Runtime,
     ServerState,
-    client_api_key,
 )
 from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
 from llm_dyno.core.runtime.docker_common import LABEL_MANAGED, LABEL_PROFILE, LABEL_SNAPSHOT
@@ -64,6 +64,9 @@ class DockerRuntime(Runtime):
         self._lookup = profile_lookup
         self.warnings: list[str] = []  # engines and containers the last adopt() could not read
         self._retry_at: dict[str | None, float] = {}  # engines that did not answer: when to ask again
+        # the engine a launch's adoption connected to, kept for that launch (one connection per launch)
+        self._for_launch: dict[str | None, docker.DockerClient] = {}
+        self._for_launch_lock = threading.Lock()
 
     def plan(self, profile: Profile) -> DockerLaunchPlan:
         """The container for a profile, built without side effects."""
@@ -73,6 +76,8 @@ class DockerRuntime(Runtime):
         """Start the plan in a background thread; returns the handle at once."""
         host = plan.profile.docker.host if plan.profile.docker is not None else None
         handle = DockerServerHandle(plan, host=host)
+        with self._for_launch_lock:
+            handle._client = self._for_launch.pop(host, None)  # None: _launch connects
         handle._spawn(handle._launch, "docker-launch")
         return handle
 
@@ -81,7 +86,8 @@ class DockerRuntime(Runtime):
     ) -> list[DockerServerHandle]:
         """Running containers labelled ``llm-dyno.managed=1`` on the known hosts (or ``hosts``; others
         are ignored), with the profile snapshot each was launched with; containers in ``known`` are
-        left alone.
+        left alone. Given ``hosts`` (a launch's look before it starts), the connection to each engine
+        is kept for the :meth:`launch` that follows, which then connects no second time.
 
         An engine that does not answer, or one container that cannot be followed (no snapshot, a
         label edited by hand), is named in :attr:`warnings` and skipped; it never stops the others
@@ -103,8 +109,10 @@ class DockerRuntime(Runtime):
                 try:
                     engine = engine_id(client.info())  # what the proofs of its containers must bind
                     containers = client.containers.list(filters={"label": f"{LABEL_MANAGED}=1"})
-                finally:
+                except BaseException:
                     errs.close_client(client)
+                    raise
+                self._keep_or_close(client, host, for_launch=hosts is not None)
             except (DynoError, docker.errors.DockerException, OSError) as exc:
                 self._retry_at[host] = now + RETRY_S
                 if isinstance(exc, (DynoError, EngineAnswerRefused)):
@@ -140,9 +148,17 @@ class DockerRuntime(Runtime):
                     self.warnings.append(f"container {container.name}: cannot be followed: {message}")
         return handles
 
+    def _keep_or_close(self, client: docker.DockerClient, host: str | None, *, for_launch: bool) -> None:
+        with self._for_launch_lock:
+            stale = self._for_launch.pop(host, None)
+            if for_launch:
+                self._for_launch[host] = client
+        for unused in (stale, None if for_launch else client):
+            if unused is not None:
+                errs.close_client(unused)
+
     def _adopt_one(self, container: Container, host: str | None, plan: LaunchPlan) -> DockerServerHandle:
         handle = DockerServerHandle(plan, host=host)
-        handle._api_key = client_api_key(plan.profile)
         # A client of its own: stop() closes it, which must not cut the others' log streams.
         handle._client = errs.connect(host)
         handle.container = handle._client.containers.get(container.id)

@@ -32,7 +32,6 @@ from llm_dyno.core.runtime.base import (
     ServerState,
     ServerStatus,
     answer_failure,
-    client_api_key,
 )
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_hooks import run_hooks, run_init_containers
@@ -96,7 +95,6 @@ class DockerServerHandle(ServerHandle):
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._cleaned = False
-        self._api_key: str | None = None
         self._probe: ReadinessProbe | None = None
 
     @property
@@ -139,14 +137,14 @@ class DockerServerHandle(ServerHandle):
     # ---- launch ------------------------------------------------------------------------------
     def _launch(self) -> None:
         try:
-            self._client = errs.connect(self.host)
+            if self._client is None:  # else the one the launch's adoption connected
+                self._client = errs.connect(self.host)
             planned = self.plan.spec
             if not isinstance(planned, ContainerSpec):
                 raise TypeError(f"a {self.plan.runtime} plan is not a container")  # a bug: never planned so
             spec = planned.for_engine(reveal=True)  # what plan showed, with the secrets filled in
             # compose environment: secrets, read now: an unset variable refuses before anything is made
             archive = secret_archive(planned.files) if planned.files else None
-            self._api_key = client_api_key(self.plan.profile)
             engine = engine_id(self._client.info())  # the proof binds the engine it is made on
             spec["labels"] = with_proof(spec.get("labels") or {}, str(spec["name"]), engine)
             self._ensure_image(str(spec["image"]))
@@ -329,7 +327,7 @@ class DockerServerHandle(ServerHandle):
         self._spawn(lambda: self._read_logs(since), "docker-logs")
         self._spawn(self._watch_exit, "docker-wait")
 
-        probe = ReadinessProbe(self.plan.base_url, api_key=self._api_key, interval_s=0.1)
+        probe = ReadinessProbe(self.plan.base_url, key=self.plan.key, interval_s=0.1)
         self._probe = probe
         if self._stopping.is_set() or not self.status.state.is_live:
             probe.cancel()  # it died or is being stopped before we got here

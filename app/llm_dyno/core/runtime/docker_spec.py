@@ -22,7 +22,7 @@ from llm_dyno.core.errors import DynoError, at
 from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile
-from llm_dyno.core.runtime.base import LaunchPlan
+from llm_dyno.core.runtime.base import LaunchPlan, plan_key
 from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
 from llm_dyno.core.runtime.docker_common import (
     LABEL_HASH,
@@ -431,7 +431,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
             )
         )
     gpus = tuple(profile.gpus) if isinstance(profile.gpus, tuple) else None
-    exposure = exposure_of(profile, remote)
+    key = plan_key(profile, secret_env)
+    exposure = exposure_of(profile, remote, has_key=key is not None)
     warnings += tuple(warnings_of(WarningKind.EXPOSURE, exposure.warning_texts))
     return DockerLaunchPlan(
         profile=profile,
@@ -449,6 +450,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
         warnings=tuple(warnings + warnings_of(WarningKind.ENGINE, engine.warnings)),
         docker_host=settings.host,
         exposure=exposure,
+        key=key,
     )
 
 

@@ -30,7 +30,7 @@ from llm_dyno.core.runtime.base import (
     LaunchPlan,
     Runtime,
     ServerHandle,
-    client_api_key,
+    plan_key,
 )
 from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind, warnings_of
 from llm_dyno.core.runtime.process_groups import (
@@ -124,10 +124,13 @@ class ProcessRuntime(Runtime):
             )
         cwd = profile.process.cwd if profile.process else None
         spec = ProcessSpec(tuple(argv), env, cwd, host)
-        exposure = exposure_of(profile)
+        key = plan_key(profile, secret_env)
+        exposure = exposure_of(profile, has_key=key is not None)
         warnings += tuple(warnings_of(WarningKind.EXPOSURE, exposure.warning_texts))
         url = server_url(url_host, port)
-        return LaunchPlan(profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure)
+        return LaunchPlan(
+            profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure, key=key
+        )
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
@@ -184,7 +187,6 @@ class ProcessRuntime(Runtime):
             state_path=state_path(plan.profile.name),
             started_at=started,
             popen=popen,
-            api_key=client_api_key(plan.profile, env),
             start_ticks=proc_start_ticks(popen.pid),
         )
         record = ProcessRecord(
@@ -253,9 +255,12 @@ class ProcessRuntime(Runtime):
         try:
             plan = self.plan(profile)
         except DynoError:  # it runs, whatever its profile says now (e.g. its model folder is gone)
-            plan = LaunchPlan(profile, self.name, record.url, record.host_port, None, ProcessSpec(argv))
+            key, spec = plan_key(profile), ProcessSpec(argv)
+            plan = LaunchPlan(profile, self.name, record.url, record.host_port, None, spec, key=key)
         if record.url != plan.base_url:
-            plan = LaunchPlan(profile, self.name, record.url, record.host_port, plan.gpus, plan.spec)
+            plan = LaunchPlan(
+                profile, self.name, record.url, record.host_port, plan.gpus, plan.spec, key=plan.key
+            )
         log_path = Path(record.log_path)
         handle = ProcessHandle(
             plan,
@@ -263,7 +268,6 @@ class ProcessRuntime(Runtime):
             log_path=log_path,
             state_path=path,
             started_at=record.started_at,
-            api_key=client_api_key(profile),
             start_ticks=ticks,
         )
         try:

@@ -53,7 +53,6 @@ class ProcessHandle(ServerHandle):
         state_path: Path,
         started_at: float,
         popen: subprocess.Popen[bytes] | None = None,
-        api_key: str | None = None,
         start_ticks: int | None = None,
     ) -> None:
         super().__init__(plan)
@@ -69,7 +68,7 @@ class ProcessHandle(ServerHandle):
         self._exited = threading.Event()
         self._stopping = threading.Event()
         self._tracker = PhaseTracker()
-        self._probe = ReadinessProbe(plan.base_url, api_key=api_key)
+        self._probe = ReadinessProbe(plan.base_url, key=plan.key)
         self._threads: list[threading.Thread] = []
         self._set_status(ServerStatus(ServerState.STARTING, started_at, "process started"))
 

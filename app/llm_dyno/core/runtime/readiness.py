@@ -16,12 +16,22 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from llm_dyno.core.endpoint import KeyReference
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import SMALL_LIMIT, BoundsError, get_bounded
 from llm_dyno.core.httpclient import http_client
 from llm_dyno.core.jsontext import OutsideJSONError, loads_outside
 
 if TYPE_CHECKING:
     import httpx
+
+
+def _key_now(key: KeyReference | None) -> str | None:
+    """The key to send, read now; an unset one sends none (the answer, 401, then says why)."""
+    try:
+        return key.resolve() if key is not None else None
+    except DynoError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -41,12 +51,12 @@ class ReadinessProbe:
         self,
         base_url: str,
         *,
-        api_key: str | None = None,
+        key: KeyReference | None = None,
         interval_s: float = 0.05,
         request_timeout_s: float = 2.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.api_key = api_key
+        self.key = key  # resolved when the polling starts, never kept
         self.interval_s = min(interval_s, 0.1)
         self.request_timeout_s = request_timeout_s
         self._cancel = threading.Event()
@@ -76,7 +86,7 @@ class ReadinessProbe:
         health_ok_at: float | None = None
         last_error = ""
         # One client, no keep-alive surprises: a fresh connection per poll while the port is closed.
-        with http_client(api_key=self.api_key, timeout_s=self.request_timeout_s) as client:
+        with http_client(api_key=_key_now(self.key), timeout_s=self.request_timeout_s) as client:
             while not self._cancel.is_set():
                 if deadline is not None and time.monotonic() >= deadline:
                     return ReadinessResult(False, (), health_ok_at, last_error or "timed out")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QStackedWidget, 
 
 from llm_dyno.core.bench.roofline import weights_bytes_from_log
 from llm_dyno.core.endpoint import url_endpoint
-from llm_dyno.core.jobs.endpoint import attached_endpoint, profile_endpoint
+from llm_dyno.core.jobs.endpoint import attached_endpoint
 from llm_dyno.core.runtime.base import LaunchPlan, ServerState, ServerStatus
 from llm_dyno.core.runtime.gpu_source import attached_gpu_source, plan_gpu_source
 from llm_dyno.core.runtime.memory import logged_kv_tokens
@@ -153,7 +153,7 @@ class ServerView(QWidget):
             dash = self._dashboard(key)
             if not dash.live:
                 gpus = plan_gpu_source(plan) if plan is not None else None
-                endpoint = profile_endpoint(plan.profile, plan) if plan is not None else url_endpoint(url, "")
+                endpoint = plan.endpoint if plan is not None else url_endpoint(url, "")
                 dash.watch(
                     endpoint, profile, gpus=gpus, no_gpu_reason=NO_GPU_IN_WINDOW if plan else "no launch plan"
                 )
