@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.no_spec import NoSpecSplit, no_spec_split
 
 # acceptance within this ratio of the reference's (or above it) cannot explain a gap
 ACCEPTANCE_TOLERANCE = 0.97
@@ -94,6 +95,8 @@ class GapSplit:
     # per-position rates (yours, the reference's) when both sides give them but for different draft
     # counts: then mean lengths cannot be compared, and acceptance is compared position by position
     positions: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    # time per pass split into target forward and speculation overhead, with no-spec runs of both sides
+    no_spec: NoSpecSplit | None = None
 
     @property
     def by_position(self) -> bool:
@@ -208,6 +211,12 @@ class GapSplit:
             f"  tokens per pass: yours from {yours}; the reference's from "
             f"{first.reference.tokens_source}; TPS as given (wall TPS includes the first token's wait)"
         )
+        if self.no_spec is not None:
+            out.append(f"  {self.no_spec.verdict()}")
+            out.append(
+                f"    no-spec TPS: yours from {self.no_spec.yours_source}; the reference's from "
+                f"{self.no_spec.reference_source}"
+            )
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -221,6 +230,7 @@ class GapSplit:
             "uniform": self.uniform,
             "verdict": self.verdict(),
             "prompts": [p.to_dict() for p in self.prompts],
+            "no_spec": None if self.no_spec is None else self.no_spec.to_dict(),
         }
 
 
@@ -264,4 +274,13 @@ def gap_split(inp: DiagnosisInput) -> GapSplit | None:
             prompts.append(PromptSplit(prompt, Side(a, *yours), Side(b, *theirs)))
     mine_k, theirs_k = m.acceptance_per_position, ref.numbers.acceptance_per_position
     positions = (mine_k, theirs_k) if mine_k and theirs_k and len(mine_k) != len(theirs_k) else None
-    return GapSplit(tuple(prompts), positions) if prompts else None
+    if not prompts:
+        return None
+    narr = next((p for p in prompts if p.prompt == "narrative"), None)
+    speculates = narr is not None and narr.yours.tokens_per_pass > 1 and narr.reference.tokens_per_pass > 1
+    no_spec = (
+        no_spec_split(inp, narr.yours.ms_per_pass, narr.reference.ms_per_pass)
+        if narr is not None and speculates
+        else None
+    )
+    return GapSplit(tuple(prompts), positions, no_spec)

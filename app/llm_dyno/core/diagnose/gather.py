@@ -8,7 +8,7 @@ server runs, and the reference chosen for it (remembered per profile in
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -277,7 +277,10 @@ def gather(
                 if entries and bench is None:
                     bench = store.get(entries[0].id).result
                     sources.append(f"benchmark #{entries[0].id}")
-                spec_ab = _latest_ab(store, profile.name, sources)
+                spec_ab, no_spec = _latest_ab(store, profile.name, sources)
+                if no_spec is not None and (typed is None or typed.no_spec_tps is None):
+                    typed = replace(typed or Measured(source="benchmark"), no_spec_tps=no_spec[0],
+                                    no_spec_source=no_spec[1])  # fmt: skip
         except DynoError as exc:
             notes.append(f"history unavailable: {exc}")
     ctx = bench.context if bench is not None else RunContext()
@@ -344,6 +347,8 @@ def _typed_source(typed: Measured) -> str:
         parts.append(f"mean acceptance length {typed.mean_acceptance_length:g}")
     if typed.power_cap_w is not None:
         parts.append(f"power cap {typed.power_cap_w:g} W")
+    if typed.no_spec_tps is not None and typed.no_spec_source == "typed":
+        parts.append(f"no-spec TPS {typed.no_spec_tps:g}")
     froms = {typed.source, typed.acceptance_from, typed.power_cap_source} - {""}
     said = "typed" if froms == {"typed"} else "from the post" if "typed" not in froms else "typed and post"
     return f"{said} " + ", ".join(parts) if parts else f"{said} numbers"
@@ -351,17 +356,18 @@ def _typed_source(typed: Measured) -> str:
 
 def _latest_ab(
     store: HistoryStore, profile_name: str, sources: list[str]
-) -> tuple[tuple[str, Comparison], ...]:
-    """Verdicts per prompt of the profile's latest A/B (both sides stored with one ab-pair tag)."""
+) -> tuple[tuple[tuple[str, Comparison], ...], tuple[float, str] | None]:
+    """Verdicts per prompt of the profile's latest A/B (both sides stored with one ab-pair tag), and its
+    side without speculative decoding: mean narrative wall TPS and where it came from."""
     withs = store.list(profile=profile_name, tag=SIDE_TAGS["with"], limit=1)
     if not withs:
-        return ()
+        return (), None
     pair = next((t for t in withs[0].tags if t.startswith(PAIR_PREFIX)), None)
     if pair is None:
-        return ()
+        return (), None
     without = [e for e in store.list(tag=pair) if SIDE_TAGS["without"] in e.tags]
     if not without:
-        return ()
+        return (), None
     base, cand = store.get(without[0].id).result, store.get(withs[0].id).result
     sources.append(f"spec-decode A/B #{without[0].id} vs #{withs[0].id}")
     out: list[tuple[str, Comparison]] = []
@@ -370,4 +376,9 @@ def _latest_ab(
         if other is not None:
             verdict = compare_samples("wall_tps", prompt.values("wall_tps"), other.values("wall_tps"))
             out.append((prompt.name, verdict))
-    return tuple(out)
+    narr = base.prompt("narrative")
+    wall = narr.summary("wall_tps") if narr is not None else None
+    no_spec = (
+        (wall.mean, f"A/B #{without[0].id} without spec decode") if wall is not None and wall.mean else None
+    )
+    return tuple(out), no_spec

@@ -75,6 +75,10 @@ class Measured:
     length_by_prompt: tuple[tuple[str, float, str], ...] = ()
     power_cap_w: float | None = None  # the cap the user's numbers were measured at (typed)
     power_cap_source: str = "typed"  # where the cap came from ("post line 1" for a pasted post)
+    # narrative TPS of the same setup without speculative decoding (typed --no-spec-tps, or the
+    # profile's stored A/B), for the split of time per pass into target forward and speculation overhead
+    no_spec_tps: float | None = None
+    no_spec_source: str = "typed"
 
     def length_of(self, prompt: str) -> tuple[float, str] | None:
         """The prompt kind's own mean acceptance length and its source, where measured apart."""
@@ -196,6 +200,7 @@ class DiagnosisInput:
         return Measured(
             base.narrative_tps, base.code_tps, per_position, base.mean_acceptance_length or length,
             base.source, source, base.length_by_prompt, base.power_cap_w, base.power_cap_source,
+            base.no_spec_tps, base.no_spec_source,
         )  # fmt: skip
 
     def _acceptance(self) -> tuple[tuple[float, ...], float | None, str] | None:

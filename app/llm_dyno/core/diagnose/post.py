@@ -277,6 +277,7 @@ _FIGURES = (
     ("acceptance_per_position", "acceptance"),
     ("mean_acceptance_length", "mean acceptance length"),
     ("power_cap_w", "power cap"),
+    ("no_spec_tps", "no-spec TPS"),
 )
 
 
