@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "app"))
 
 from llm_dyno.core.endpoint import url_endpoint  # noqa: E402
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler  # noqa: E402
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample, MetricsSampler  # noqa: E402
 from llm_dyno.core.telemetry.nvml import GpuReading  # noqa: E402
 from llm_dyno.core.telemetry.rates import MetricsRates  # noqa: E402
 from llm_dyno.core.telemetry.sampler import PeriodicSampler  # noqa: E402

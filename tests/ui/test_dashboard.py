@@ -17,7 +17,8 @@ import pytest
 from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.rates import MetricsRates
 from llm_dyno.ui.dashboard import Dashboard

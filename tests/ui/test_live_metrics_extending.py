@@ -17,7 +17,8 @@ from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import parse_smi_csv
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.live_metrics import GpuMetric, LiveMetric
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample
 from llm_dyno.core.telemetry.rates import MetricsRates
 from llm_dyno.ui.dashboard import Dashboard

@@ -91,7 +91,8 @@ def test_result_panel_shows_the_ceiling_line(qtbot) -> None:  # type: ignore[no-
 def test_issue_mtp_server_is_not_drawn_at_145_percent(dash: Dashboard) -> None:
     """Issue 14: an MTP server whose log says mean acceptance lengths 2.79 / 2.95 / 2.50, generating 54 tok/s
     on an RTX 3090, with no acceptance in the live window: the header said 145 % (× 1.00 tokens per pass)."""
-    from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+    from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+    from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
     from llm_dyno.core.telemetry.rates import MetricsRates
 
     mtp_log = (FIXTURES / "logs" / "ref_mtp_startup_and_runtime.log").read_text(encoding="utf-8").splitlines()

@@ -19,7 +19,7 @@ from llm_dyno.core.jobs.power_job import restore_limit, set_limits
 from llm_dyno.core.jobs.watch_job import prepare_watch
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.attach import AttachedServer, load_attached, remember_attached
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample, nvml
 from llm_dyno.core.telemetry.power import read_power_limit
 from llm_dyno.core.textsafe import whole_lines

@@ -11,7 +11,8 @@ from llm_dyno.commands.telemetry_cmds import format_sample
 from llm_dyno.core.runtime.remote_gpu import parse_smi_csv
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.live_metrics import LIVE_METRICS, check_registry, position_key, position_of
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot, parse_metrics
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot, parse_metrics
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.rates import compute_rates
 from tests.core.telemetry.test_metrics_samples import exposition
 

@@ -21,7 +21,8 @@ import httpx
 import pytest
 
 from llm_dyno.core.endpoint import url_endpoint
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler, MetricsSnapshot, scrape
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.rates import step_rate
 from tests.support import vllm_env
 

@@ -36,7 +36,7 @@ class ServerWatch:
         *,
         interval_s: float = SAMPLE_S,
     ) -> None:
-        from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
+        from llm_dyno.core.telemetry.metrics_sampler import MetricsSample, MetricsSampler
 
         self._lock = threading.Lock()
         self.tps: float | None = None

@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from llm_dyno.core.telemetry.metrics import READ_NAMES, MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import READ_NAMES, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuReading
 from llm_dyno.core.telemetry.rates import MetricsRates
 

@@ -1,9 +1,9 @@
-"""The one place that knows vLLM's Prometheus metric names: scrape ``/metrics``, snapshot, rates.
+"""The one place that knows vLLM's Prometheus metric names: scrape ``/metrics``, snapshot.
 
 A :class:`MetricsSnapshot` is one scrape reduced to the numbers the app shows, summed over every
-``engine`` (one per data-parallel engine core) and ``model_name``. :class:`MetricsSampler` scrapes on
-a thread and hands :class:`MetricsSample` records, with rates over a window of snapshots
-(:class:`~llm_dyno.core.telemetry.rates.RateWindow`), to a sink: ``watch`` and the dashboard both.
+``engine`` (one per data-parallel engine core) and ``model_name``. Rates over snapshots are
+:mod:`~llm_dyno.core.telemetry.rates`; scrapes on a thread, with those rates, for ``watch`` and the
+dashboard are :mod:`~llm_dyno.core.telemetry.metrics_sampler`.
 
 Names drift between versions (see reference/VLLM_FACTS.md §1): counters are exposed with ``_total``
 (older declarations without it are accepted too), the prefix-cache counters were ``gpu_prefix_cache_*``
@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.httpbounds import METRICS_LIMIT, BoundsError, get_bounded, read_body, send_bounded
 from llm_dyno.core.httpclient import auth_headers
 from llm_dyno.core.telemetry.exposition import SampleReader, TooManySamples
-from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
-from llm_dyno.core.telemetry.sampler import PeriodicSampler
 
 if TYPE_CHECKING:
     import httpx  # imported where a server is first read: the window starts without it
@@ -314,77 +311,3 @@ class MetricsReader:
     def close(self) -> None:
         """Close the kept-alive connection."""
         self._transport.close()
-
-
-@dataclass(frozen=True)
-class MetricsSample:
-    """One tick of a :class:`MetricsSampler`: a snapshot and the rates over the window ending at it.
-
-    ``error`` is set (and ``snapshot`` None) when the server did not answer: ``reachable`` is False.
-    ``rates`` is None while the window is shorter than its minimum (the first seconds) and for any
-    scrape that failed.
-    """
-
-    taken_at: float
-    url: str
-    snapshot: MetricsSnapshot | None
-    rates: MetricsRates | None
-    error: str | None = None
-
-    @property
-    def reachable(self) -> bool:
-        """Whether this scrape got an answer."""
-        return self.error is None
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (one ``watch --json`` line)."""
-        return {
-            "taken_at": self.taken_at,
-            "url": self.url,
-            "reachable": self.reachable,
-            "error": self.error,
-            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
-            "rates": None if self.rates is None else asdict(self.rates),
-        }
-
-
-class MetricsSampler(PeriodicSampler[MetricsSample]):
-    """Scrape ``/metrics`` of ``endpoint`` every ``interval_s`` seconds on a thread; each result goes
-    to ``sink``. The endpoint's key is sent when it resolves; when it does not, the samples say what the
-    server answers (401), as a watcher should (a front end that must refuse first calls
-    :meth:`~llm_dyno.core.endpoint.Endpoint.check_key`).
-
-    A server that stops answering yields "unreachable" samples and is tried again on every tick;
-    when it comes back (maybe restarted) the first interval is flagged ``reset`` if counters fell.
-    """
-
-    def __init__(
-        self,
-        endpoint: Endpoint,
-        sink: Callable[[MetricsSample], None],
-        *,
-        interval_s: float = 1.0,
-        timeout_s: float | None = None,
-        max_samples: int | None = None,
-    ) -> None:
-        # A scrape must not outlive its slot by much, or a hung server stalls the sampler.
-        timeout = timeout_s if timeout_s is not None else max(1.0, 2 * interval_s)
-        self._reader = MetricsReader(endpoint.url, api_key=endpoint.api_key_or_none(), timeout_s=timeout)
-        self.url = self._reader.url
-        self.window = RateWindow.for_interval(interval_s)
-        super().__init__(
-            self._scrape_once, sink, interval_s=interval_s, name="metrics-sampler", max_samples=max_samples
-        )
-
-    def _scrape_once(self) -> MetricsSample:
-        try:
-            snap = self._reader.read()
-        except MetricsError as exc:
-            return MetricsSample(time.monotonic(), self.url, None, None, error=exc.message)
-        return MetricsSample(snap.taken_at, self.url, snap, self.window.add(snap))
-
-    def _run(self) -> None:
-        try:
-            super()._run()
-        finally:
-            self._reader.close()

@@ -21,10 +21,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # only attributes are read at run time; metrics.py imports this module
-    from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
 DEFAULT_SPAN_S = 5.0
 DEFAULT_MIN_SPAN_S = 2.0

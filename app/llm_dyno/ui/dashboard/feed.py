@@ -23,7 +23,7 @@ from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.remote_gpu import ContainerGpuSampler
 from llm_dyno.core.telemetry import live_metrics
 from llm_dyno.core.telemetry.live_metrics import gpu_values, position_values, ready
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSampler
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample, MetricsSampler
 from llm_dyno.core.telemetry.nvml import GpuSample, GpuSampler
 
 METRICS_INTERVAL_S = 1.0

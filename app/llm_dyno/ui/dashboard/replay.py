@@ -13,7 +13,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuReading, GpuSample
 from llm_dyno.core.telemetry.rates import MetricsRates, RateWindow
 from llm_dyno.ui.dashboard.view import Dashboard

@@ -33,7 +33,7 @@ from llm_dyno.core.exports.series import SeriesWindow
 from llm_dyno.core.runtime.gpu_source import NO_GPU_INDEX_REASON, GpuSource
 from llm_dyno.core.runtime.logformats import parse_warning
 from llm_dyno.core.telemetry.live_metrics import POSITION_PLOT, position_of
-from llm_dyno.core.telemetry.metrics import MetricsSample
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.nvml import GpuSample, nvml
 from llm_dyno.core.telemetry.series import SeriesSet
 from llm_dyno.ui.dashboard.feed import (
