@@ -94,8 +94,9 @@ class NoSpecSplit:
         """One sentence with the four figures and what they point at."""
         figures = (
             f"target forward {self.yours_ms_forward:.1f} vs {self.reference_ms_forward:.1f} ms "
-            f"(1000 / no-spec TPS {self.yours_no_spec_tps:g} vs {self.reference_no_spec_tps:g}); speculation overhead "
-            f"{self.yours_ms_overhead:.1f} vs {self.reference_ms_overhead:.1f} ms (time per pass − forward)"
+            f"(1000 / no-spec TPS {self.yours_no_spec_tps:g} vs {self.reference_no_spec_tps:g}); "
+            f"speculation overhead {self.yours_ms_overhead:.1f} vs {self.reference_ms_overhead:.1f} ms "
+            "(time per pass − forward)"
         )
         shares = self.extra_shares()
         split = (
