@@ -3,11 +3,15 @@ selected, and compared with a reference, each step waited for (the ``diagnostics
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtWidgets import QApplication, QWidget
+
 from llm_dyno.core.profiles.model import profile_from_yaml
 from llm_dyno.core.profiles.store import ProfileStore
+from llm_dyno.ui import theme
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
 from llm_dyno.ui.session import ProfileSession
 
@@ -36,3 +40,25 @@ def open_diagnostics(qtbot: Any, profile: str, reference_id: str | None) -> Diag
         with qtbot.waitSignal(view.diagnosed, timeout=WAIT_MS):
             view.reference_combo.setCurrentIndex(index)
     return view
+
+
+def save_shot(qtbot: Any, widget: QWidget, name: str, tab: QWidget | None = None) -> Path | None:
+    """With ``LLM_DYNO_SHOTS`` set (a folder, e.g. docs/screenshots), save the widget as ``name``, in
+    the light theme at the size the docs show (a view 1400 x 900; a dialog at its own size), with
+    ``tab`` of the view's tabs shown; None when not asked for."""
+    shots = os.environ.get("LLM_DYNO_SHOTS")
+    if not shots:
+        return None
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    theme.apply(app, dark=False)
+    if isinstance(widget, DiagnosticsView):
+        widget.resize(1400, 900)
+        if tab is not None:
+            widget.tabs.setCurrentWidget(tab)
+    widget.show()
+    qtbot.waitExposed(widget)
+    qtbot.wait(200)  # laid out and painted in the theme
+    path = Path(shots) / name
+    assert widget.grab().save(str(path)), path
+    return path

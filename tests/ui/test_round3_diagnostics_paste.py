@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
 from llm_dyno.ui.diagnostics.paste_dialog import MAX_PASTE_BYTES, PasteDialog, PasteKind, guess_kind
+from tests.ui.diagnostics_window import save_shot
 
 REPO = Path(__file__).resolve().parents[2]
 FOUNDING_POST = REPO / "tests" / "fixtures" / "diagnose" / "founding_post.txt"
@@ -85,6 +87,8 @@ def test_a_pasted_post_reads_as_the_cli_reads_post_from_stdin(
     dialog = paste(qtbot, view, text)
     assert dialog.text() == text
     assert dialog.kind() is PasteKind.POST and "read as a post (guessed)" in dialog.size_label.text()
+    dialog.text_box.moveCursor(QTextCursor.MoveOperation.Start)  # the post's first lines in the shot
+    save_shot(qtbot, dialog, "diagnostics-paste.png")
     read(qtbot, view, dialog)
     assert view.paste_button.text() == f"Pasted: post, {len(text.splitlines())} lines"
     assert "post pasted" in view.sources.text() and "from the post" in view.sources.text()

@@ -4,13 +4,13 @@ post lines, and a typed figure that differs from the post's is used and said."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from tests.ui.diagnostics_window import save_shot
 
 REPO = Path(__file__).resolve().parents[2]
 FOUNDING_POST = REPO / "tests" / "fixtures" / "diagnose" / "founding_post.txt"
@@ -35,13 +35,7 @@ def test_a_post_gives_the_split_and_its_boot_facts_with_their_lines(  # type: ig
         cell = view.boot.item(rows[fact], 1)
         assert cell.text() == value and "post line " in cell.toolTip(), fact
     assert "from the post" in view.sources.text()
-    shots = os.environ.get("LLM_DYNO_SHOTS")
-    if shots:
-        view.resize(1400, 900)
-        view.show()
-        qtbot.waitExposed(view)
-        view.tabs.setCurrentWidget(view.boot)
-        view.grab().save(str(Path(shots) / "diagnostics-post.png"))
+    save_shot(qtbot, view, "diagnostics-post.png", view.boot)
 
 
 def test_a_typed_figure_wins_over_the_posts_and_is_said(  # type: ignore[no-untyped-def]

@@ -4,7 +4,6 @@ against the founding post's 330 W numbers, equal acceptance: the power cap is th
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from PySide6.QtTest import QTest
 
 from llm_dyno.core.diagnose.gather import remembered_typed
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from tests.ui.diagnostics_window import save_shot
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,13 +42,7 @@ def test_typed_acceptance_and_cap_give_the_split_and_rank_the_cap_first(qtbot, v
     remembered = remembered_typed("qwen36-27b-mtp")
     assert remembered is not None and remembered.acceptance_per_position == (0.93, 0.866, 0.739)
     assert remembered.power_cap_w == 230
-    shots = os.environ.get("LLM_DYNO_SHOTS")
-    if shots:
-        view.resize(1400, 900)
-        view.show()
-        qtbot.waitExposed(view)
-        view.tabs.setCurrentWidget(view.causes)
-        view.grab().save(str(Path(shots) / "diagnostics-typed-power-cap.png"))
+    save_shot(qtbot, view, "diagnostics-typed-power-cap.png", view.causes)
 
 
 def test_unreadable_acceptance_is_not_used_and_says_why(qtbot, view: DiagnosticsView) -> None:  # type: ignore[no-untyped-def]
@@ -68,3 +62,4 @@ def test_the_questions_tab_answers_from_the_typed_figures(qtbot, view: Diagnosti
     assert drafted[1].endswith("time per pass is the bottleneck")
     assert "3 × 43 / 3.54 = 36.5 tok/s" in drafted[2]  # 1 + 0.93 + 0.866 + 0.739 = 3.535 tokens per pass
     assert rows["Does the torch.compile cache matter once warm?"][1] == "no: start-up time only"
+    save_shot(qtbot, view, "diagnostics-questions.png", view.questions)

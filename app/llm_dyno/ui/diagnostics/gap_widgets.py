@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtGui import QColor
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QWidget
 
 from llm_dyno.core.diagnose.causes import Cause, Verdict
@@ -64,10 +65,31 @@ class _Table(QTableWidget):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setWordWrap(True)
+        self._shares: tuple[float, ...] = ()  # of the width, for the first columns (set_shares)
         h = self.horizontalHeader()
         h.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         for col in range(1, len(headers)):
             h.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+
+    def set_shares(self, shares: tuple[float, ...]) -> None:
+        """Give the first columns these shares of the width (the last column takes the rest), kept
+        when the table is resized; rows are re-measured for the wrapped text."""
+        self._shares = shares
+        h = self.horizontalHeader()
+        for col in range(len(shares)):
+            h.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        width = self.viewport().width()
+        for col, share in enumerate(self._shares):
+            self.setColumnWidth(col, max(80, int(width * share)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Columns to their shares, rows tall enough for their wrapped text at the new width."""
+        super().resizeEvent(event)
+        self._fit_columns()
+        self.resizeRowsToContents()
 
     def texts(self) -> list[list[str]]:
         """Every row's cell texts (for tests and copying)."""
@@ -80,6 +102,8 @@ class BootLogTable(_Table):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(["Fact", "Yours", "Reference"], parent)
+        # a version or a digest has no space to wrap at: its start and its end both identify it
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
 
     def set_rows(self, rows: Sequence[FingerprintRow]) -> None:
         """Fill the table."""
@@ -104,6 +128,7 @@ class CausesTable(_Table):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(["Verdict", "Cause", "Why"], parent)
+        self.set_shares((0.15, 0.3))  # the reason is the longest: it takes the rest
 
     def set_causes(self, causes: Sequence[Cause]) -> None:
         """Fill the table; the published effect and its sources are the row's tooltip."""
@@ -128,6 +153,7 @@ class QuestionsTable(_Table):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(["Question", "Verdict", "Evidence"], parent)
+        self.set_shares((0.25, 0.25))  # a question is a sentence: sized to its text it took it all
 
     def set_answers(self, answers: Sequence[Answer]) -> None:
         """Fill the table, one row per question."""

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
@@ -32,7 +32,7 @@ class TypedInputs(QWidget):
             "Your per-position acceptance rates, one per draft position, in percent or as fractions; "
             "empty: from the benchmark, /metrics or the log"
         )
-        self.acceptance_edit.setFixedWidth(115)
+        self.acceptance_edit.setFixedWidth(150)  # the placeholder whole in the theme's padding
         self.length_box = TpsBox()  # --mean-acceptance-length: where only the mean is known
         self.length_box.setDecimals(2)
         self.length_box.setRange(0, 64)
@@ -44,18 +44,19 @@ class TypedInputs(QWidget):
         self.power_box.setDecimals(0)
         self.power_box.setRange(0, 2000)
         self.power_box.setToolTip("The power cap your numbers were measured at; “auto” takes the profile's")
-        rows = (
-            (("Your TPS: narrative", self.narr_box), ("code", self.code_box)),
-            (("acceptance", self.acceptance_edit), ("mean length", self.length_box)),
-            (("power cap W", self.power_box),),
-        )
-        # one row of three pairs and one of two, right-aligned under the buttons
-        cells = [pair for row in rows for pair in row]
-        for i, (text, box) in enumerate(cells):
-            r, c = divmod(i, 3)
-            label = accept_label if box is self.acceptance_edit else QLabel(text)
-            grid.addWidget(label, r, 1 + 2 * c)
-            grid.addWidget(box, r, 2 + 2 * c)
+        # two rows right-aligned under the buttons: the TPS and the cap, then the acceptance
+        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        cells = (
+            (0, 1, QLabel("Your TPS: narrative")), (0, 2, self.narr_box),
+            (0, 3, QLabel("code")), (0, 4, self.code_box),
+            (0, 5, QLabel("power cap W")), (0, 6, self.power_box),
+            (1, 1, accept_label), (1, 2, self.acceptance_edit),
+            (1, 3, QLabel("mean length")), (1, 4, self.length_box),
+        )  # fmt: skip
+        for row, col, widget in cells:
+            grid.addWidget(
+                widget, row, col, right if isinstance(widget, QLabel) else Qt.AlignmentFlag.AlignLeft
+            )
         for box in (self.narr_box, self.code_box, self.length_box, self.power_box):
             box.editingFinished.connect(self.changed)
         self.acceptance_edit.editingFinished.connect(self.changed)

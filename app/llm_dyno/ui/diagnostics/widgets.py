@@ -171,6 +171,7 @@ class FindingsTree(QTreeWidget):
         bold.setBold(True)
         rank = 0
         heading_done = False
+        button_width = 0  # the widest "Apply to a copy": the Impact column shows it whole
         for f in self.findings:
             if f.impact.security and not heading_done:
                 heading_done = True
@@ -221,6 +222,7 @@ class FindingsTree(QTreeWidget):
                 button.setStyleSheet("QPushButton { padding: 0px 10px; }")  # fits a tree row
                 button.setFixedHeight(20)
                 change.setSizeHint(0, QSize(-1, button.sizeHint().height() + 2))
+                button_width = max(button_width, button.sizeHint().width())
             for i in range(top.childCount()):
                 child = top.child(i)
                 child.setFirstColumnSpanned(child.text(0).startswith("Change: ") is False)
@@ -228,6 +230,12 @@ class FindingsTree(QTreeWidget):
                     child.child(j).setFirstColumnSpanned(True)
         for i in range(self.topLevelItemCount()):
             self.topLevelItem(i).setExpanded(False)
+        header = self.header()
+        if button_width:
+            header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(2, max(button_width + 6, self.sizeHintForColumn(2)))
+        else:
+            header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
 
     def item_for(self, finding_id: str) -> QTreeWidgetItem | None:
         """The top-level item of a finding."""
