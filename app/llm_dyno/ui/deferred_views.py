@@ -10,14 +10,10 @@ view imports the benchmark client and HTTP, reads NVML for the power controls, a
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
-
-if TYPE_CHECKING:
-    from llm_dyno.ui.main_window import MainWindow
-    from llm_dyno.ui.views.servers_overview import ServersOverview
 
 W = TypeVar("W", bound=QWidget)
 
@@ -102,19 +98,3 @@ class DeferredView(Generic[W]):
             return self
         views: DeferredViews = cast(Any, obj).views
         return cast(W, views[self.key])
-
-
-def servers_overview(window: MainWindow) -> ServersOverview:
-    """Build the window's servers overview: a double click on a row selects its profile and shows
-    its dashboard (the attached server's, for the attached row)."""
-    from llm_dyno.ui.views.servers_overview import ServersOverview
-
-    view = ServersOverview(window.bridge, attached=lambda: window.server_view.attached)
-
-    def open_dashboard(profile: str) -> None:
-        if profile:
-            window.select_profile(profile)
-        window.show_view("dashboard")
-
-    view.openRequested.connect(open_dashboard)
-    return view

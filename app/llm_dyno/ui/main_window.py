@@ -25,7 +25,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import ServerState
 from llm_dyno.ui.actions import VIEWS, make_actions
-from llm_dyno.ui.deferred_views import DeferredView, DeferredViews, servers_overview
+from llm_dyno.ui.deferred_views import DeferredView, DeferredViews
 from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
     from llm_dyno.ui.tune.tune_view import TuneView
     from llm_dyno.ui.views.diff_view import DiffView
-    from llm_dyno.ui.views.servers_overview import ServersOverview  # noqa: F401  (named in a string)
+    from llm_dyno.ui.views.servers_overview import ServersOverview
 
 APP_TITLE = "LLM Dyno"
 
@@ -89,7 +89,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.views.add("logs", self.logs_view)
         self.views.defer("benchmark", self._build_bench_view)
         self.views.defer("diagnostics", self._build_diagnostics_view)
-        self.views.defer("servers", lambda: servers_overview(self))
+        self.views.defer("servers", self._build_servers_view)
         self.views.defer("tune", self._build_tune_view)
 
         right = QWidget()
@@ -286,6 +286,19 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.benchmarkRequested.connect(lambda: self.show_view("benchmark"))
         view.set_target(*self._analysis_target())
         return view
+
+    def _build_servers_view(self) -> ServersOverview:
+        """A double click on a row selects its profile and shows its (or the attached) dashboard."""
+        from llm_dyno.ui.views.servers_overview import ServersOverview
+
+        view = ServersOverview(self.bridge, attached=lambda: self.server_view.attached)
+        view.openRequested.connect(self._open_dashboard)
+        return view
+
+    def _open_dashboard(self, profile: str) -> None:
+        if profile:
+            self.select_profile(profile)
+        self.show_view("dashboard")
 
     def _build_tune_view(self) -> TuneView:
         from llm_dyno.ui.tune.tune_view import TuneView
