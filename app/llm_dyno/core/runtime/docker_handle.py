@@ -33,6 +33,7 @@ from llm_dyno.core.runtime.base import (
     ServerStatus,
     answer_failure,
 )
+from llm_dyno.core.runtime.docker_bounds import EngineAnswerRefused
 from llm_dyno.core.runtime.docker_errors import DockerError
 from llm_dyno.core.runtime.docker_hooks import run_hooks, run_init_containers
 from llm_dyno.core.runtime.docker_secrets import secret_archive
@@ -40,13 +41,13 @@ from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
 )
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
-from llm_dyno.core.runtime.lines import LineSplitter
 from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.ownership import engine_id, with_proof
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, with_picked_port
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
+from llm_dyno.core.runtime.stream_bounds import log_lines, pull_lines
 
 if TYPE_CHECKING:
     from llm_dyno.core.runtime.logformats import PhaseTracker
@@ -281,24 +282,20 @@ class DockerServerHandle(ServerHandle):
         self._status_to(ServerState.PULLING, progress.describe(), None)
         repo, tag = docker.utils.parse_repository_tag(image)
         last = 0.0
-        # raw chunks split into bounded lines (docker-py's decode=True buffers an unterminated
-        # event without end): one JSON event a line, as the engine writes them
-        splitter = LineSplitter()
+        # one JSON event a line, as the engine writes them, read within bounds (stream_bounds: lines
+        # cut, a size cap, a deadline, a longest wait for an event); a stop ends the stream, which
+        # cancels the pull
         try:
-            for chunk in self._docker.api.pull(repo, tag=tag or "latest", stream=True, decode=False):
-                if self._stopping.is_set():
-                    return  # leaving the generator closes the stream, which cancels the pull
-                lines = splitter.feed(chunk if isinstance(chunk, bytes) else str(chunk).encode("utf-8"))
-                for event in _pull_events(lines, image):
+            for line in pull_lines(self._docker.api, repo, tag or "latest", cancel=self._stopping):
+                for event in _pull_events([line], image):
                     if "error" in event:
                         raise errs.image_error(image, str(event.get("error")))
                     now = time.monotonic()
                     if progress.feed(event) and now - last > 0.25:
                         last = now
                         self._status_to(ServerState.PULLING, progress.describe(), progress.fraction)
-            for event in _pull_events(splitter.flush(), image):
-                if "error" in event:
-                    raise errs.image_error(image, str(event.get("error")))
+        except EngineAnswerRefused as exc:
+            raise errs.image_error(image, exc.message) from None
         except docker.errors.APIError as exc:
             raise errs.image_error(image, errs.api_message(exc)) from exc
 
@@ -341,18 +338,11 @@ class DockerServerHandle(ServerHandle):
 
     def _read_logs(self, since: int | None) -> None:
         container = self._container
-        splitter = LineSplitter()
-        kwargs: dict[str, Any] = {"stream": True, "follow": True, "stdout": True, "stderr": True}
-        if since is not None:
-            kwargs["since"] = since
-        try:
-            for chunk in container.logs(**kwargs):
-                for line in splitter.feed(chunk):
-                    self._on_line(line)
+        try:  # followed for the container's life, never holding more than a piece and a line
+            for line in log_lines(container.client.api, str(container.id), follow=True, since=since):
+                self._on_line(line)
         except docker.errors.DockerException:
             pass  # the container went away; the exit watcher reports it
-        for line in splitter.flush():
-            self._on_line(line)
 
     def _on_line(self, line: str) -> None:
         self.logs.append(line)

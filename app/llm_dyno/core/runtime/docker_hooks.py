@@ -19,9 +19,10 @@ from the launching environment, like the container's own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import docker.errors
@@ -29,7 +30,7 @@ import requests
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import ExecHook, InitHook
-from llm_dyno.core.runtime.lines import LineSplitter
+from llm_dyno.core.runtime.stream_bounds import HOOK_OUTPUT_LIMIT, StreamBounds, exec_lines, log_lines
 from llm_dyno.core.secrets import redact_secrets, resolve_env
 
 HOOK_DEADLINE_S = 120.0
@@ -65,15 +66,19 @@ def run_hooks(
             environment=resolve_env(hook.environment) or None,
         )["Id"]
         failed: list[BaseException] = []
+        # the output bounded in size and time: the stream is shut at the deadline, so neither an
+        # endless line nor a drip outlives the hook (docker_hooks' deadline is the stream's)
+        bounds = StreamBounds(f"{when} hook output", max_bytes=HOOK_OUTPUT_LIMIT, deadline_s=deadline_s)
         thread = threading.Thread(
             target=_pump,
-            args=(lambda exec_id=exec_id: api.exec_start(exec_id, stream=True), emit, when, failed),
+            args=(functools.partial(exec_lines, api, exec_id, bounds), emit, when, failed),
             name=f"docker-hook-{when}",
             daemon=True,
         )
         thread.start()
-        thread.join(deadline_s)
-        if thread.is_alive():
+        thread.join(deadline_s + 2.0)
+        timed_out = any(getattr(f, "kind", "") == "deadline" for f in failed)
+        if thread.is_alive() or timed_out:
             raise HookFailed(
                 f"{when} hook ({_shown(hook)}) did not finish within {deadline_s:.0f} s",
                 hint=f"make the hook finish sooner, or remove it from docker.{when}",
@@ -90,17 +95,17 @@ def run_hooks(
 
 
 def _pump(
-    open_stream: Callable[[], Any], emit: Callable[[str], None], when: str, failed: list[BaseException]
+    open_lines: Callable[[], Iterable[str]],
+    emit: Callable[[str], None],
+    when: str,
+    failed: list[BaseException],
 ) -> None:
-    """Hand every line of the output ``open_stream`` opens to ``emit``, prefixed ``[when]``."""
-    splitter = LineSplitter()
+    """Hand every line of the output ``open_lines`` opens (bounded: stream_bounds) to ``emit``,
+    prefixed ``[when]``."""
     try:
-        for chunk in open_stream():
-            for line in splitter.feed(chunk):
-                emit(f"[{when}] {line}")
-        for line in splitter.flush():
+        for line in open_lines():
             emit(f"[{when}] {line}")
-    except Exception as exc:  # the engine went away mid-stream: said by the caller
+    except Exception as exc:  # the engine went away mid-stream, or a bound broke: said by the caller
         failed.append(exc)
 
 
@@ -144,15 +149,25 @@ def run_init_containers(
         try:
             failed: list[BaseException] = []
             container.start()
+            bounds = StreamBounds(f"{tag} output", max_bytes=HOOK_OUTPUT_LIMIT, deadline_s=deadline_s)
             pump = threading.Thread(
                 target=_pump,
-                args=(lambda c=container: c.logs(stream=True, follow=True), emit, "pre_start", failed),
+                args=(
+                    functools.partial(
+                        log_lines, client.api, str(container.id), follow=True, bounds=bounds, cancel=stopping
+                    ),
+                    emit,
+                    "pre_start",
+                    failed,
+                ),
                 name="docker-pre-start",
                 daemon=True,
             )
             pump.start()
             code = _wait(container, stopping, time.monotonic() + deadline_s)
             pump.join(5)
+            if code is not None and any(getattr(f, "kind", "") == "size" for f in failed):
+                raise HookFailed(f"{tag} ({_shown(hook)}): {failed[0]}", hint="make the hook write less")
         finally:
             with contextlib.suppress(docker.errors.DockerException):
                 container.remove(force=True, v=True)

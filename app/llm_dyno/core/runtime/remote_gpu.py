@@ -32,8 +32,8 @@ _OLD_REASON_FIELD = "clocks_throttle_reasons.active"
 _MIB = 1024 * 1024
 
 ExecRun = Callable[[list[str]], Any]
-"""``container.exec_run``-like: takes the argument list, returns ``(exit_code, output_bytes)``
-(docker's ``ExecResult`` is such a tuple)."""
+"""``container.exec_run``-like: takes the argument list, returns ``(exit_code, output)`` (bytes or
+text; :func:`~llm_dyno.core.runtime.stream_bounds.exec_output` reads it within bounds)."""
 
 
 class RemoteGpuError(DynoError):
@@ -196,12 +196,19 @@ class ContainerGpuSampler(PeriodicSampler[GpuSample]):
         import docker.errors  # here, so that reading nvidia-smi output needs no docker-py
 
         from llm_dyno.core.runtime.docker_errors import connect
+        from llm_dyno.core.runtime.stream_bounds import exec_bounds, exec_output
 
         try:
             if self._container is None:
                 self._client = self._client or connect(self.host)
                 self._container = self._client.containers.get(self.container)
-            readings = read_remote_gpus(self._container.exec_run, container=self._where())
+            api, container_id, where = self._client.api, str(self._container.id), self._where()
+            # the output read within bounds (size, total time): an engine that drips or never ends
+            # the answer ends this reading with its error, never holds the sampler
+            bounds = exec_bounds(f"nvidia-smi in {where}")
+            readings = read_remote_gpus(
+                lambda cmd: exec_output(api, container_id, cmd, bounds), container=where
+            )
         except DynoError as exc:  # unreachable engine, nvidia-smi failed or unreadable
             self._forget(drop_client=not isinstance(exc, RemoteGpuError))
             return GpuSample(time.monotonic(), (), error=exc.message)
