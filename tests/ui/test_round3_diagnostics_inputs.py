@@ -5,6 +5,7 @@ profile by its path, which the CLI then reads too)."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -30,6 +31,7 @@ WINDOW_INPUT = {
     "--acceptance": "acceptance_edit",
     "--mean-acceptance-length": "length_box",
     "--power-cap": "power_box",
+    "--no-spec-tps": "no_spec_box",
     "--post": "post_button",  # --post - (standard input): paste_button
 }
 # the window reads the selected profile's running server (launched or attached in the Servers view)
@@ -71,7 +73,7 @@ def test_a_typed_mean_length_splits_the_gap_as_the_cli_does(diagnostics, qtbot, 
     for box, text in ((view.narr_box, "43"), (view.code_box, "54"), (view.length_box, "3.55")):
         qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
         QTest.keyClicks(box, text)
-        QTest.keyClick(box, Qt.Key.Key_Tab)
+        QTest.keyClick(box, Qt.Key.Key_Return)
     with qtbot.waitSignal(view.diagnosed, timeout=15000):
         view.refresh()
     expected = cli_json(
@@ -88,6 +90,30 @@ def test_a_typed_mean_length_splits_the_gap_as_the_cli_does(diagnostics, qtbot, 
         assert abs(yours - prompt["ms_per_pass"]["yours"]) <= 0.05 + 1e-9  # the view shows .1f
         assert abs(theirs - prompt["ms_per_pass"]["reference"]) <= 0.05 + 1e-9
     assert expected["gap_split"]["verdict"] in view.split_label.text()
+
+
+def test_a_typed_no_spec_tps_splits_the_pass_as_the_cli_does_and_is_remembered(  # type: ignore[no-untyped-def]
+    diagnostics, qtbot, ui_home: Path
+) -> None:
+    view = diagnostics(PROFILE, REFERENCE)
+    view.show()
+    qtbot.waitExposed(view)
+    view.acceptance_edit.setText("93,86.6,73.9")
+    for box, text in ((view.narr_box, "43"), (view.code_box, "54"), (view.no_spec_box, "30")):
+        qtbot.mouseClick(box.lineEdit(), Qt.MouseButton.LeftButton)
+        QTest.keyClicks(box, text)
+        QTest.keyClick(box, Qt.Key.Key_Return)  # editingFinished: remembered for the profile
+    with qtbot.waitSignal(view.diagnosed, timeout=15000):
+        view.refresh()
+    args = ("--reference", REFERENCE, "--tps", "43", "54", "--acceptance", "93,86.6,73.9")
+    expected = cli_json(ui_home, *args, "--no-spec-tps", "30")["gap_split"]["no_spec"]
+    assert expected is not None and expected["yours_no_spec_tps"] == 30.0
+    assert html.escape(expected["verdict"]) in view.split_label.text()
+    assert "no-spec TPS 30" in view.sources.text()
+    # the CLI without the flag has no split of the pass: the window's box made it
+    assert cli_json(ui_home, *args)["gap_split"]["no_spec"] is None
+    again = diagnostics(PROFILE, REFERENCE)  # the window opened again: the box keeps its figure
+    assert again.no_spec_box.value() == 30.0 and html.escape(expected["verdict"]) in again.split_label.text()
 
 
 def test_a_benchmark_file_stands_in_for_the_latest_as_bench_does(

@@ -99,7 +99,8 @@ def _typed_file() -> Path:
 
 
 def remembered_typed(profile_name: str) -> Measured | None:
-    """The TPS, acceptance and power cap last typed for a profile in the Diagnostics view (None: none)."""
+    """The TPS, acceptance, mean length, power cap and no-spec TPS last typed for a profile in the
+    Diagnostics view (None: none)."""
     try:
         data = json.loads(_typed_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -116,9 +117,12 @@ def remembered_typed(profile_name: str) -> Measured | None:
     rates: tuple[float, ...] = ()
     if isinstance(raw, list) and all(isinstance(r, int | float) and 0 <= r <= 1 for r in raw):
         rates = tuple(float(r) for r in raw)
-    if narr is None and code is None and cap is None and not rates:
+    length, no_spec = entry.get("mean_acceptance_length"), entry.get("no_spec_tps")
+    length = float(length) if isinstance(length, int | float) and 1 <= length <= 64 else None
+    no_spec = float(no_spec) if isinstance(no_spec, int | float) and no_spec > 0 else None
+    if narr is None and code is None and cap is None and not rates and length is None and no_spec is None:
         return None
-    return Measured(narr, code, rates, None, "typed", power_cap_w=cap)
+    return Measured(narr, code, rates, length, "typed", power_cap_w=cap, no_spec_tps=no_spec)
 
 
 def remember_typed(profile_name: str, typed: Measured | None) -> None:
@@ -137,6 +141,8 @@ def remember_typed(profile_name: str, typed: Measured | None) -> None:
             "code_tps": typed.code_tps,
             "acceptance_per_position": list(typed.acceptance_per_position),
             "power_cap_w": typed.power_cap_w,
+            "mean_acceptance_length": typed.mean_acceptance_length,
+            "no_spec_tps": typed.no_spec_tps,
         }
     atomic_write_text(_typed_file(), json.dumps(data, indent=2, sort_keys=True) + "\n")
 

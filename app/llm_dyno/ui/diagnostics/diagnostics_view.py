@@ -144,6 +144,7 @@ class DiagnosticsView(QWidget):
         self.narr_box, self.code_box = self.typed_inputs.narr_box, self.typed_inputs.code_box
         self.acceptance_edit = self.typed_inputs.acceptance_edit
         self.length_box, self.power_box = self.typed_inputs.length_box, self.typed_inputs.power_box
+        self.no_spec_box = self.typed_inputs.no_spec_box
         self.typed_inputs.changed.connect(self._typed_changed)
         layout.addWidget(self.typed_inputs)
 

@@ -3,6 +3,7 @@ the boot-log fingerprint beside the reference's, and the field's causes with a v
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
@@ -45,6 +46,8 @@ class GapSplitLabel(QLabel):
                 f"{p.reference.tps:g} = {p.reference.tokens_per_pass:.2f} × {p.reference.passes_per_s:.1f} "
                 f"({p.reference.ms_per_pass:.1f} ms)"
             )
+        if split.no_spec is not None:  # --no-spec-tps: time per pass as target forward + overhead
+            rows.append(html.escape(split.no_spec.verdict()))
         self.setText(f"<b>{split.verdict()}</b><br>" + "<br>".join(rows))
         self.setToolTip("\n".join(split.lines()))
 

@@ -1,5 +1,6 @@
 """The Diagnostics view's typed figures, as ``diagnose`` takes them: ``--tps NARR CODE``,
-``--acceptance RATES``, ``--mean-acceptance-length L`` and ``--power-cap W``; 0 / empty is "auto"."""
+``--acceptance RATES``, ``--mean-acceptance-length L``, ``--power-cap W`` and ``--no-spec-tps X``;
+0 / empty is "auto"."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ class TypedInputs(QWidget):
         self.power_box.setDecimals(0)
         self.power_box.setRange(0, 2000)
         self.power_box.setToolTip("The power cap your numbers were measured at; “auto” takes the profile's")
+        self.no_spec_box = TpsBox()  # --no-spec-tps: the same setup without speculative decoding
+        self.no_spec_box.setToolTip(
+            "Your narrative TPS with speculative decoding off (same image, model and GPU): splits the "
+            "time per pass into target forward and speculation overhead against the reference's "
+            "no-spec row. “auto”: from the profile's stored spec-decode A/B, if any"
+        )
         # two rows right-aligned under the buttons: the TPS and the cap, then the acceptance
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         cells = (
@@ -52,12 +59,13 @@ class TypedInputs(QWidget):
             (0, 5, QLabel("power cap W")), (0, 6, self.power_box),
             (1, 1, accept_label), (1, 2, self.acceptance_edit),
             (1, 3, QLabel("mean length")), (1, 4, self.length_box),
+            (1, 5, QLabel("no-spec TPS")), (1, 6, self.no_spec_box),
         )  # fmt: skip
         for row, col, widget in cells:
             grid.addWidget(
                 widget, row, col, right if isinstance(widget, QLabel) else Qt.AlignmentFlag.AlignLeft
             )
-        for box in (self.narr_box, self.code_box, self.length_box, self.power_box):
+        for box in (self.narr_box, self.code_box, self.length_box, self.power_box, self.no_spec_box):
             box.editingFinished.connect(self.changed)
         self.acceptance_edit.editingFinished.connect(self.changed)
 
@@ -66,7 +74,8 @@ class TypedInputs(QWidget):
         for box, value in ((self.narr_box, typed.narrative_tps if typed else None),
                            (self.code_box, typed.code_tps if typed else None),
                            (self.length_box, typed.mean_acceptance_length if typed else None),
-                           (self.power_box, typed.power_cap_w if typed else None)):  # fmt: skip
+                           (self.power_box, typed.power_cap_w if typed else None),
+                           (self.no_spec_box, typed.no_spec_tps if typed else None)):  # fmt: skip
             box.blockSignals(True)
             box.setValue(value or 0.0)
             box.blockSignals(False)
@@ -96,6 +105,7 @@ class TypedInputs(QWidget):
         length = self.length_box.value() or None
         if length is not None and length < 1:
             length = None  # a pass yields at least its one target token; the box stays as typed
-        if narr is None and code is None and cap is None and not rates and length is None:
+        no_spec = self.no_spec_box.value() or None
+        if narr is None and code is None and cap is None and not rates and length is None and no_spec is None:
             return None
-        return Measured(narr, code, rates, length, "typed", power_cap_w=cap)
+        return Measured(narr, code, rates, length, "typed", power_cap_w=cap, no_spec_tps=no_spec)
