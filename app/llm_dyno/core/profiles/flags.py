@@ -188,6 +188,12 @@ class EngineConfig:
     api_key: str | None = None
     served_model_name: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    # every flag as read (the one parse of the args): what the typed fields above do not name
+    parsed: ParsedArgs = field(default=ParsedArgs(()), repr=False, compare=False)
+
+    def flag(self, name: str) -> Flag | None:
+        """The last occurrence of a flag by its canonical name (``device``, ``block-size``), or None."""
+        return self.parsed.get(name)
 
     @property
     def num_speculative_tokens(self) -> int | None:
@@ -221,9 +227,12 @@ _INT_FLAGS = {
 }
 
 
-def engine_config(args: Sequence[str], *, source: str | None = None) -> EngineConfig:
-    """Read the typed engine config from argv tokens; raise :class:`ProfileError` naming the bad token."""
-    parsed = parse_args(args)
+def engine_config(
+    args: Sequence[str], *, source: str | None = None, parsed: ParsedArgs | None = None
+) -> EngineConfig:
+    """Read the typed engine config from argv tokens; raise :class:`ProfileError` naming the bad token.
+    ``parsed``: ``parse_args(args)`` when the caller has it already (it is not parsed again)."""
+    parsed = parse_args(args) if parsed is None else parsed
     values: dict[str, Any] = {}
     warnings: list[str] = []
 
@@ -290,4 +299,4 @@ def engine_config(args: Sequence[str], *, source: str | None = None) -> EngineCo
         if chosen is not None:
             values[name.replace("-", "_")] = chosen.name == name
 
-    return EngineConfig(**values, warnings=tuple(warnings))
+    return EngineConfig(**values, warnings=tuple(warnings), parsed=parsed)

@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -400,11 +401,13 @@ class Profile(_Frozen):
                 raise ValueError("'all' or a list of GPU indices such as [0, 1]") from None
         return v
 
+    # the typed flags and the args they were read from, by the validator's one parse (see engine())
+    _engine: tuple[tuple[str, ...], EngineConfig] | None = PrivateAttr(default=None)
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
         if self.runtime is Runtime.DOCKER and self.docker is None:
             raise ValueError("a docker profile needs a 'docker' section with at least an image")
-        parsed = parse_args(self.args)
+        parsed = parse_args(self.args)  # the one reading of the flags: engine() returns what it gives
         for flag in parsed.flags:
             secret = secret_flag(flag.name)
             problem = secret_value_problem(flag.value) if secret and flag.value is not None else None
@@ -417,7 +420,7 @@ class Profile(_Frozen):
                 )
         refuse_secret_arguments(self.vllm_argv(), model_words=2 if self.model_flag else 1)
         try:  # the typed flags must read: --max-model-len abc is refused here, wherever it comes from
-            engine_config(self.args)
+            self._engine = (self.args, engine_config(self.args, parsed=parsed))
         except ProfileError as exc:
             field = exc.where.field if exc.where is not None else None
             m = re.fullmatch(r"args\[(\d+)\]", field or "")
@@ -428,8 +431,14 @@ class Profile(_Frozen):
 
     # ---- derived views -------------------------------------------------------------------------
     def engine(self, source: str | None = None) -> EngineConfig:
-        """The typed engine flags (max-model-len, kv-cache-dtype, speculative-config, …)."""
-        return engine_config(self.args, source=source)
+        """The typed engine flags (max-model-len, kv-cache-dtype, speculative-config, …), read once when
+        the profile was made (``source`` names the file in errors of a profile made without reading)."""
+        cached = self._engine  # (a model_copy with other args, made without validation, reads them)
+        return (
+            cached[1]
+            if cached is not None and cached[0] == self.args
+            else engine_config(self.args, source=source)
+        )
 
     @property
     def served_model_name(self) -> str:

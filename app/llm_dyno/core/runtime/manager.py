@@ -65,11 +65,38 @@ def _stored_profiles() -> list[Profile]:
         return []
 
 
+def _stored_docker_hosts() -> list[str | None]:
+    """The ``docker.host`` of every stored profile, read from its file's YAML: the profiles are not
+    made again (a launch has read its own already, and a host is only connected to, never trusted)."""
+    from llm_dyno.core import paths
+    from llm_dyno.core.profiles.store import SUFFIX
+    from llm_dyno.core.profiles.yamlio import load_with_lines
+
+    hosts: list[str | None] = []
+    folder = paths.profiles_dir()
+    for path in sorted(folder.glob("*" + SUFFIX)) if folder.is_dir() else ():
+        if path.name.startswith("."):
+            continue
+        try:
+            data = load_with_lines(path.read_text(encoding="utf-8"), str(path))[0]
+        except (DynoError, OSError, UnicodeDecodeError):
+            continue
+        docker = data.get("docker") if isinstance(data, dict) else None
+        host = docker.get("host") if isinstance(docker, dict) else None
+        hosts.append(host if isinstance(host, str) else None)
+    return hosts
+
+
 def known_docker_hosts(profiles: list[Profile] | None = None) -> tuple[str | None, ...]:
-    """The engines to look for servers on: the default one and every ``docker.host`` the profiles name."""
+    """The engines to look for servers on: the default one and every ``docker.host`` the profiles
+    (the stored ones when None) name."""
+    named = (
+        _stored_docker_hosts()
+        if profiles is None
+        else [p.docker.host if p.docker is not None else None for p in profiles]
+    )
     hosts: list[str | None] = [None]
-    for profile in _stored_profiles() if profiles is None else profiles:
-        host = profile.docker.host if profile.docker is not None else None
+    for host in named:
         if host and host not in hosts:
             hosts.append(host)
     return tuple(hosts)

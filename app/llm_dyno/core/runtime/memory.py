@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.profiles.flags import EngineConfig, parse_args
+from llm_dyno.core.profiles.flags import EngineConfig
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.runtime.base import LaunchPlan
 from llm_dyno.core.runtime.gpu_memory import GIB
@@ -104,7 +104,7 @@ def is_cpu_profile(profile: Profile) -> bool:
         return True
     if profile.runtime is Runtime.DOCKER and profile.docker is not None and "cpu" in profile.docker.image:
         return True
-    device = parse_args(profile.args).get("device")
+    device = profile.engine().flag("device")
     return device is not None and (device.value or "").lower() == "cpu"
 
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 
-from llm_dyno.core.profiles.flags import EngineConfig, _parse_int, parse_args
+from llm_dyno.core.profiles.flags import EngineConfig, _parse_int
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_memory import GIB, GpuMemory, datasheet_memory, local_gpu_memory
 from llm_dyno.core.runtime.memory_report import MemoryPart
@@ -106,7 +106,7 @@ def reserves(
 
 def block_size(profile: Profile, cpu: bool) -> int:
     """Tokens per KV block: ``--block-size``, else vLLM's default (16 on GPU, 128 on CPU in 0.32)."""
-    f = parse_args(profile.args).get("block-size")
+    f = profile.engine().flag("block-size")
     if f is not None and (f.value or "").isdigit() and int(f.value or "0") > 0:
         return int(f.value or "0")
     return 128 if cpu else 16
@@ -114,7 +114,7 @@ def block_size(profile: Profile, cpu: bool) -> int:
 
 def kv_memory_flag(profile: Profile) -> int | None:
     """``--kv-cache-memory-bytes`` (which skips vLLM's memory profiling), or None."""
-    f = parse_args(profile.args).get("kv-cache-memory-bytes")
+    f = profile.engine().flag("kv-cache-memory-bytes")
     if f is None or not f.value:
         return None
 
