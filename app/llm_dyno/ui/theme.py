@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from llm_dyno.core import paths
+from llm_dyno.ui import tooltips
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,5 @@ def apply(app: QApplication, dark: bool | None = None) -> Colors:
     _current = DARK if (system_is_dark() if dark is None else dark) else LIGHT
     app.setPalette(_palette(_current))
     app.setStyleSheet(stylesheet(_current))
-    from llm_dyno.ui.widgets import tooltips  # widgets import the theme: import here, not at the top
-
     tooltips.install(app)  # elided table and tree cells show their full text on hover
     return _current

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from llm_dyno.core.profiles.model import Profile
-from llm_dyno.ui.editor.editor_view import subtitle_of
+from llm_dyno.ui.text import subtitle_of
 
 
 def first_sentence(notes: str) -> str:

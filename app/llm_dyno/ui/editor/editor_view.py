@@ -24,17 +24,8 @@ from llm_dyno.ui.editor.draft import Draft, Validation
 from llm_dyno.ui.editor.form import ProfileForm
 from llm_dyno.ui.editor.yaml_editor import YamlEditor
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.text import subtitle_of
 from llm_dyno.ui.widgets.empty_state import EmptyState
-
-
-def subtitle_of(profile: Profile) -> str:
-    """``docker · vllm/vllm-openai:v0.11 · Qwen/Qwen3-8B`` for headers and the list."""
-    parts = [profile.runtime.value]
-    if profile.docker is not None and profile.runtime.value == "docker":
-        image = profile.docker.image
-        parts.append(image if "@" not in image else image.split("@")[0] + "@" + image.split("@")[1][7:19])
-    parts.append(profile.model)
-    return " · ".join(parts)
 
 
 class ProfileEditor(QWidget):

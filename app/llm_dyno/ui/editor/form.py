@@ -21,6 +21,7 @@ from llm_dyno.ui import theme
 from llm_dyno.ui.editor.draft import Draft
 from llm_dyno.ui.editor.memory_panel import MemoryFitPanel
 from llm_dyno.ui.editor.widgets import EnvTable, Field, ListEditor, Section, TriState
+from llm_dyno.ui.text import warnings_text
 
 KV_DTYPES = ["", "auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16"]
 QUANTIZATIONS = [
@@ -261,8 +262,6 @@ class ProfileForm(QScrollArea):
 
     def show_plan_warnings(self, warnings: list[PlanWarning]) -> None:
         """The launch plan's warnings for the draft (hidden when there are none)."""
-        from llm_dyno.ui.views.launch_panel import warnings_text
-
         self.plan_warnings.setText(warnings_text(warnings, prefix="At launch — "))
         self.plan_warnings.setStyleSheet(f"color: {theme.colors().amber};")
         self.plan_warnings.setVisible(bool(warnings))

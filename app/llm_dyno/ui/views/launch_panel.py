@@ -10,8 +10,9 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from llm_dyno.core.runtime.base import ServerState, ServerStatus
-from llm_dyno.core.runtime.launch_spec import PlanWarning, by_severity
+from llm_dyno.core.runtime.launch_spec import PlanWarning
 from llm_dyno.ui import theme
+from llm_dyno.ui.text import warnings_text
 
 STEPS: tuple[tuple[ServerState, str], ...] = (
     (ServerState.PULLING, "Pulling image"),
@@ -38,11 +39,6 @@ def format_elapsed(seconds: float) -> str:
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
-
-
-def warnings_text(warnings: Sequence[PlanWarning], prefix: str = "") -> str:
-    """Plan warnings as lines, what refuses or exposes first, each under its kind's heading."""
-    return "\n".join(f"⚠ {prefix}{w.kind.heading}: {w.text}" for w in by_severity(warnings))
 
 
 class _Dot(QWidget):

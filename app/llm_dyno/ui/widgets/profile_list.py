@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from llm_dyno.core.profiles.store import StoredProfile
 from llm_dyno.ui import theme
-from llm_dyno.ui.editor.editor_view import subtitle_of
 from llm_dyno.ui.icons import icon
+from llm_dyno.ui.text import subtitle_of
 
 SUBTITLE_ROLE = Qt.ItemDataRole.UserRole + 1
 LAMP_ROLE = Qt.ItemDataRole.UserRole + 2  # "stopped" | "loading" | "ready" | "failed"
