@@ -23,6 +23,9 @@ accepted input that breaks the rule below, is a crash). No server, no Docker: fa
 - ``usage_counts`` (issue 29): streams that claim any token count → marked impossible, or a count
   within ``max_tokens`` and within what the stream could hold
 
+- ``secret_args``, ``engine_streams``, ``yaml_keys``, ``env_names``, ``sanitize_bidi`` (issue 29): see
+  benchmarks/fuzz_secret_args.py and benchmarks/fuzz_round3.py
+
 ``python benchmarks/fuzz_trust.py`` runs each for 10,000 cases and writes the cases, seconds per case
 and the peak RSS to benchmarks/results/fuzz_trust.txt.
 """
@@ -361,6 +364,7 @@ def check_usage_counts(case: tuple[StreamOutcome, int]) -> None:
 
 def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
     """The targets to add to fuzz_parsers.TARGETS."""
+    from benchmarks.fuzz_round3 import TARGETS as ROUND3  # issue 29 classes 4, 6, 9, 11
     from benchmarks.fuzz_secret_args import TARGET as SECRET_ARGS  # as main imports fuzz_parsers
 
     return {
@@ -374,6 +378,7 @@ def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
         "secret_args": SECRET_ARGS,  # issue 29 class 5: see benchmarks/fuzz_secret_args.py
         "metrics_values": (_metrics_pair, check_metrics_values, (MetricsError,)),
         "usage_counts": (_usage, check_usage_counts, ()),
+        **ROUND3,  # engine_streams, yaml_keys, env_names, sanitize_bidi: see benchmarks/fuzz_round3.py
     }
 
 
@@ -402,8 +407,8 @@ def main() -> int:
     if examples >= 10_000:
         out = Path(__file__).resolve().parent / "results" / "fuzz_trust.txt"
         out.write_text(
-            "# python benchmarks/fuzz_trust.py (issue 22): peak RSS is the process's so far (cumulative)\n"
-            + text
+            "# python benchmarks/fuzz_trust.py (issues 22, 29): peak RSS is the process's so far "
+            "(cumulative)\n" + text
         )
     return 1 if crashed else 0
 
