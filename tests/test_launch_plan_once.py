@@ -10,8 +10,10 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -174,6 +176,7 @@ def test_launch_of_a_process_server_reads_the_flags_once_and_readiness_sends_the
     store = home / "config" / "profiles"
     store.mkdir(parents=True)
     (store / "walk.yaml").write_text(profile.to_yaml())
+    os.utime(store / "walk.yaml", (time.time() - 3600,) * 2)  # saved an hour ago, as a user's profile is
     env = {"PLAN_WALK_KEY": SECRET}
     # the store's first read (its index, where there is one) is the folder's, not the launch's
     assert _counted_cli(home, "plan", "walk", env=env).returncode == 0
@@ -191,3 +194,40 @@ def test_launch_of_a_process_server_reads_the_flags_once_and_readiness_sends_the
     finally:
         stopped = _counted_cli(home, "stop", "walk", env=env)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+@pytest.mark.docker
+def test_launch_of_a_container_reads_the_flags_once_and_connects_to_the_engine_once(
+    docker_client: Any,
+    tiny_profile: Callable[..., Profile],
+    monkeypatch: pytest.MonkeyPatch,
+    parse_calls: list[tuple[str, ...]],
+) -> None:
+    from llm_dyno.core.runtime import docker_errors
+    from llm_dyno.core.runtime.docker_backend import DockerRuntime
+
+    connects: list[str | None] = []
+    real_connect = docker_errors.connect
+
+    def counting_connect(host: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        connects.append(host)
+        return real_connect(host, *args, **kwargs)
+
+    monkeypatch.setattr(docker_errors, "connect", counting_connect)
+    monkeypatch.setenv("PLAN_WALK_KEY", SECRET)
+    text = tiny_profile("walk", args=KEY_ARGS).to_yaml()
+    parse_calls.clear()
+    profile = profile_from_yaml(text)
+    manager = ServerManager({"docker": DockerRuntime()})
+    handle = manager.launch(profile)  # returns once the container exists
+    try:
+        counted = list(parse_calls)
+        assert handle.status.state.is_live, handle.status
+        assert handle.container_id is not None  # created
+        assert len(counted) == 1, counted
+        assert connects == [None], connects  # the launch's look for running servers, then its create
+        assert handle.wait_ready(30).state.value == "ready"
+        assert not _holds_secret(handle.plan) and not _holds_secret(handle.plan.endpoint)
+        assert SECRET not in " ".join(docker_client.containers.get(handle.container_id).attrs["Args"])
+    finally:
+        handle.stop(timeout=10)
