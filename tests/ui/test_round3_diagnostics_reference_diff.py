@@ -1,4 +1,4 @@
-"""The Diagnostics view's "Compose" tab (issue 28): the founding post's compose, imported by the real
+"""The Diagnostics view's configuration table (issue 28, in the "Config and environment" tab): the founding post's compose, imported by the real
 importer and stored as a profile, against the recipe's own compose shipped with its table row. Each
 differing setting is a row saying whether it matters; shared settings are rows of their own; a
 reference that publishes figures only says so and names its rows that have a compose."""
@@ -48,9 +48,15 @@ def _rows(v: DiagnosticsView) -> dict[str, list[str]]:
 
 
 def test_the_compose_tab_shows_each_difference_and_what_both_share(view: DiagnosticsView) -> None:
-    tabs = [view.tabs.tabText(i) for i in range(view.tabs.count())]
-    assert "Compose" in tabs
     panel = view.reference_config
+    config_tab = next(i for i in range(view.tabs.count()) if view.tabs.tabText(i) == "Config and environment")
+    view.tabs.setCurrentIndex(config_tab)
+    view.show()
+    assert panel.isVisible() and panel.table.isVisible() and view.diff.isVisible()  # beside the env rows
+    # the configuration rows are not repeated in the environment table
+    assert [view.diff.item(r, 0).text() for r in range(view.diff.rowCount())] == [
+        "env"
+    ] * view.diff.rowCount()
     assert "noonghunna/qwen36-27b-single-3090 compose/docker-compose.yml @ 061a5f1" in panel.header.text()
     rows = _rows(view)
     genesis = rows["start script: Genesis patches"]
@@ -91,3 +97,7 @@ def test_the_tab_follows_the_profile_and_the_reference(qtbot, view: DiagnosticsV
     assert view.reference_config.texts() == []
     header = view.reference_config.header.text()
     assert "publishes figures only" in header and "recipe-3090-default-20k" in header
+    # no reference at all: the panel steps aside for the view's own "no reference" text
+    with qtbot.waitSignal(view.diagnosed, timeout=WAIT_MS):
+        view.reference_combo.setCurrentIndex(0)  # "No reference"
+    assert view.reference() is None and view.reference_config.isHidden()

@@ -29,7 +29,6 @@ from llm_dyno.core.diagnose.synthetic import check_profile
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.core.paths import data_dir
-from llm_dyno.core.profiles.diff import diff_profiles
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
@@ -170,7 +169,8 @@ def published_rows(reference: Reference | None, references: list[Reference]) -> 
 
 
 def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
-    """Config rows (the semantic profile diff, or the image alone) and environment rows vs the reference."""
+    """Environment rows vs the reference, and for a reference that publishes no configuration its image
+    and stated engine flags (a configuration is compared setting by setting by ``reference_profile``)."""
     ref = inp.reference
     if ref is None:
         return []
@@ -180,10 +180,7 @@ def diff_lines(inp: DiagnosisInput) -> list[DiffLine]:
         ref_profile = ref.load_profile()
     except DynoError:
         ref_profile = None
-    if inp.profile is not None and ref_profile is not None:
-        for r in diff_profiles(inp.profile, ref_profile):
-            out.append(DiffLine("config", f"{r.group}: {r.key}", _fmt(r.left), _fmt(r.right)))
-    elif ref.image_ref:
+    if ref_profile is None and ref.image_ref:
         out.append(DiffLine("config", "image", _fmt(inp.image()), ref.image_ref))
     m = inp.measured_numbers()
     limit = inp.profile.power.limit_w if inp.profile is not None and inp.profile.power else None

@@ -43,6 +43,7 @@ from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSp
 from llm_dyno.ui.diagnostics.no_findings import NoFindings
 from llm_dyno.ui.diagnostics.paste_dialog import Pasted, PasteDialog, PasteKind, bound_for, size_of
 from llm_dyno.ui.diagnostics.reference_diff import ReferenceDiffPanel
+from llm_dyno.ui.diagnostics.server_dialog import ServerChoice, ServerDialog
 from llm_dyno.ui.diagnostics.typed_inputs import TypedInputs
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.jobs import run_here, run_task
@@ -88,6 +89,7 @@ class DiagnosticsView(QWidget):
         self.pasted: Pasted | None = None  # held in memory only: a paste may carry keys or hosts
         self.bench_path: Path | None = None  # a result written by bench --json (None: the latest)
         self.paste_dialog: PasteDialog | None = None  # the last one opened
+        self.server: ServerChoice | None = None  # --url: read instead of the profile's own server
         self._generation = 0
 
         layout = QVBoxLayout(self)
@@ -127,11 +129,17 @@ class DiagnosticsView(QWidget):
             "a result written by `llm-dyno bench --json FILE`, instead of the profile's latest (--bench)"
         )
         self.bench_button.clicked.connect(self._choose_bench)
+        self.server_button = QPushButton("Server…")
+        self.server_button.setToolTip(
+            "a running server by URL, and the variable holding its key (--url, --api-key-env); "
+            "default: the selected profile's own server when it runs"
+        )
+        self.server_button.clicked.connect(self.open_server_dialog)
         self.reference_log_button = QPushButton("Reference log…")
         self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
         self.reference_log_button.clicked.connect(self._choose_reference_log)
         for button in (self.log_button, self.paste_button, self.post_button, self.bench_button,
-                       self.reference_log_button):  # fmt: skip
+                       self.server_button, self.reference_log_button):  # fmt: skip
             files.addWidget(button)
         files.addStretch(1)
         layout.addLayout(files)
@@ -182,7 +190,12 @@ class DiagnosticsView(QWidget):
         self.diff_stack = QStackedWidget()
         self.diff_stack.addWidget(self.diff)
         self.diff_stack.addWidget(self.no_reference)
-        self.tabs.addTab(self.diff_stack, "Config and environment")
+        # the profile against the reference's compose above the environment rows
+        self.reference_config = ReferenceDiffPanel()
+        config_page = QSplitter(Qt.Orientation.Vertical)
+        config_page.addWidget(self.reference_config)
+        config_page.addWidget(self.diff_stack)
+        self.tabs.addTab(config_page, "Config and environment")
         self.boot = BootLogTable()
         # short tab names: the three fit beside the findings at 1280 px (the tooltips say them whole)
         self.tabs.addTab(self.boot, "Boot log")
@@ -195,9 +208,6 @@ class DiagnosticsView(QWidget):
         self.questions = QuestionsTable()
         self.tabs.addTab(self.questions, "Questions")
         self.tabs.setTabToolTip(self.tabs.count() - 1, "The questions such a post asks, each answered here")
-        self.reference_config = ReferenceDiffPanel()  # the profile against the reference's compose
-        self.tabs.addTab(self.reference_config, "Compose")
-        self.tabs.setTabToolTip(self.tabs.count() - 1, "Your configuration against the reference's compose")
         rl.addWidget(self.tabs, 1)
         split.addWidget(left)
         split.addWidget(right)
@@ -376,6 +386,28 @@ class DiagnosticsView(QWidget):
             else "paste a launch log or a forum post (nothing pasted is saved)"
         )
 
+    def open_server_dialog(self) -> ServerDialog:
+        """The Server… dialog (window-modal, not blocking); its server is read when it is accepted."""
+        dialog = ServerDialog(self.server, self)
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.accepted.connect(lambda: self.set_server(dialog.choice()))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def set_server(self, server: ServerChoice | None) -> None:
+        """Read this server (``--url``, ``--api-key-env``) instead of the profile's own (None: the
+        profile's own when it runs); one that cannot be read says why and is not taken."""
+        try:
+            if server is not None:
+                server.endpoint()
+        except DynoError as exc:
+            self.errorMessage.emit(window_message(exc))
+            return
+        self.server = server
+        self.server_button.setText(f"Server: {server.url}" if server is not None else "Server…")
+        self.refresh()
+
     def set_bench(self, path: Path | None) -> None:
         """Read this benchmark result (``bench --json FILE``) instead of the profile's latest."""
         self.bench_path = path
@@ -432,6 +464,7 @@ class DiagnosticsView(QWidget):
         self._generation += 1
         generation = self._generation
         profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
+        server = self.server
         reference_log = self.reference_log_path
         post, bench = self.post, self.bench_path
         pasted_log = (
@@ -452,6 +485,7 @@ class DiagnosticsView(QWidget):
             spec = prepare_diagnose(
                 profile,
                 reference,
+                endpoint=server.endpoint() if server is not None else None,
                 registry=registry,
                 log_path=log,
                 typed=typed,
@@ -480,7 +514,7 @@ class DiagnosticsView(QWidget):
         def failed(message: str) -> None:  # the view says why; a bug also reaches the funnel
             show(message if message.startswith("diagnosis failed") else f"diagnosis failed: {message}")
 
-        if url is None:
+        if url is None and server is None:
             run_here("diagnosis", job, failed)  # files and rules only: milliseconds, no thread
         else:
             run_task("diagnosis", job, failed)

@@ -1,6 +1,7 @@
-"""The Diagnostics view's "Compose" tab: your profile against the reference's published compose, each
-differing setting with whether it matters for decode speed, why and its source, then the settings both
-share (not the difference). The rows come from core (``ReferenceComparison``); this only shows them."""
+"""The Diagnostics view's configuration table: your profile against the reference's published compose,
+each differing setting with whether it matters for decode speed, why and its source, then the settings
+both share (not the difference). The rows come from core (``ReferenceComparison``); this only shows
+them. Above the environment rows of the "Config and environment" tab; hidden without a reference."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ class ReferenceDiffPanel(QWidget):
         elif c.published:
             self.header.setText(f"Against the reference's compose: {c.published}. Hover a row for why.")
         else:
-            self.header.setText("No reference with a published configuration is chosen.")
+            self.header.setText("")
         colors = theme.colors()
         self.table.setRowCount(0)
         for r in c.rows:
@@ -73,6 +74,8 @@ class ReferenceDiffPanel(QWidget):
                 None,
             )
         self.table.resizeRowsToContents()
+        self.table.setVisible(self.table.rowCount() > 0)
+        self.setVisible(bool(c.rows or c.shared or c.note))  # no reference chosen: nothing to say here
 
     def _add(self, cells: tuple[str, str, str, str], tip: str, tint: str | None) -> None:
         row = self.table.rowCount()
