@@ -13,7 +13,7 @@ from llm_dyno.core.errors import DynoError, Location, StoreError
 from llm_dyno.core.profiles import export_formats
 from llm_dyno.core.profiles.edit import set_optional_flag
 from llm_dyno.core.profiles.flags import canonical_name
-from llm_dyno.core.profiles.model import Profile, Runtime, profile_from_yaml
+from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
 from llm_dyno.core.textsafe import whole_lines
 
 
@@ -87,24 +87,12 @@ def register(sub: Any) -> None:
     st.set_defaults(handler=cmd_set)
 
 
-def _summary(profile: Profile) -> dict[str, Any]:
-    image = profile.docker.image if profile.docker else None
-    return {
-        "name": profile.name,
-        "runtime": profile.runtime.value,
-        "image": image,
-        "model": profile.model,
-        "served_model_name": profile.served_model_name,
-        "port": profile.engine().port,
-    }
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """Print the stored profiles; broken files are reported on stderr and skipped."""
-    report = store().load_all()
-    for err in report.errors:
+    listing = store().listing()  # the index's fields: no profile is parsed unless its file changed
+    for err in listing.errors:
         warn(str(err))
-    rows = [_summary(sp.profile) | {"file": str(sp.path)} for sp in report.profiles]
+    rows = [item.entry.summary() | {"file": str(item.path)} for item in listing.entries if item.entry]
     if args.json:
         print_json(rows)
         return 0

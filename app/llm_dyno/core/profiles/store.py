@@ -14,6 +14,7 @@ from pathlib import Path
 from llm_dyno.core import paths
 from llm_dyno.core.atomic import atomic_write_text, remove_stale_temps
 from llm_dyno.core.errors import DynoError, Location, ProfileError, StoreError
+from llm_dyno.core.profiles.index import Scanned, build_profiles, read_profile, scan
 from llm_dyno.core.profiles.model import Profile, profile_from_yaml
 
 SUFFIX = ".yaml"
@@ -40,6 +41,22 @@ class StoredProfile:
 
 
 @dataclass(frozen=True)
+class Listing:
+    """What a scan of the store found, unbuilt: the indexed files (by name) and the files that do not read."""
+
+    entries: tuple[Scanned, ...]
+    errors: tuple[DynoError, ...]
+
+    def names(self) -> list[str]:
+        """The profile names, in display order."""
+        return [item.entry.name for item in self.entries if item.entry is not None]
+
+    def find(self, name: str) -> Scanned | None:
+        """The file of the profile called ``name``, if any."""
+        return next((i for i in self.entries if i.entry is not None and i.entry.name == name), None)
+
+
+@dataclass(frozen=True)
 class LoadReport:
     """What a scan of the store found: the profiles that load and the files that do not."""
 
@@ -61,72 +78,92 @@ class ProfileStore:
     def _files(self) -> Iterator[Path]:
         if not self.folder.is_dir():
             return iter(())
-        return iter(sorted(p for p in self.folder.glob("*" + SUFFIX) if not p.name.startswith(".")))
+        names = sorted(n for n in os.listdir(self.folder) if n.endswith(SUFFIX) and not n.startswith("."))
+        return iter(self.folder / n for n in names)
 
-    def load_all(self) -> LoadReport:
-        """Load every profile; a broken file is reported and skipped, the others still load."""
-        profiles: list[StoredProfile] = []
+    def scan(self) -> list[Scanned]:
+        """Every profile file with its index entry (read again when it changed) or its read error; see
+        :mod:`llm_dyno.core.profiles.index`."""
+        return scan(self.folder, self._files())
+
+    def listing(self) -> Listing:
+        """The profiles as the index knows them, without building them: name, file and the listed
+        fields (what ``profile list`` shows); broken files and duplicate names reported, not listed."""
+        entries: list[Scanned] = []
         errors: list[DynoError] = []
         seen: dict[str, Path] = {}
-        for path in self._files():
-            try:
-                profile = self.read_file(path)
-            except DynoError as exc:
-                errors.append(exc)
+        for item in self.scan():
+            if item.entry is None:
+                if item.error is not None:
+                    errors.append(item.error)
                 continue
-            if profile.name in seen:
+            name = item.entry.name
+            if name in seen:
                 errors.append(
                     ProfileError(
-                        f"duplicate profile name {profile.name!r} "
-                        f"(also in {seen[profile.name].name}); skipped",
-                        where=Location(str(path), None, "name"),
+                        f"duplicate profile name {name!r} (also in {seen[name].name}); skipped",
+                        where=Location(str(item.path), None, "name"),
                         hint="rename one of the two profiles",
                     )
                 )
                 continue
-            seen[profile.name] = path
-            profiles.append(StoredProfile(profile, path))
-        profiles.sort(key=lambda sp: sp.profile.name.lower())
+            seen[name] = item.path
+            entries.append(item)
+        entries.sort(key=lambda item: item.entry.name.lower() if item.entry else "")
+        return Listing(tuple(entries), tuple(errors))
+
+    def load_all(self) -> LoadReport:
+        """Load every profile; a broken file is reported and skipped, the others still load. Unchanged
+        files are built from the index's data, without parsing their YAML again."""
+        listing = self.listing()
+        profiles: list[StoredProfile] = []
+        errors = list(listing.errors)
+        for item, built in build_profiles(self.folder, listing.entries):
+            if isinstance(built, DynoError):
+                errors.append(built)
+            else:
+                profiles.append(StoredProfile(built, item.path))
         return LoadReport(tuple(profiles), tuple(errors))
 
     @staticmethod
     def read_file(path: Path) -> Profile:
         """Read one profile file; errors name the file, line and field."""
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"cannot read profile: {exc}", where=Location(str(path))) from None
-        return profile_from_yaml(text, source=str(path))
+        return read_profile(path).profile
 
     def path_for(self, name: str) -> Path:
         """The file a profile of this name lives in (existing file first, else the default file name)."""
-        for sp in self.load_all().profiles:
-            if sp.profile.name == name:
-                return sp.path
-        return self.folder / (file_stem(name) + SUFFIX)
+        found = self.listing().find(name)
+        return found.path if found is not None else self.folder / (file_stem(name) + SUFFIX)
 
     def get(self, name: str) -> Profile:
-        """The profile called ``name``; its file's own error when that file does not read; a
-        :class:`StoreError` listing the known names otherwise."""
-        report = self.load_all()
-        for sp in report.profiles:
-            if sp.profile.name == name:
-                return sp.profile
-        for exc in report.errors:  # its file is there but does not read: say why, not "no profile"
+        """The profile called ``name`` (its file read now, only that one when the index is current); its
+        file's own error when that file does not read; a :class:`StoreError` listing the known names
+        otherwise."""
+        listing = self.listing()
+        found = listing.find(name)
+        if found is not None:
+            profile = self.read_file(found.path)
+            if profile.name == name:
+                return profile
+            listing = self.listing()  # renamed in the file since it was indexed: look again
+            found = listing.find(name)
+            if found is not None:
+                return self.read_file(found.path)
+        for exc in listing.errors:  # its file is there but does not read: say why, not "no profile"
             if (
                 exc.where is not None
                 and exc.where.file
                 and Path(exc.where.file) == self.folder / (file_stem(name) + SUFFIX)
             ):
                 raise exc
-        known = ", ".join(report.names()) or "none"
+        known = ", ".join(listing.names()) or "none"
         raise StoreError(
             f"no profile named {name!r}", where=Location(str(self.folder)), hint=f"known profiles: {known}"
         )
 
     def exists(self, name: str) -> bool:
         """Whether a profile of this name is stored."""
-        return name in self.load_all().names()
+        return self.listing().find(name) is not None
 
     def save(self, profile: Profile, *, replace: bool = True, renaming: str | None = None) -> Path:
         """Write a profile atomically (the previous version is kept as ``.bak``).
@@ -137,20 +174,22 @@ class ProfileStore:
         of two that race for one name without ``replace``, exactly one wins, the other is refused.
         """
         with self._folder_lock():
-            report = self.load_all()
-            existing = next((sp for sp in report.profiles if sp.profile.name == profile.name), None)
+            listing = self.listing()
+            existing = listing.find(profile.name)
             if not replace:
                 stem = file_stem(profile.name)
                 existing = existing or next(
                     (
-                        sp
-                        for sp in report.profiles
-                        if file_stem(sp.profile.name) == stem and sp.profile.name != renaming
+                        item
+                        for item in listing.entries
+                        if item.entry is not None
+                        and file_stem(item.entry.name) == stem
+                        and item.entry.name != renaming
                     ),
                     None,
                 )
             if existing is not None and not replace:
-                other = existing.profile.name
+                other = existing.entry.name if existing.entry is not None else profile.name
                 same = "" if other == profile.name else f" (as {other!r}: the same file name)"
                 raise StoreError(
                     f"a profile named {profile.name!r} already exists{same}",
