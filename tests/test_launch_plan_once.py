@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from llm_dyno.core import secrets
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.jobs.bench_job import prepare_bench, run_bench
 from llm_dyno.core.profiles import flags
@@ -53,6 +54,23 @@ def parse_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, ...
     yield calls
 
 
+@pytest.fixture
+def split_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per ``secrets.split_secret_flags`` call from now on (every module's name for it)."""
+    calls: list[int] = []
+    real = secrets.split_secret_flags
+
+    def counting(args: Any) -> Any:
+        calls.append(len(args))
+        return real(args)
+
+    for module in list(sys.modules.values()):
+        ours = getattr(module, "__name__", "").startswith("llm_dyno")
+        if ours and getattr(module, "split_secret_flags", None) is real:
+            monkeypatch.setattr(module, "split_secret_flags", counting)
+    return calls
+
+
 def _keyed_profile(tmp_path: Path, port: int) -> str:
     model = tmp_path / "model"
     model.mkdir(exist_ok=True)
@@ -73,7 +91,10 @@ def _holds_secret(value: object) -> bool:
 
 
 def test_the_benchmark_walk_reads_the_flags_once_and_the_key_only_when_it_sends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parse_calls: list[tuple[str, ...]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    parse_calls: list[tuple[str, ...]],
+    split_calls: list[int],
 ) -> None:
     monkeypatch.setenv("LLM_DYNO_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PLAN_WALK_KEY", SECRET)
@@ -81,14 +102,16 @@ def test_the_benchmark_walk_reads_the_flags_once_and_the_key_only_when_it_sends(
     with KeyedServer(SECRET) as server:
         text = _keyed_profile(tmp_path, int(server.url.rsplit(":", 1)[1]))
         parse_calls.clear()  # from reading the profile to the last request
+        split_calls.clear()
         profile = profile_from_yaml(text, source="walk.yaml")
         registry = ServerManager()
         spec = prepare_bench(profile, suite, registry=registry, store=False, thermal_wait=None)
         events: list[object] = []
         outcome = run_bench(spec, events.append)
-        counted = list(parse_calls)
+        counted, splits = list(parse_calls), list(split_calls)
         plan = registry.plan(profile)
     assert len(counted) == 1, counted
+    assert len(splits) == 1, splits  # the plan's; the endpoint's key is what it kept
     assert outcome.result.error is None, outcome.result.error
     assert server.posts == 2  # both runs reached the server...
     assert server.authorizations and set(server.authorizations) == {f"Bearer {SECRET}"}  # ...with the key
@@ -202,6 +225,7 @@ def test_launch_of_a_container_reads_the_flags_once_and_connects_to_the_engine_o
     tiny_profile: Callable[..., Profile],
     monkeypatch: pytest.MonkeyPatch,
     parse_calls: list[tuple[str, ...]],
+    split_calls: list[int],
 ) -> None:
     from llm_dyno.core.runtime import docker_errors
     from llm_dyno.core.runtime.docker_backend import DockerRuntime
@@ -216,15 +240,17 @@ def test_launch_of_a_container_reads_the_flags_once_and_connects_to_the_engine_o
     monkeypatch.setattr(docker_errors, "connect", counting_connect)
     monkeypatch.setenv("PLAN_WALK_KEY", SECRET)
     text = tiny_profile("walk", args=KEY_ARGS).to_yaml()
-    parse_calls.clear()
+    parse_calls.clear()  # from reading the profile to the container's creation
     profile = profile_from_yaml(text)
+    split_calls.clear()  # from the plan on
     manager = ServerManager({"docker": DockerRuntime()})
     handle = manager.launch(profile)  # returns once the container exists
     try:
-        counted = list(parse_calls)
+        counted, splits = list(parse_calls), list(split_calls)
+        assert len(splits) == 1, splits  # the plan's; exposure and the launch read what it kept
         assert handle.status.state.is_live, handle.status
         assert handle.container_id is not None  # created
-        assert len(counted) == 1, counted
+        assert len(counted) == 1, counted  # when the profile was read; the launch reads what it gave
         assert connects == [None], connects  # the launch's look for running servers, then its create
         assert handle.wait_ready(30).state.value == "ready"
         assert not _holds_secret(handle.plan) and not _holds_secret(handle.plan.endpoint)
