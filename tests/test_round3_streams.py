@@ -74,6 +74,8 @@ def test_logs_follow_of_an_endless_line_holds_bounded_memory(tmp_path: Path) -> 
     # its length); nothing else arrived, so it is the one line
     kept = [int(n.replace(",", "")) for n in re.findall(r"\(([\d,]+) characters in all\)", text)]
     assert len(kept) == 1 and MAX_LINE_CHARS < kept[0] <= MAX_LINE_CHARS + 200, (kept, text[-300:])
+    saved = list(home.rglob("own-*.log"))  # the log kept when the container was gone, as it was sent
+    assert len(saved) == 1 and saved[0].read_bytes() == b"saved\n", saved
 
 
 @pytest.mark.parametrize("shape", ["endless-line", "drip"])

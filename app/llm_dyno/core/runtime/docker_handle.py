@@ -47,7 +47,7 @@ from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, with_picked_port
 from llm_dyno.core.runtime.pull_progress import PullProgress
 from llm_dyno.core.runtime.readiness import ReadinessProbe
 from llm_dyno.core.runtime.registry_files import mark_stopped, was_stopped
-from llm_dyno.core.runtime.stream_bounds import log_lines, pull_lines
+from llm_dyno.core.runtime.stream_bounds import StreamBounds, log_lines, log_pieces, pull_lines
 
 if TYPE_CHECKING:
     from llm_dyno.core.runtime.logformats import PhaseTracker
@@ -55,6 +55,15 @@ if TYPE_CHECKING:
 __all__ = ["DockerServerHandle"]
 
 _KEPT_LOG_LIMIT = 1 << 30  # the saved log of a container that is removed
+_KEPT_LOG_DEADLINE_S = 600.0  # 1 GiB over a slow ssh engine; never without an end
+
+
+def _kept_log_bounds(container: Container) -> StreamBounds:
+    return StreamBounds(
+        f"the log of container {container.name}", max_bytes=_KEPT_LOG_LIMIT, deadline_s=_KEPT_LOG_DEADLINE_S
+    )
+
+
 _TAIL_LINES = 250  # the cause of a failed start is often far above the last line
 
 
@@ -390,14 +399,15 @@ class DockerServerHandle(ServerHandle):
             path.parent.mkdir(parents=True, exist_ok=True)
             with os.fdopen(open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as out:
                 # streamed: a long run's log is far past the bound on answers read whole
-                # (docker_bounds); capped, so an engine that never ends it cannot fill the disk
-                kept = 0
-                for chunk in container.logs(stdout=True, stderr=True, stream=True, follow=False):
-                    out.write(chunk)
-                    kept += len(chunk)
-                    if kept > _KEPT_LOG_LIMIT:
-                        out.write(b"\n[llm-dyno: log cut here: over 1 GiB]\n")
-                        break
+                # (docker_bounds); capped and with a deadline (stream_bounds), so an engine that never
+                # ends it, or drips it, can neither fill the disk nor hold the end of the handle
+                try:
+                    for piece in log_pieces(
+                        container.client.api, str(container.id), _kept_log_bounds(container)
+                    ):
+                        out.write(piece)
+                except EngineAnswerRefused as exc:
+                    out.write(f"\n[llm-dyno: log cut here: {exc.message}]\n".encode())
             self.log_file = path
         try:
             container.remove(force=True)

@@ -23,7 +23,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from docker import auth
@@ -165,6 +165,45 @@ def _pieces(read: Callable[[int], bytes], *, multiplexed: bool) -> Iterator[byte
             yield piece
 
 
+def _guarded(
+    read: Callable[[int], bytes], guard: _Guard, bounds: StreamBounds, *, multiplexed: bool
+) -> Iterator[bytes]:
+    """The pieces of the stream within ``bounds`` (the guard's and the size cap)."""
+    got = 0
+    try:
+        for piece in _pieces(read, multiplexed=multiplexed):
+            got += len(piece)
+            if bounds.max_bytes is not None and got > bounds.max_bytes:
+                raise _refused(bounds, "size", got)
+            yield piece
+            if guard.expired() is not None:
+                break
+    except EngineAnswerRefused:
+        raise
+    except Exception as exc:  # the guard shut the socket down, or the engine broke the stream off
+        if guard.expired() is None:  # said as an engine's failure, which every caller handles
+            raise EngineAnswerRefused(f"{bounds.where}: the stream broke off: {exc}", kind="broken") from exc
+    reason = guard.expired()
+    if reason is not None and reason != "cancelled":
+        raise _refused(bounds, reason, got)
+
+
+def bounded_pieces(
+    read: Callable[[int], bytes],
+    sock: socket.socket | None,
+    bounds: StreamBounds,
+    *,
+    multiplexed: bool,
+    cancel: threading.Event | None = None,
+) -> Iterator[bytes]:
+    """The payload of the stream ``read`` reads (``sock``: its socket, shut down when a bound
+    passes), in pieces of at most :data:`PIECE` bytes; raises EngineAnswerRefused when a bound of
+    ``bounds`` breaks (``stall_s`` is for lines: not checked here). A stream ended by ``cancel``
+    just ends."""
+    with _Guard(sock, replace(bounds, stall_s=None), cancel) as guard:
+        yield from _guarded(read, guard, bounds, multiplexed=multiplexed)
+
+
 def bounded_lines(
     read: Callable[[int], bytes],
     sock: socket.socket | None,
@@ -173,33 +212,15 @@ def bounded_lines(
     multiplexed: bool,
     cancel: threading.Event | None = None,
 ) -> Iterator[str]:
-    """The lines of the stream ``read`` reads (``sock``: its socket, shut down when a bound passes),
-    each cut at ``MAX_LINE_CHARS``; raises EngineAnswerRefused when a bound of ``bounds`` breaks.
-    A stream ended by ``cancel`` just ends."""
+    """:func:`bounded_pieces` as lines, each cut at ``MAX_LINE_CHARS`` (and ``stall_s`` at most
+    between two of them)."""
     splitter = LineSplitter()
-    got = 0
     with _Guard(sock, bounds, cancel) as guard:
-        try:
-            for piece in _pieces(read, multiplexed=multiplexed):
-                got += len(piece)
-                if bounds.max_bytes is not None and got > bounds.max_bytes:
-                    raise _refused(bounds, "size", got)
-                lines = splitter.feed(piece)
-                if lines:
-                    guard.last_line = time.monotonic()
-                yield from lines
-                if guard.expired() is not None:
-                    break
-        except EngineAnswerRefused:
-            raise
-        except Exception as exc:  # the guard shut the socket down, or the engine broke the stream off
-            if guard.expired() is None:  # said as an engine's failure, which every caller handles
-                raise EngineAnswerRefused(
-                    f"{bounds.where}: the stream broke off: {exc}", kind="broken"
-                ) from exc
-        reason = guard.expired()
-        if reason is not None and reason != "cancelled":
-            raise _refused(bounds, reason, got)
+        for piece in _guarded(read, guard, bounds, multiplexed=multiplexed):
+            lines = splitter.feed(piece)
+            if lines:
+                guard.last_line = time.monotonic()
+            yield from lines
     yield from splitter.flush()
 
 
@@ -251,6 +272,21 @@ def _response_reader(response: Any) -> Callable[[int], bytes]:
     return lambda n: bytes(raw.read1(n, decode_content=True) or b"")
 
 
+def _log_stream(api: Any, container_id: str, *, follow: bool, since: int | None) -> tuple[Any, bool]:
+    """The open response of ``GET /containers/ID/logs`` and whether its frames are multiplexed."""
+    tty = bool((api.inspect_container(container_id).get("Config") or {}).get("Tty"))
+    params: dict[str, Any] = {"stdout": 1, "stderr": 1, "follow": int(follow), "timestamps": 0, "tail": "all"}
+    if since is not None:
+        params["since"] = since
+    response = api._get(api._url("/containers/{0}/logs", container_id), params=params, stream=True)
+    try:
+        api._raise_for_status(response)
+    except BaseException:
+        response.close()
+        raise
+    return response, not tty
+
+
 def log_lines(
     api: Any,
     container_id: str,
@@ -262,21 +298,25 @@ def log_lines(
 ) -> Iterator[str]:
     """The container's log lines (stdout and stderr, as ``docker logs``), followed while it runs
     when ``follow``; within ``bounds`` (none by default: a log followed for the container's life)."""
-    tty = bool((api.inspect_container(container_id).get("Config") or {}).get("Tty"))
-    params: dict[str, Any] = {"stdout": 1, "stderr": 1, "follow": int(follow), "timestamps": 0, "tail": "all"}
-    if since is not None:
-        params["since"] = since
-    response = api._get(api._url("/containers/{0}/logs", container_id), params=params, stream=True)
+    response, multiplexed = _log_stream(api, container_id, follow=follow, since=since)
     try:
-        api._raise_for_status(response)
-        raw = api._get_raw_response_socket(response)
         yield from bounded_lines(
             _response_reader(response),
-            _socket_of(raw),
+            _socket_of(api._get_raw_response_socket(response)),
             bounds or StreamBounds(f"the log of container {container_id[:12]}"),
-            multiplexed=not tty,
+            multiplexed=multiplexed,
             cancel=cancel,
         )
+    finally:
+        response.close()
+
+
+def log_pieces(api: Any, container_id: str, bounds: StreamBounds) -> Iterator[bytes]:
+    """The container's whole log as it is now (not followed), its bytes as written, within ``bounds``."""
+    response, multiplexed = _log_stream(api, container_id, follow=False, since=None)
+    try:
+        sock = _socket_of(api._get_raw_response_socket(response))
+        yield from bounded_pieces(_response_reader(response), sock, bounds, multiplexed=multiplexed)
     finally:
         response.close()
 
