@@ -173,7 +173,7 @@ def test_a_claimed_count_beyond_max_tokens_fails_the_request_under_load(tmp_path
 
 def test_a_stored_acceptance_from_two_negatives_reads_as_none() -> None:
     # what a result stored before the reset rule held: deltas across a restart
-    from llm_dyno.core.bench.result import Acceptance, sum_acceptance
+    from llm_dyno.core.bench.run_readings import Acceptance, sum_acceptance
 
     stored = Acceptance.from_dict({"drafts": -600, "draft_tokens": -1800, "accepted_tokens": -360})
     assert stored.rate is None and stored.mean_length is None and stored.per_position == ()

@@ -12,9 +12,10 @@ from llm_dyno.core.bench.ceiling import (
     result_rooflines,
     roofline_summary,
 )
-from llm_dyno.core.bench.result import Acceptance, BenchResult, BenchRun, PromptResult
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.roofline import decode_ceiling
 from llm_dyno.core.bench.run_context import RunContext
+from llm_dyno.core.bench.run_readings import Acceptance
 
 GIB = 1024**3
 LOG = [

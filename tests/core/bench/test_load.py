@@ -26,7 +26,7 @@ from llm_dyno.core.bench.load import (
 )
 from llm_dyno.core.bench.load_runner import LoadPlan, arrival_times
 from llm_dyno.core.bench.peer import PeerTimings
-from llm_dyno.core.bench.result import Acceptance
+from llm_dyno.core.bench.run_readings import Acceptance
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.history.schema import SCHEMA_VERSION, HistoryError
 from llm_dyno.core.history.store import HistoryStore

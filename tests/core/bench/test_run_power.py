@@ -109,7 +109,8 @@ def test_the_h200_recording_agrees_with_the_independent_sampler() -> None:
 
 
 def test_the_power_figures_and_their_sources_are_stored_with_the_run() -> None:
-    from llm_dyno.core.bench.result import BenchRun, EnergyStats
+    from llm_dyno.core.bench.result import BenchRun
+    from llm_dyno.core.bench.run_readings import EnergyStats
 
     energy = EnergyStats(1400.0, 0.7, 553.1, 749.3, 61.0, ("SwPowerCap",), 51, 497.3, MEAN_FROM_ENERGY,
                          PEAK_INSTANT, 5.06)  # fmt: skip

@@ -18,7 +18,7 @@ import pytest
 
 from llm_dyno.core.bench.client import BenchClient
 from llm_dyno.core.bench.counters import counter_delta, metrics_source
-from llm_dyno.core.bench.result import sum_acceptance
+from llm_dyno.core.bench.run_readings import sum_acceptance
 from llm_dyno.core.bench.runner import BenchRunner, EventKind, ProgressEvent
 from llm_dyno.core.bench.suite import suite_from_yaml
 from llm_dyno.core.endpoint import url_endpoint

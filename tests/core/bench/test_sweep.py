@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from llm_dyno.core.bench.result import BenchResult, BenchRun, EnergyStats, PromptResult
+from llm_dyno.core.bench.result import BenchResult, BenchRun, PromptResult
 from llm_dyno.core.bench.run_context import RunContext
+from llm_dyno.core.bench.run_readings import EnergyStats
 from llm_dyno.core.bench.stats import Verdict
 from llm_dyno.core.bench.sweep import (
     SweepPoint,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llm_dyno.core.bench.client import BenchClient
-from llm_dyno.core.bench.result import Acceptance
+from llm_dyno.core.bench.run_readings import Acceptance
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot, scrape
 from llm_dyno.core.telemetry.rates import counters_fell
 

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from llm_dyno.core.bench.result import EnergyStats, ThermalState
+from llm_dyno.core.bench.run_readings import EnergyStats, ThermalState
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 # NVML in production; a fake in tests; None where no GPU is visible

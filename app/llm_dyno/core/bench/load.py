@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm_dyno.core.bench.peer import PeerTimings, percentile
-from llm_dyno.core.bench.result import Acceptance, EnergyStats
+from llm_dyno.core.bench.run_readings import Acceptance, EnergyStats
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.records import fields_dict
 

@@ -7,7 +7,8 @@ import io
 from typing import Any
 
 from llm_dyno.core.bench.request_acceptance import combine
-from llm_dyno.core.bench.result import BenchResult, PromptResult, sum_acceptance
+from llm_dyno.core.bench.result import BenchResult, PromptResult
+from llm_dyno.core.bench.run_readings import sum_acceptance
 from llm_dyno.core.textsafe import csv_cell
 
 CSV_COLUMNS = (

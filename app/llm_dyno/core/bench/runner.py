@@ -20,7 +20,8 @@ from llm_dyno.core.bench.counters import CounterSource, counter_delta
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler, settle_temperature
 from llm_dyno.core.bench.peer import PeerTimings, burst_reason
 from llm_dyno.core.bench.plausible import impossible_figures, max_tokens_of
-from llm_dyno.core.bench.result import IMPOSSIBLE, BenchResult, BenchRun, ThermalState
+from llm_dyno.core.bench.result import IMPOSSIBLE, BenchResult, BenchRun
+from llm_dyno.core.bench.run_readings import ThermalState
 from llm_dyno.core.bench.suite import Suite, SuitePrompt
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 

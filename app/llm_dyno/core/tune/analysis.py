@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llm_dyno.core.bench.result import BenchResult, sum_acceptance
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.run_readings import sum_acceptance
 from llm_dyno.core.bench.stats import Comparison, Verdict, compare_samples
 from llm_dyno.core.bench.sweep import merge_rounds
 from llm_dyno.core.tune.knobs import Setting, current_value
