@@ -134,3 +134,27 @@ def test_an_endless_pull_event_is_cut_off_at_the_size_cap() -> None:
                 pass
         client.close()
     assert "pull of tiny:latest: more than 256 MiB arrived" in refused.value.message
+
+
+def test_status_ends_while_the_log_of_a_container_it_adopts_drips(tmp_path: Path) -> None:
+    home = _home(tmp_path, None)
+    containers = {"own": _labels(9, None, ENGINE)}
+    with StreamEngine("drip", containers=containers, engine_id=ENGINE, drip_s=0.5) as engine:
+        env = {**os.environ, "LLM_DYNO_HOME": str(home), "NO_COLOR": "1", "DOCKER_HOST": engine.url}
+        env.update({"VLLM_API_KEY": "sk-own-77c1"})
+        env.pop("DOCKER_CONTEXT", None)
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "llm_dyno", "status", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took = time.monotonic() - started
+        asked = list(engine.requests)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert any("/logs" in p for p in asked), asked  # the log was being followed while status ended
+    assert '"profile": "own"' in done.stdout, done.stdout
+    assert took < 30, took
