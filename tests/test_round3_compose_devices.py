@@ -161,14 +161,6 @@ def test_an_external_config_is_refused_naming_its_line(tmp_path: Path) -> None:
     assert "docker-compose.yml:9, field 'configs.ext.external'" in err
 
 
-def test_a_content_config_is_named_not_dropped_silently(tmp_path: Path) -> None:
-    text = SERVICE + "    configs: [inline]\nconfigs:\n  inline: {content: 'hello'}\n"
-    profile, err = _import(tmp_path, text)
-    assert profile is not None, err
-    assert "config 'inline' has content:, which LLM Dyno does not keep" in err
-    assert "secrets" not in profile["docker"]
-
-
 @pytest.mark.docker
 def test_a_file_config_is_in_the_launched_container_read_only(
     tmp_path: Path, docker_client: Any, test_images: None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,14 +52,7 @@ CLEAN_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 # service → why the app refuses it though Compose v1.29 prints a config for it
 # Differences the app has from Compose v2, each named with its reason; a new one fails the corpus test,
 # and a fixed one must leave this list (the test holds the set of differences equal to it)
-KNOWN_GAPS = {
-    "compose/pkg/e2e/testdata/TestConfigFromEnv/compose.yaml#inlined": (
-        "an inline content: config is not written into the container (import warns at its line)"
-    ),
-    "compose/pkg/e2e/testdata/TestConfigFromEnv/compose.yaml#target": (
-        "an inline content: config is not written into the container (import warns at its line)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 REFUSED_FOR_A_SHARED_REASON = {
     "compose/pkg/e2e/fixtures/logs-test/cat.yaml#test": "${FILE} unset leaves ':/text_file.txt': v1.29 "
@@ -71,16 +65,9 @@ REFUSED_FOR_A_SHARED_REASON = {
     "compose-go/loader/testdata/extends/reset.yaml#base": "command: !reset leaves no command "
     "(TestExtendsReset: Command == nil): no model for vllm serve, outside the corpus's own rule (a service "
     "with a command); refused naming the command line",
-    **{
-        f"compose/pkg/e2e/testdata/{t}/compose.yaml#{s}": "Compose mounts an image volume only on Docker "
-        "Engine 28+ / API 1.48 (the test Requires EngineVersionAtLeast(28)); the engine here is 20.10 (API "
-        "1.41), where Compose fails too; the app mounts none and refuses naming the volume and line"
-        for t, s in (
-            ("TestImageVolume", "with_image"),
-            ("TestImageVolumeImageAlreadyLocal", "app"),
-            ("TestImageVolumeRecreateOnRebuild", "consumer"),
-        )
-    },
+    "compose/pkg/e2e/testdata/TestImageVolumeRecreateOnRebuild/compose.yaml#consumer": "the image "
+    "volume's source is ${SOURCE_IMAGE}, set by the e2e test to an image its build makes; unset here, the "
+    "mount has no image, which Docker refuses (Source must not be empty); refused naming the volume's line",
     **{
         f"compose/pkg/e2e/testdata/{t}/compose.yaml#test": "depends_on a provider service: Compose runs the "
         "provider's plugin binary at up (docker-example-provider or example-provider on the PATH, built by "
@@ -143,9 +130,14 @@ def _port_rows(published: list[Any]) -> list[tuple[str, str, str, str]]:
     return sorted(rows)
 
 
-def _volume_rows(volumes: list[Any], project: str | None) -> list[tuple[str, str, str]]:
+def _volume_rows(volumes: list[Any], project: str | None) -> list[tuple[str, ...]]:
     rows = []
     for v in volumes:
+        if isinstance(v, dict) and v.get("type") == "image":  # the image, where, and the path inside it
+            image = v.get("image") if isinstance(v.get("image"), dict) else {}
+            mode = "ro" if v.get("read_only") else "rw"
+            rows.append(("image", str(v["source"]), str(v["target"]), mode, str(image.get("subpath") or "")))
+            continue
         if isinstance(v, dict):
             mode = "ro" if v.get("read_only") else "rw"
             rows.append((str(v.get("source") or ""), str(v["target"]), mode))
@@ -196,8 +188,12 @@ def _config_rows(service: dict[str, Any], declared: dict[str, Any], folder: Path
             text = "0444" if mode is None else f"{int(str(mode), 8) if isinstance(mode, str) else mode:04o}"
             ids = f"{long.get('uid') or 0}:{long.get('gid') or 0}"
             rows[target] = (target, "environment", str(entry["environment"]), text, ids)
-        elif "content" in entry:
-            rows[target] = (target, "content", str(entry["content"]), "", "")
+        elif "content" in entry:  # interpolated at load, as compose-go does (unset: empty)
+            mode = long.get("mode")
+            text = "0444" if mode is None else f"{int(str(mode), 8) if isinstance(mode, str) else mode:04o}"
+            ids = f"{long.get('uid') or 0}:{long.get('gid') or 0}"
+            content = re.sub(r"\$\{?(\w+)\}?", lambda m: CLEAN_ENV.get(m.group(1), ""), str(entry["content"]))
+            rows[target] = (target, "content", content, text, ids)
         else:
             rows[target] = (target, "file", str(folder / str(entry.get("file"))), "", "")
     return sorted(rows.values())
@@ -254,13 +250,21 @@ def app_facts(profile: Profile) -> dict[str, Any]:
         "command": [resolve_reference(a, CLEAN_ENV) or "" for a in profile.vllm_argv()],
         "environment": env,
         "ports": _port_rows(list(docker.ports)),
-        "volumes": _volume_rows(list(docker.volumes), docker.project),
+        "volumes": sorted(
+            _volume_rows(list(docker.volumes), docker.project)
+            + [
+                ("image", v.image, v.target, "ro" if v.read_only else "rw", v.subpath or "")
+                for v in docker.image_volumes
+            ]
+        ),
         "ipc": docker.ipc,
         "user": docker.user,
         "working_dir": docker.working_dir,
         "secrets": sorted(
             (s.target, "environment", s.environment, f"{0o444 if s.mode is None else s.mode:04o}", ids)
             if s.environment is not None
+            else (s.target, "content", s.content, f"{0o444 if s.mode is None else s.mode:04o}", ids)
+            if s.content is not None
             else (s.target, "file", str(s.file), "", "")
             for s in docker.secrets
             for ids in [f"{s.uid or 0}:{s.gid or 0}"]

@@ -116,6 +116,8 @@ def _docker_fields(s: ServiceReader, svc: dict[str, Any]) -> dict[str, Any]:
     raw_tmpfs = svc.get("tmpfs")
     written = [raw_tmpfs] if isinstance(raw_tmpfs, str) else (raw_tmpfs or [])
     docker["tmpfs"] = tuple(s.text(t, "tmpfs") for t in written) + tuple(s.tmpfs_mounts)
+    docker["image_volumes"] = tuple(s.image_volumes)  # mounted on Docker Engine 28+ (checked at launch)
+    docker["driver_volumes"] = tuple(s.driver_volumes.values())  # created by the launch, as Compose does
     docker["labels"] = s.mapping("labels")
     docker["ulimits"] = s.ulimits()
     docker["logging"] = s.logging()

@@ -10,8 +10,10 @@ reads the value and writes it from memory. ``external``, ``driver`` and ``templa
 and refused, as Compose refuses them.
 
 A config is the same file at ``/<target or name>`` (a relative target under ``/``): a ``file:`` config
-a read-only bind, an ``environment:`` one written into the container; both are kept as the profile's
-secrets (``docker.secrets``, one mechanism). A ``content:`` config is not kept (named in a warning).
+a read-only bind, an ``environment:`` one or an inline ``content:`` one written into the created
+container before it starts (mode ``0444``, as Compose's ``injectConfigs`` writes both); all are kept as
+the profile's secrets (``docker.secrets``, one mechanism). A content that refers to a secret or holds one
+is refused: the text is stored in the profile.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 from llm_dyno.core.errors import ImportFormatError, Location
 from llm_dyno.core.profiles.compose_service import ServiceReader
+from llm_dyno.core.profiles.import_common import secret_assignment
+from llm_dyno.core.profiles.model import content_problem
 from llm_dyno.core.profiles.yamlio import line_for
 
 SECRETS_DIR = "/run/secrets/"
@@ -100,6 +104,32 @@ def _file(s: ServiceReader, name: str, written: str, where: Location, kind: str)
     return path
 
 
+def _content(s: ServiceReader, name: str, written: Any, where: Location) -> str:
+    """A config's inline ``content:``, interpolated as Compose interpolates it; refused when it refers
+    to a secret or holds one (it is stored in the profile and shown by ``plan``)."""
+    if isinstance(written, dict | list) or written is None:
+        raise ImportFormatError(f"config '{name}': content: must be text", where=where)
+    text, kept = s.ctx.interpolate_counted(str(written), where)
+    if kept:
+        raise ImportFormatError(
+            f"config '{name}': content: refers to a secret, which would be stored in the profile and "
+            "shown by plan; not imported",
+            where=where,
+            hint="declare the config with environment: VARIABLE instead (the launch reads it then)",
+        )
+    problem = content_problem(text)
+    assignment = next((k for k in map(secret_assignment, text.splitlines()) if k), None)
+    if problem is None and assignment is not None:  # HF_TOKEN=… written into the text
+        problem = f"the config's content holds {assignment}; a profile holds no secrets"
+    if problem is not None:
+        raise ImportFormatError(
+            f"config '{name}': {problem}; not imported",
+            where=where,
+            hint="move the secret to a variable and declare the config with environment: VARIABLE",
+        )
+    return text
+
+
 def read_secrets(s: ServiceReader) -> tuple[dict[str, Any], ...]:
     """The service's ``secrets:`` then ``configs:`` as profile entries (``docker.secrets``), in the
     order written; a later entry for the same target replaces an earlier one, as Compose keeps one
@@ -108,13 +138,12 @@ def read_secrets(s: ServiceReader) -> tuple[dict[str, Any], ...]:
     for kind in ("secret", "config"):
         for item, i in s.items(f"{kind}s"):
             entry = _one(s, kind, item, i)
-            if entry is not None:
-                out[entry["target"]] = entry
+            out[entry["target"]] = entry
     return tuple(out.values())
 
 
-def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any] | None:
-    """One entry of a service's ``secrets:`` or ``configs:`` (None: a config that is not kept)."""
+def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any]:
+    """One entry of a service's ``secrets:`` or ``configs:``."""
     key = f"{kind}s"
     where = s.at(key, i)
     long = item if isinstance(item, dict) else {"source": item}
@@ -124,6 +153,8 @@ def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any] | Non
     target = _target(s.text(long.get("target") or name, key, i), kind)
     entry, declared_at = _declaration(s, name, where, kind)
     secret: dict[str, Any] = {"target": target}
+    if kind == "config" and "content" in entry and not entry.get("environment") and not entry.get("file"):
+        secret["content"] = _content(s, name, entry["content"], declared_at)
     if entry.get("environment"):
         variable = s.interp(str(entry["environment"]), declared_at)
         if not _VARIABLE_RE.fullmatch(variable):
@@ -136,6 +167,7 @@ def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any] | Non
                 f"{declared_at}: {kind} '{name}' reads {variable}, which is set only in the project's "
                 f".env; LLM Dyno never stores a secret's value, so export {variable} before launching"
             )
+    if "environment" in secret or "content" in secret:  # a file the launch writes: its mode and owner
         if long.get("mode") is not None:
             secret["mode"] = _mode(long["mode"], where)
         for field in ("uid", "gid"):
@@ -148,15 +180,10 @@ def _one(s: ServiceReader, kind: str, item: Any, i: int) -> dict[str, Any] | Non
                 f"{where}: uid, gid and mode of a file {kind} are ignored (Docker Compose ignores them "
                 "too: the file is bound as it is on the host)"
             )
-    elif kind == "config" and "content" in entry:
-        s.draft.warnings.append(
-            f"{declared_at}: config '{name}' has content:, which LLM Dyno does not keep (the file at "
-            f"{target} is missing in the container); write it to a file and use file: instead"
-        )
-        return None
-    else:
+    elif "content" not in secret:
         raise ImportFormatError(
-            f"{kind} '{name}' has neither file: nor environment:",
+            f"{kind} '{name}' has neither file: nor environment:"
+            + (" nor content:" if kind == "config" else ""),
             where=declared_at,
             hint="give it file: PATH or environment: VARIABLE",
         )

@@ -19,6 +19,8 @@ from llm_dyno.core.profiles.compose_dotenv import is_inside
 from llm_dyno.core.profiles.compose_extends import Origin
 from llm_dyno.core.profiles.compose_project import ComposeContext, is_path_source, read_env_file
 from llm_dyno.core.profiles.compose_volumes import (
+    driver_volume,
+    image_volume,
     local_bind,
     long_volume_options,
     refuse_unmountable,
@@ -61,6 +63,8 @@ class ServiceReader:
         self.interp = ctx.interpolate
         self.tmpfs_mounts: list[str] = []  # volumes of type tmpfs, as docker.tmpfs entries
         self.devices: list[dict[str, Any]] = []  # device requests besides the NVIDIA GPUs (docker.devices)
+        self.image_volumes: list[dict[str, Any]] = []  # volumes of type image (docker.image_volumes)
+        self.driver_volumes: dict[str, dict[str, Any]] = {}  # volumes the launch creates, by engine name
 
     def at(self, *path: str | int) -> Location:
         """Where a key of the service is written: in this file, or, for a key ``extends`` brought from
@@ -168,6 +172,9 @@ class ServiceReader:
         if isinstance(item, dict):
             kind = item.get("type", "volume")
             refuse_unmountable(item, kind, where)
+            if kind == "image":  # kept with the image mounts (docker.image_volumes)
+                self.image_volumes.append(image_volume(item, self.ctx, where))
+                return None
             if kind == "tmpfs":  # kept with the tmpfs mounts (docker.tmpfs), as Docker mounts them
                 opts: dict[str, Any] = item["tmpfs"] if isinstance(item.get("tmpfs"), dict) else {}
                 # size 0 is no size: Compose leaves it out (the kernel's default, half the RAM)
@@ -215,7 +222,15 @@ class ServiceReader:
             if folder is not None and folder.read_only and "ro" not in mode.split(","):
                 # the local driver mounts the folder with its o: options: bind,ro is read-only
                 mode = ",".join(["ro", *(m for m in mode.split(",") if m and m != "rw")])
+            key = source
             source = folder.path if folder else self.ctx.scoped(source, declared.get(source), "volume", where)
+            made = (
+                None
+                if folder
+                else driver_volume(key, source, declared.get(key), self.ctx, self.draft.source, self.lines)
+            )
+            if made is not None:
+                self.driver_volumes[source] = made  # created by the launch, once for every mount of it
         volume = ":".join([source, target, *([mode] if mode else [])])
         return warn_host_access(volume, self.draft.warnings, where)
 

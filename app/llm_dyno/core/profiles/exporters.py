@@ -202,9 +202,12 @@ def to_compose(profile: Profile) -> str:
         if hooks:
             service[when] = hooks
     secrets = _compose_secrets(docker, service)
+    configs = _compose_configs(docker, service)
     doc: dict[str, Any] = {META_KEY: meta, "services": {key: service}}
     if secrets:
         doc["secrets"] = secrets
+    if configs:
+        doc["configs"] = configs
     if _named_volumes(docker):
         doc["volumes"] = _named_volumes(docker)
     if networks:
@@ -217,7 +220,7 @@ def _compose_secrets(docker: DockerSettings, service: dict[str, Any]) -> dict[st
     top-level declarations they name (a file, or the variable's name: never a value)."""
     declared: dict[str, Any] = {}
     listed: list[dict[str, Any]] = []
-    for secret in docker.secrets:
+    for secret in (s for s in docker.secrets if s.content is None):
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", secret.target.rsplit("/", 1)[-1]) or "secret"
         name, n = stem, 1
         while name in declared:
@@ -233,6 +236,24 @@ def _compose_secrets(docker: DockerSettings, service: dict[str, Any]) -> dict[st
         listed.append(entry)
     if listed:
         service["secrets"] = listed
+    return declared
+
+
+def _compose_configs(docker: DockerSettings, service: dict[str, Any]) -> dict[str, Any]:
+    """The profile's inline-content configs as the service's ``configs:`` (long form, absolute
+    targets) and their top-level ``content:`` declarations (``$`` escaped: Compose interpolates it)."""
+    declared: dict[str, Any] = {}
+    listed: list[dict[str, Any]] = []
+    for n, config in enumerate(s for s in docker.secrets if s.content is not None):
+        name = f"config_{n + 1}"
+        declared[name] = {"content": _escape(config.content or "")}
+        entry: dict[str, Any] = {"source": name, "target": _escape(config.target)}
+        entry |= {k: str(getattr(config, k)) for k in ("uid", "gid") if getattr(config, k) is not None}
+        if config.mode is not None:
+            entry["mode"] = f"0{config.mode:o}"
+        listed.append(entry)
+    if listed:
+        service["configs"] = listed
     return declared
 
 

@@ -23,7 +23,14 @@ from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.flags import EngineConfig, engine_config, parse_args
 from llm_dyno.core.profiles.validation import FieldProblem, problem_of, refuse_secret_arguments
 from llm_dyno.core.profiles.yamlio import MAX_VALUE_CHARS, dump, load_with_lines
-from llm_dyno.core.secrets import SECRET_FLAG_ENV, is_secret_name, secret_flag, secret_value_problem
+from llm_dyno.core.secrets import (
+    SECRET_FLAG_ENV,
+    is_secret_name,
+    literal_secret_in_word,
+    secret_flag,
+    secret_in_text,
+    secret_value_problem,
+)
 
 SCHEMA_VERSION = 1
 
@@ -80,6 +87,9 @@ class SecretFile(_Frozen):
     target: str
     file: str | None = None
     environment: str | None = None
+    content: str | None = Field(
+        default=None, description="a compose config's inline content: (no secret), written like environment"
+    )
     mode: int | None = Field(default=None, ge=0, le=0o7777, description="file mode (environment only)")
     uid: int | None = Field(default=None, ge=0)
     gid: int | None = Field(default=None, ge=0)
@@ -98,13 +108,67 @@ class SecretFile(_Frozen):
             raise ValueError(f"{v!r} is not an environment variable name")
         return v
 
+    @field_validator("content")
+    @classmethod
+    def _content(cls, v: str | None) -> str | None:
+        problem = None if v is None else content_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
+        return v
+
     @model_validator(mode="after")
     def _one_source(self) -> SecretFile:
-        if (self.file is None) == (self.environment is None):
-            raise ValueError("a secret has either file: (a host file) or environment: (a variable name)")
+        if [self.file, self.environment, self.content].count(None) != 2:
+            raise ValueError(
+                "a secret has one of file: (a host file), environment: (a variable name) or content: "
+                "(a config's text)"
+            )
         if self.file is not None and not self.file.startswith("/"):
             raise ValueError(f"secret file {self.file!r} must be an absolute path")
         return self
+
+
+def content_problem(text: str) -> str | None:
+    """Why an inline config ``content:`` may not be kept in a profile (None: it may): it holds a secret
+    (a token's shape, ``HF_TOKEN=…``, a literal ``--api-key`` value), or is too long to store."""
+    if len(text) > MAX_VALUE_CHARS:
+        return f"a config's content of {len(text):,} characters (at most {MAX_VALUE_CHARS:,})"
+    kind = secret_in_text(text)
+    if kind is None and literal_secret_in_word(text):
+        kind = "a literal --api-key or --hf-token value"
+    return None if kind is None else f"the config's content holds {kind}; a profile holds no secrets"
+
+
+class DriverVolume(_Frozen):
+    """A named volume the launch creates before the container, with a volume driver and its options
+    (compose top-level ``volumes: {name: {driver:, driver_opts:}}``), as Docker Compose creates it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    driver: str = Field(min_length=1, pattern=r"^[^\s-][^\s]*$")
+    options: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ImageVolume(_Frozen):
+    """An image's files mounted at ``target`` (compose ``volumes: [{type: image}]``): Docker Engine
+    28+ (API 1.48) makes such mounts; the launch checks the engine first."""
+
+    image: str
+    target: str = Field(pattern=r"^/")
+    subpath: str | None = None
+    read_only: bool = False
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        return _image_reference(v)
+
+    @field_validator("subpath")
+    @classmethod
+    def _subpath(cls, v: str | None) -> str | None:
+        if v is not None and (v.startswith("/") or ".." in v.split("/")):
+            raise ValueError(f"{v!r}: an image subpath is relative, without '..' (Docker refuses others)")
+        return v
 
 
 class ExecHook(_Frozen):
@@ -209,6 +273,12 @@ class DockerSettings(_Frozen):
     logging: LogSettings | None = None
     secrets: tuple[SecretFile, ...] = Field(
         default=(), description="compose secrets: files in the container (/run/secrets/NAME)"
+    )
+    driver_volumes: tuple[DriverVolume, ...] = Field(
+        default=(), description="named volumes created before the container, with their driver and options"
+    )
+    image_volumes: tuple[ImageVolume, ...] = Field(
+        default=(), description="images' files mounted into the container (Docker Engine 28+, API 1.48)"
     )
     devices: tuple[DeviceRequestSettings, ...] = Field(
         default=(), description="device requests besides the GPUs (gpus:), passed to Docker as written"

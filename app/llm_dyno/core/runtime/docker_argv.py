@@ -75,6 +75,8 @@ def docker_run_argv(spec: Mapping[str, Any], host: str | None = None) -> list[st
         argv += ["-v", bind.removesuffix(":rw")]
     for mount in spec.get("mounts", []):
         fields = [f"type={mount['Type']}", f"source={mount['Source']}", f"target={mount['Target']}"]
+        subpath = (mount.get("ImageOptions") or {}).get("Subpath")
+        fields += [f"image-subpath={subpath}"] if subpath else []  # docker run 28+ (an image volume)
         argv += ["--mount", ",".join(fields + (["readonly"] if mount.get("ReadOnly") else []))]
     for path, opts in (spec.get("tmpfs") or {}).items():
         argv += ["--tmpfs", f"{path}:{opts}" if opts else path]

@@ -40,6 +40,7 @@ from llm_dyno.core.runtime.docker_secrets import secret_archive
 from llm_dyno.core.runtime.docker_spec import (
     network_to_create,
 )
+from llm_dyno.core.runtime.docker_volume_create import prepare_volumes
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.logfiles import log_path
 from llm_dyno.core.runtime.ownership import engine_id, with_proof
@@ -161,6 +162,8 @@ class DockerServerHandle(ServerHandle):
             if self._stopping.is_set():
                 return
             self._status_to(ServerState.CREATING, f"creating container {planned.name}")
+            # as Compose: image volumes checked against the engine (and pulled), volumes created, first
+            prepare_volumes(self._client, self.plan.profile, self.host, self._ensure_image)
             self._ensure_network()
             self.container = self._create(spec)
             if planned.pre_start and not self._run_pre_start(planned.pre_start, spec):

@@ -4,7 +4,9 @@ A ``file:`` secret is a read-only bind mount of the host file at its target (a `
 ``-v`` bind: a missing file is an error, never an empty folder Docker makes, as with Compose's
 ``CreateHostPath: false``). An ``environment:`` secret is a file written into the *created* container
 before it starts, through the engine's archive API, from an in-memory tar: the value is read from the
-launching process's environment and written nowhere else (no host file, label, argv or log).
+launching process's environment and written nowhere else (no host file, label, argv or log). A config's
+inline ``content:`` is written the same way, with the text the profile holds (Compose's
+``injectConfigs``: mode ``0444``, nothing on the host).
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from llm_dyno.core.profiles.model import DockerSettings
-from llm_dyno.core.runtime.launch_spec import FileFromVariable, PlanWarning, WarningKind
+from llm_dyno.core.runtime.launch_spec import (
+    FileFromVariable,
+    FileWithContent,
+    PlanWarning,
+    WarningKind,
+    WrittenFile,
+)
 from llm_dyno.core.secrets import SecretMissing
 
 
@@ -31,8 +39,29 @@ def secret_mounts(settings: DockerSettings) -> list[Any]:
     return [Mount(target=s.target, source=str(s.file), type="bind", read_only=True) for s in found]
 
 
-def secret_files(settings: DockerSettings, warnings: list[PlanWarning]) -> tuple[FileFromVariable, ...]:
-    """The ``environment:`` secrets as files the launch writes before the container starts."""
+def secret_files(settings: DockerSettings, warnings: list[PlanWarning]) -> tuple[WrittenFile, ...]:
+    """The ``environment:`` secrets and ``content:`` configs as files the launch writes before the
+    container starts (mode ``0444`` unless the entry says otherwise, as Compose writes them)."""
+    written = tuple(
+        FileWithContent(s.target, s.content, 0o444 if s.mode is None else s.mode, s.uid or 0, s.gid or 0)
+        for s in settings.secrets
+        if s.content is not None
+    )
+    if written:
+        warnings.append(
+            PlanWarning(
+                WarningKind.IGNORED,
+                "written into the container before it starts, with the config's content (docker run has "
+                "no flag for it, so the command above leaves it out): "
+                + ", ".join(
+                    f"{f.path} ({len(f.content.encode()):,} bytes, mode {f.mode:04o})" for f in written
+                ),
+            )
+        )
+    return _from_variables(settings, warnings) + written
+
+
+def _from_variables(settings: DockerSettings, warnings: list[PlanWarning]) -> tuple[FileFromVariable, ...]:
     out = tuple(
         FileFromVariable(
             s.target,
@@ -65,8 +94,9 @@ def secret_files(settings: DockerSettings, warnings: list[PlanWarning]) -> tuple
     return out
 
 
-def secret_archive(files: tuple[FileFromVariable, ...], environ: Mapping[str, str] | None = None) -> bytes:
-    """The tar the launch copies to ``/`` of the created container, built in memory.
+def secret_archive(files: tuple[WrittenFile, ...], environ: Mapping[str, str] | None = None) -> bytes:
+    """The tar the launch copies to ``/`` of the created container, built in memory (a content
+    config's text as it is, an environment secret's from ``environ``).
 
     Raises :class:`SecretMissing` naming the variable when one is unset (Compose: "environment
     variable required by secret is not set"); a variable set to nothing writes no file, as Compose
@@ -76,13 +106,16 @@ def secret_archive(files: tuple[FileFromVariable, ...], environ: Mapping[str, st
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for f in files:
-            if f.variable not in source:
+            if isinstance(f, FileWithContent):
+                value = f.content.encode()
+            elif f.variable not in source:
                 raise SecretMissing(
                     f"secret {f.path} needs the environment variable {f.variable}, which is not set; "
                     "launch refused",
                     hint=f"export {f.variable}=… before launching",
                 )
-            value = source[f.variable].encode()
+            else:
+                value = source[f.variable].encode()
             if not value:
                 continue
             info = tarfile.TarInfo(f.path.lstrip("/"))

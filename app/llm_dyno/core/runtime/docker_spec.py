@@ -23,7 +23,7 @@ from llm_dyno.core.httpclient import server_url
 from llm_dyno.core.profiles.exposure import exposure_of
 from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile
 from llm_dyno.core.runtime.base import LaunchPlan, plan_key
-from llm_dyno.core.runtime.docker_argv import docker_run_argv, hook_argvs
+from llm_dyno.core.runtime.docker_argv import _docker, docker_run_argv, hook_argvs
 from llm_dyno.core.runtime.docker_common import (
     LABEL_HASH,
     LABEL_MANAGED,
@@ -35,6 +35,7 @@ from llm_dyno.core.runtime.docker_common import (
 )
 from llm_dyno.core.runtime.docker_contexts import default_host, find_context
 from llm_dyno.core.runtime.docker_secrets import secret_files, secret_mounts
+from llm_dyno.core.runtime.docker_volumes import image_mounts, volume_lines
 from llm_dyno.core.runtime.launch_spec import ContainerSpec, PlanWarning, WarningKind, warnings_of
 from llm_dyno.core.runtime.picked_port import PICKED_BY_DOCKER, PICKED_NOTE
 from llm_dyno.core.secrets import (
@@ -67,7 +68,9 @@ class DockerLaunchPlan(LaunchPlan):
             raise TypeError("a docker plan without a container spec")  # a bug: plan_container made it
         create = spec.for_engine(reveal=False)
         references = spec.reference_words()
-        lines = [
+        settings = self.profile.docker
+        lines = [] if settings is None else volume_lines(settings, _docker(self.docker_host))
+        lines += [
             " ".join(
                 shell_word(w) if w in references or not _environment_or_command(w, create) else shlex.quote(w)
                 for w in docker_run_argv(create, self.docker_host)
@@ -401,7 +404,8 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
     volumes = _volumes(settings, warnings)
     if volumes:
         spec["volumes"] = volumes
-    mounts = secret_mounts(settings)  # compose secrets: file ones bound read-only, the others written
+    # compose secrets: file ones bound read-only, the others written; image volumes (Engine API 1.48)
+    mounts = [*secret_mounts(settings), *image_mounts(settings)]
     if mounts:
         spec["mounts"] = mounts
     files = secret_files(settings, warnings)

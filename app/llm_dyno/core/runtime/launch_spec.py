@@ -127,13 +127,34 @@ class FileFromVariable:
 
 
 @dataclass(frozen=True)
+class FileWithContent:
+    """A file the launch writes into the created container before starting it with text the profile
+    holds (a compose config's inline ``content:``, no secret), as Compose's ``injectConfigs`` does."""
+
+    path: str
+    content: str
+    mode: int = 0o444
+    uid: int = 0
+    gid: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``plan --json`` shows it (the text: it is no secret)."""
+        return {"path": self.path, "content": self.content, "mode": f"{self.mode:04o}"} | (
+            {"uid": self.uid, "gid": self.gid} if self.uid or self.gid else {}
+        )
+
+
+WrittenFile = FileFromVariable | FileWithContent
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     """A container: docker-py ``containers.create`` keyword arguments (``create``), environment
     references unresolved, and the files the launch writes into it before it starts (``files``).
     The app reads what it needs through the properties."""
 
     create: Mapping[str, Any]
-    files: tuple[FileFromVariable, ...] = ()
+    files: tuple[WrittenFile, ...] = ()
     pre_start: tuple[InitHook, ...] = ()  # one-off containers run to completion before it starts
     post_start: tuple[ExecHook, ...] = ()  # docker exec'd once the container started (compose hooks)
     pre_stop: tuple[ExecHook, ...] = ()  # docker exec'd before the container is stopped
@@ -228,10 +249,12 @@ LaunchSpec = ProcessSpec | ContainerSpec
 __all__ = [
     "ContainerSpec",
     "FileFromVariable",
+    "FileWithContent",
     "LaunchSpec",
     "PlanWarning",
     "ProcessSpec",
     "WarningKind",
+    "WrittenFile",
     "by_severity",
     "warnings_of",
 ]
