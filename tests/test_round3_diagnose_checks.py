@@ -259,3 +259,56 @@ def test_the_profiles_stored_ab_gives_the_no_spec_figure(mtp_home: Path) -> None
     assert ns is not None, data["sources"]
     assert ns["yours_source"] == f"A/B #{a} without spec decode"
     assert ns["yours_no_spec_tps"] == pytest.approx(sum(runs) / len(runs), rel=1e-3)
+
+
+# -- 2. weights against the model files -------------------------------------------------------------------
+
+# the line vLLM writes once the weights are on the GPU (tests/fixtures/logs/ref_gpu_startup_mtp.log)
+LOADED = "(EngineCore pid=167) INFO 05-03 18:39:15 [gpu_model_runner.py:4879] Model loading took {gib} GiB memory and 145.657922 seconds\n"  # noqa: E501
+GIB = 1024**3
+
+
+def _model_home(tmp_path: Path, files_gib: float) -> Path:
+    from tests.support.model_folders import model_folder
+
+    folder = model_folder(
+        tmp_path / "models" / "qwen-int4",
+        {"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 2},
+        {"model.layers.0.qweight": ("I32", int(files_gib * GIB))},
+    )
+    _import(tmp_path, PROCESS_PROFILE.format(exe="/bin/true", model=folder))
+    return folder
+
+
+def test_a_log_whose_weights_are_not_the_profiles_model_is_named_first(tmp_path: Path) -> None:
+    folder = _model_home(tmp_path, 16.9)
+    log = tmp_path / "other.log"
+    log.write_text(LOADED.format(gib="23.43"))
+    data = _diagnose(tmp_path, "local-mtp", "--log", str(log))
+    first = data["findings"][0]
+    assert first["id"] == "log-not-from-this-profile"
+    assert "model weights take 23.43 GiB, the profile's model files 16.90 GiB" in first["title"]
+    assert str(folder) in first["title"]
+    assert any("Model loading took 23.43 GiB" in e for e in first["evidence"])
+    text = _text(tmp_path, "local-mtp", "--log", str(log))
+    ranked_first = next(line for line in text.splitlines() if line.startswith("1. "))
+    assert "[high] This log is not from this profile" in ranked_first and "not this model" in ranked_first
+
+
+def test_a_log_that_loads_the_profiles_model_is_not_flagged(tmp_path: Path) -> None:
+    _model_home(tmp_path, 17.9)  # the founding post: ~18 GiB on disk, 16.87 GiB in VRAM
+    log = tmp_path / "same.log"
+    log.write_text(LOADED.format(gib="16.87"))
+    data = _diagnose(tmp_path, "local-mtp", "--log", str(log))
+    assert all(f["id"] != "log-not-from-this-profile" for f in data["findings"])
+
+
+def test_the_posts_model_vram_is_checked_against_the_files(tmp_path: Path) -> None:
+    _model_home(tmp_path, 30.0)
+    data = _diagnose(tmp_path, "local-mtp", "--post", str(FOUNDING_POST))
+    first = data["findings"][0]
+    assert first["id"] == "log-not-from-this-profile", [f["id"] for f in data["findings"]]
+    assert "model weights take 16.87 GiB, the profile's model files 30.00 GiB" in first["title"]
+    lines = FOUNDING_POST.read_text().splitlines()
+    vram = next(i for i, t in enumerate(lines, 1) if t.startswith("Model VRAM:"))
+    assert any(f"post line {vram}" in e for e in first["evidence"])

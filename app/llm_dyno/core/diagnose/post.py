@@ -178,10 +178,17 @@ def _key(line: str) -> tuple[str, str] | None:
     return (found.group(1).lower(), found.group(2)) if found else None
 
 
+_IN_VRAM = re.compile(r"(\d+(?:\.\d+)?)\s*GiB in VRAM")
+
+
 def _key_value_facts(lines: tuple[str, ...]) -> Fingerprint:
-    """The post's "Key: value" summary lines as boot facts (the first statement of each)."""
+    """The post's "Key: value" summary lines as boot facts (the first statement of each); the weights
+    also from prose ("16.87 GiB in VRAM") where no "Model VRAM:" line states them."""
     out: Fingerprint = {}
+    prose: Fact | None = None
     for no, line in enumerate(lines, 1):
+        if prose is None and "in VRAM" in line and (m := _IN_VRAM.search(line)) is not None:
+            prose = Fact(f"{float(m.group(1)):g} GiB", where(no))  # "16.87 GiB in VRAM" in prose
         kv = _key(line)
         if kv is None:
             continue
@@ -209,6 +216,8 @@ def _key_value_facts(lines: tuple[str, ...]) -> Fingerprint:
                 out.setdefault(COMPILE, Fact(f"{sum(parts):g} s{n}", at))
         elif key == "kv cache" and (m := re.match(r"(fp8\w*|auto|bfloat16|float16)\b", value)):
             out.setdefault(KV, Fact(m.group(1), at))
+    if prose is not None:
+        out.setdefault(WEIGHTS, prose)
     return out
 
 

@@ -8,20 +8,27 @@ start-up events) and ``bench.spec_log`` (SpecDecoding lines), where they live.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from llm_dyno.core.bench.roofline import GIB, speculative_tokens_from_log
 from llm_dyno.core.bench.spec_log import log_acceptance
 from llm_dyno.core.diagnose.evidence import Evidence, Finding, Impact, LogEvidence, MetricEvidence, Severity
+from llm_dyno.core.diagnose.fingerprint import WEIGHTS
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
+from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_memory import datasheet_memory
 from llm_dyno.core.runtime.logformats import BootFactKind, parse_boot_facts
 from llm_dyno.core.runtime.logformats.phases import EventKind, parse_events
+from llm_dyno.core.runtime.model_files import find_model_folder, read_weights
 
 INPUTS_RULE = "log-not-from-this-profile"
 # memory a log may claim beyond the GPU's total before it cannot be this GPU's (rounding, GiB vs GB)
 _MEMORY_SLACK = 1.05
+# loaded weights against the checkpoint's size: quantized weights load as stored; a multimodal checkpoint
+# served --language-model-only skips its vision tower (the founding post: ~18 GiB on disk, 16.87 in VRAM)
+WEIGHTS_TOLERANCE = 0.25
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,9 @@ def contradictions(inp: DiagnosisInput) -> list[Contradiction]:
             out.append(Contradiction(
                 f"it serves {logged}, the profile serves {p.model}", inp.log.evidence(no)
             ))  # fmt: skip
+    other_model = _weights_against_files(inp, facts)
+    if other_model is not None:
+        out.append(other_model)
     mem = _gpu_memory(inp)
     if mem is not None:
         total, gpu = mem
@@ -139,7 +149,53 @@ def contradictions(inp: DiagnosisInput) -> list[Contradiction]:
     return out
 
 
-@rule(INPUTS_RULE, "launch log, typed acceptance, profile, GPU memory")
+def _stated_weights(
+    inp: DiagnosisInput, facts: dict[str, tuple[str | float, int]]
+) -> tuple[float, Evidence] | None:
+    """The weights' GiB the input states: the log's "Model loading took", else the post's "Model VRAM"."""
+    if "weights_gib" in facts:
+        gib, no = facts["weights_gib"]
+        return float(gib), inp.log.evidence(int(no))
+    stated = inp.post.fingerprint().get(WEIGHTS) if inp.post is not None else None
+    found = re.match(r"(\d+(?:\.\d+)?) GiB", stated.value) if stated is not None else None
+    if stated is None or found is None:
+        return None
+    return float(found.group(1)), MetricEvidence("model weights", stated.value, source=stated.where)
+
+
+def model_files_gib(profile: Profile) -> tuple[float, str] | None:
+    """The profile's model files in GiB (the safetensors headers of its local folder) and where they are;
+    None when the folder is not on this machine or holds no readable weights."""
+    folder, how = find_model_folder(profile)
+    if folder is None:
+        return None
+    try:
+        info = read_weights(folder)
+    except (OSError, ValueError):
+        return None
+    return info.total_bytes / GIB, f"{folder} ({info.source}; found by {how})"
+
+
+def _weights_against_files(
+    inp: DiagnosisInput, facts: dict[str, tuple[str | float, int]]
+) -> Contradiction | None:
+    """Weights loaded that the profile's model files cannot be: quantized weights load as stored, so a
+    load far from the checkpoint's size is another model (or another quantization of it)."""
+    stated = _stated_weights(inp, facts) if inp.profile is not None else None
+    files = model_files_gib(inp.profile) if stated is not None and inp.profile is not None else None
+    if stated is None or files is None or files[0] <= 0:
+        return None
+    gib, evidence = stated
+    if abs(gib / files[0] - 1) <= WEIGHTS_TOLERANCE:
+        return None
+    what = (
+        f"its model weights take {gib:g} GiB, the profile's model files {files[0]:.2f} GiB ({files[1]}): "
+        f"not this model (a load differs from the checkpoint by at most {WEIGHTS_TOLERANCE:.0%})"
+    )
+    return Contradiction(what, evidence)
+
+
+@rule(INPUTS_RULE, "launch log, typed acceptance, profile, GPU memory, model files")
 def log_not_from_this_profile(inp: DiagnosisInput) -> list[Finding]:
     """A log (or typed figures) that contradicts the profile or the GPU: listed before anything else,
     since every other finding would read it as this profile's."""
