@@ -102,6 +102,11 @@ def test_json_carries_the_diff_rows_and_the_shared_settings(home: Path) -> None:
     assert alloc_finding["changes"] == [
         {"kind": "set_env", "key": "PYTORCH_CUDA_ALLOC_CONF", "value": f"expandable_segments:True,{RIGHT}"}
     ]
+    # diagnosed against the default row itself, the patch question still finds its no-Genesis twin
+    patches_q = next(a for a in data["questions"] if a["id"] == "patches")
+    assert (
+        patches_q["verdict"] == "not the difference" and "no-Genesis MTP 54.7 / 68.2" in patches_q["evidence"]
+    )
     # what the reference's source states about its patches reaches the boot-log facts (and the causes)
     patches = next(r for r in data["boot_log"] if r["fact"] == "start-script patches")
     assert patches["reference"].startswith("Genesis v7.54") and patches["status"] == "differs"

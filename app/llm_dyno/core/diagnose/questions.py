@@ -121,8 +121,10 @@ def _patches(inp: DiagnosisInput, rows: Sequence[FingerprintRow]) -> Answer:
     q = "Would another Genesis patch version change TPS?"
     r = _row(rows, fpm.PATCHES)
     yours = f"yours: {r.yours}; " if r is not None and r.yours else ""
-    no_genesis = next((x for x in inp.published if "no-genesis" in x.id), None)
-    with_genesis = next((x for x in inp.published if x.id.endswith("default-20k")), None)
+    # the reference itself may be one of the two rows (e.g. diagnosed against the default row)
+    rows_of_source = [x for x in (inp.reference, *inp.published) if x is not None]
+    no_genesis = next((x for x in rows_of_source if "no-genesis" in x.id), None)
+    with_genesis = next((x for x in rows_of_source if x.id.endswith("default-20k")), None)
     if no_genesis is not None and with_genesis is not None:
         a, b = no_genesis.numbers, with_genesis.numbers
         return Answer(
