@@ -20,7 +20,7 @@ from llm_dyno.core.diagnose.claim_sources import cite
 from llm_dyno.core.diagnose.references import Reference
 from llm_dyno.core.profiles.diff import DiffRow, diff_profiles
 from llm_dyno.core.profiles.flags import parse_args
-from llm_dyno.core.profiles.import_common import ImportResult
+from llm_dyno.core.profiles.import_result import ImportResult
 from llm_dyno.core.profiles.importers import import_text
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.records import fields_dict

@@ -14,13 +14,8 @@ from pathlib import Path
 from llm_dyno.core.errors import ImportFormatError, Location, ProfileError
 from llm_dyno.core.profiles.cmdline_import import read_cmdline
 from llm_dyno.core.profiles.compose_import import read_compose
-from llm_dyno.core.profiles.import_common import (
-    ImportFailed,
-    ImportResult,
-    SourceKind,
-    build_result,
-    known_flags,
-)
+from llm_dyno.core.profiles.import_common import SourceKind, known_flags
+from llm_dyno.core.profiles.import_result import ImportFailed, ImportResult, build_result
 from llm_dyno.core.profiles.model import Runtime, profile_from_yaml
 from llm_dyno.core.profiles.yamlio import load_with_lines
 from llm_dyno.core.secrets import redact_values, strip_credentials
