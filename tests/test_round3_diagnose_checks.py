@@ -312,3 +312,47 @@ def test_the_posts_model_vram_is_checked_against_the_files(tmp_path: Path) -> No
     lines = FOUNDING_POST.read_text().splitlines()
     vram = next(i for i, t in enumerate(lines, 1) if t.startswith("Model VRAM:"))
     assert any(f"post line {vram}" in e for e in first["evidence"])
+
+
+# -- 3. the roofline from the post's own GPU and weights ------------------------------------------------
+
+
+def _post_line(text: str, starts: str) -> tuple[int, str]:
+    return next((i, t) for i, t in enumerate(text.splitlines(), 1) if t.startswith(starts))
+
+
+def test_the_post_feeds_the_roofline_each_figure_with_its_line(tmp_path: Path) -> None:
+    text = FOUNDING_POST.read_text(encoding="utf-8")
+    vram_no, vram = _post_line(text, "Model VRAM:")
+    gpu_no, _ = _post_line(text, "GPU:")
+    data = _diagnose(tmp_path, "--post", str(FOUNDING_POST))
+    r = data["roofline"]
+    assert r is not None, "the post names its GPU and weights: the roofline must be built from them"
+    assert r["weights_bytes"] == pytest.approx(float(re.findall(r"[\d.]+", vram)[0]) * GIB)
+    assert r["weights_source"] == f"post line {vram_no}"
+    assert f"the GPU RTX 3090 from post line {gpu_no}" in r["bandwidth_source"]
+    shown = _text(tmp_path, "--post", str(FOUNDING_POST))
+    roof = next(line for line in shown.splitlines() if line.startswith("roofline:"))
+    assert f"(post line {vram_no})" in roof and f"from post line {gpu_no}" in roof
+
+
+def test_another_gpu_in_the_post_is_another_roofline(tmp_path: Path) -> None:
+    text = FOUNDING_POST.read_text(encoding="utf-8")
+    gpu_no, line = _post_line(text, "GPU:")
+    lines = text.splitlines()
+    lines[gpu_no - 1] = line.replace("RTX 3090 (Ampere SM_86)", "RTX 4090 (Ada SM_89)")
+    other = tmp_path / "post-4090.txt"
+    other.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    a = _diagnose(tmp_path, "--post", str(FOUNDING_POST))["roofline"]
+    b = _diagnose(tmp_path, "--post", str(other))["roofline"]
+    assert "RTX 4090" in b["bandwidth_source"] and b["bandwidth_bytes_s"] != a["bandwidth_bytes_s"]
+    assert b["weights_bytes"] == a["weights_bytes"]
+
+
+def test_a_logs_weights_win_over_the_posts(tmp_path: Path) -> None:
+    log = tmp_path / "launch.log"
+    log.write_text(LOADED.format(gib="17.5"))
+    assert cli(tmp_path, "profile", "import", str(MTP_PROFILE)).returncode == 0
+    data = _diagnose(tmp_path, "qwen36-27b-mtp", "--log", str(log), "--post", str(FOUNDING_POST))
+    r = data["roofline"]
+    assert r["weights_bytes"] == pytest.approx(17.5 * GIB) and r["weights_source"] == "'Model loading took'"

@@ -167,6 +167,7 @@ class Roofline:
     draft_bytes_per_pass: float = 0.0
     batch: int = 1
     engine_bytes_per_token: float | None = None
+    weights_source: str = "'Model loading took'"  # where the weights' size came from
 
     @property
     def bytes_per_pass(self) -> float:
@@ -226,7 +227,7 @@ class Roofline:
         out = [
             f"bandwidth {self.bandwidth_bytes_s / 1e9:,.0f} GB/s: {self.bandwidth_source} "
             "(real kernels reach ~85–90 % of peak)",
-            f"bytes per pass {self.bytes_per_pass / GIB:.2f} GiB: 'Model loading took' "
+            f"bytes per pass {self.bytes_per_pass / GIB:.2f} GiB: {self.weights_source} "
             "(the drafter's weights included once)"
             + (
                 f" + {self.draft_bytes_per_pass / GIB:.2f} GiB for the drafter's further passes"
@@ -240,11 +241,15 @@ class Roofline:
             out.append(f"{self.batch} requests decode together: one pass serves all of them")
         return out
 
+    def _weights_note(self) -> str:
+        """`` (post line 76)`` where the weights were not read from the log's 'Model loading took'."""
+        return "" if self.weights_source == "'Model loading took'" else f" ({self.weights_source})"
+
     def describe(self) -> str:
         """One line for humans (the share only when it can be true; else which input is wrong)."""
         text = (
             f"ceiling {self.ceiling_tps:.0f} tok/s = {self.bandwidth_bytes_s / 1e9:.0f} GB/s "
-            f"({self.bandwidth_source}) / {self.bytes_per_pass / GIB:.2f} GiB × "
+            f"({self.bandwidth_source}) / {self.bytes_per_pass / GIB:.2f} GiB{self._weights_note()} × "
             f"{self.mean_acceptance_length:.2f} tokens per pass ({self.tokens_source})"
         )
         if self.batch > 1:
@@ -276,6 +281,7 @@ def decode_ceiling(
     draft_bytes_per_pass: float = 0.0,
     batch: int = 1,
     engine_bytes_per_token: float | None = None,
+    weights_source: str = "'Model loading took'",
 ) -> Roofline:
     """The ceiling for given numbers (see the module docstring and :class:`Roofline`)."""
     if weights_bytes <= 0 or bandwidth_bytes_s <= 0:
@@ -285,7 +291,7 @@ def decode_ceiling(
     ceiling = bandwidth_bytes_s / (weights_bytes + max(0.0, draft_bytes_per_pass)) * length * batch
     return Roofline(
         bandwidth_bytes_s, bandwidth_source, weights_bytes, length, ceiling, achieved_tps, tokens_source,
-        tokens_assumed, max(0.0, draft_bytes_per_pass), batch, engine_bytes_per_token,
+        tokens_assumed, max(0.0, draft_bytes_per_pass), batch, engine_bytes_per_token, weights_source,
     )  # fmt: skip
 
 
@@ -341,14 +347,20 @@ def roofline(
     speculative_tokens: int | None = None,
     draft_bytes_per_pass: float = 0.0,
     engine_bytes_per_token: float | None = None,
+    stated_weights: tuple[float, str] | None = None,
 ) -> Roofline | None:
     """The ceiling from a launch log and the GPU, or None when the weights or bandwidth are unknown.
 
-    Tokens per pass: ``mean_acceptance_length`` (measured), else the log's SpecDecoding lines, else 1
-    (said to be assumed where speculative decoding is on or unknown), see :func:`tokens_per_pass`.
+    Weights: the log's ``Model loading took``, else ``stated_weights`` (bytes, where they were stated:
+    a pasted post's "Model VRAM"). Tokens per pass: ``mean_acceptance_length`` (measured), else the
+    log's SpecDecoding lines, else 1 (said to be assumed where speculative decoding is on or unknown),
+    see :func:`tokens_per_pass`.
     """
     lines = list(lines)
     weights = weights_bytes_from_log(lines)
+    weights_source = "'Model loading took'"
+    if weights is None and stated_weights is not None and stated_weights[0] > 0:
+        weights, weights_source = stated_weights
     bw = bandwidth_for(gpu_name, readings)
     if weights is None or bw is None:
         return None
@@ -365,4 +377,5 @@ def roofline(
         tokens_assumed=tokens.assumed,
         draft_bytes_per_pass=draft_bytes_per_pass,
         engine_bytes_per_token=engine_bytes_per_token,
+        weights_source=weights_source,
     )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from llm_dyno.core.bench.roofline import Roofline, roofline, separate_draft_bytes
+from llm_dyno.core.bench.roofline import GIB, Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose import rules as registry
 from llm_dyno.core.diagnose.causes import Cause, Verdict, rank_causes
 from llm_dyno.core.diagnose.evidence import Finding, Severity
 from llm_dyno.core.diagnose.fingerprint import (
+    WEIGHTS,
     FingerprintRow,
     compare,
     reference_fingerprint,
@@ -76,6 +78,7 @@ class Diagnosis:
                 "bandwidth_bytes_s": r.bandwidth_bytes_s,
                 "bandwidth_source": r.bandwidth_source,
                 "weights_bytes": r.weights_bytes,
+                "weights_source": r.weights_source,
                 "mean_acceptance_length": r.mean_acceptance_length,
                 "tokens_per_pass_source": r.tokens_source,
                 "tokens_per_pass_assumed": r.tokens_assumed,
@@ -125,9 +128,10 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagno
         if r is not None and r.read_bytes_per_s and r.generation_tps and r.generation_tps > 0
         else None
     )
+    gpu, gpu_from = _roofline_gpu(inp)
     ceiling = roofline(
         inp.log.lines,
-        inp.gpu_name() or (inp.reference.hardware.gpu if inp.reference else None),
+        gpu,
         (*inp.gpu_under_load, *inp.gpu_before),
         m.mean_acceptance_length if m is not None else None,
         achieved,
@@ -137,7 +141,12 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagno
         if inp.profile
         else 0.0,
         engine_bytes_per_token=engine_bytes,
+        stated_weights=_post_weights(inp),
     )
+    if ceiling is not None and gpu_from:
+        ceiling = replace(
+            ceiling, bandwidth_source=f"{ceiling.bandwidth_source}; the GPU {gpu} from {gpu_from}"
+        )
     split = gap_split(inp)
     boot: tuple[FingerprintRow, ...] = ()
     if inp.log.lines or inp.reference is not None:
@@ -148,6 +157,25 @@ def diagnose(inp: DiagnosisInput, rules: Sequence[Rule] | None = None) -> Diagno
     ranked = tuple(rank(_agree_with_causes(found, causes)))
     answers = answer_questions(inp, split, boot, causes, ranked)
     return Diagnosis(ranked, ceiling, tuple(errors), split, boot, causes, checked, answers)
+
+
+def _roofline_gpu(inp: DiagnosisInput) -> tuple[str | None, str]:
+    """The GPU the roofline is for and, where it is not this machine's, what named it: the environment
+    or a reading, else the pasted post's, else the reference's (its claim is "the same GPU model")."""
+    if (name := inp.gpu_name()) is not None:
+        return name, ""
+    if inp.post is not None and inp.post.gpu is not None:
+        return inp.post.gpu.value, inp.post.gpu.where
+    if inp.reference is not None and inp.reference.hardware.gpu:
+        return inp.reference.hardware.gpu, f"reference {inp.reference.id}"
+    return None, ""
+
+
+def _post_weights(inp: DiagnosisInput) -> tuple[float, str] | None:
+    """The weights a pasted post states ("Model VRAM: 16.87 GiB") in bytes, and its line."""
+    fact = inp.post.fingerprint().get(WEIGHTS) if inp.post is not None else None
+    found = re.match(r"(\d+(?:\.\d+)?) GiB", fact.value) if fact is not None else None
+    return (float(found.group(1)) * GIB, fact.where) if fact is not None and found is not None else None
 
 
 def _agree_with_causes(found: list[Finding], causes: Sequence[Cause]) -> list[Finding]:

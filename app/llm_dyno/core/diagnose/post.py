@@ -66,6 +66,7 @@ class Post:
     facts: tuple[tuple[str, Fact], ...]
     figures: PostFigures
     source: str
+    gpu: Fact | None = None  # the GPU the post names ("GPU: RTX 3090 (Ampere SM_86)") and its line
 
     def fingerprint(self) -> Fingerprint:
         """The boot facts the post states, each with its post line."""
@@ -106,7 +107,25 @@ def read_post(text: str, source: str = "post") -> Post:
     facts = _relabel(log_fingerprint(joined))
     for fact, value in _key_value_facts(raw).items():
         facts.setdefault(fact, value)  # vLLM's own words win over the post's summary of them
-    return Post(joined, tuple(facts.items()), _figures(raw), source)
+    return Post(joined, tuple(facts.items()), _figures(raw), source, _gpu(raw))
+
+
+# a GPU named in prose: "on a single RTX 3090", "an RTX 4090", "1x H100"
+_GPU_NAME = re.compile(
+    r"\b((?:GeForce\s+)?RTX\s+(?:PRO\s+)?A?\d{3,4}(?:\s*Ti)?|GTX\s+\d{3,4}(?:\s*Ti)?|[AHBL]\d{2,3}S?)\b"
+)
+
+
+def _gpu(lines: tuple[str, ...]) -> Fact | None:
+    """The GPU the post names: its "GPU:" line, else the first GPU model named in its text."""
+    prose: Fact | None = None
+    for no, line in enumerate(lines, 1):
+        kv = _key(line)
+        if kv is not None and kv[0] in ("gpu", "gpus", "hardware") and (m := _GPU_NAME.search(kv[1])):
+            return Fact(m.group(1), where(no))
+        if prose is None and (m := _GPU_NAME.search(line)) is not None:
+            prose = Fact(m.group(1), where(no))
+    return prose
 
 
 def _join_wrapped(lines: tuple[str, ...]) -> tuple[str, ...]:
