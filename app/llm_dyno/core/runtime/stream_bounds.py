@@ -148,34 +148,35 @@ def _exactly(read: Callable[[int], bytes], n: int) -> bytes | None:
     return data
 
 
-def _pieces(read: Callable[[int], bytes], *, multiplexed: bool) -> Iterator[bytes]:
-    """The payload of a Docker stream in pieces of at most :data:`PIECE` bytes: frames
-    (``multiplexed``: not a tty) are read piece by piece, never whole."""
+def _pieces(read: Callable[[int], bytes], *, multiplexed: bool) -> Iterator[tuple[int, bytes]]:
+    """The payload of a Docker stream in pieces of at most :data:`PIECE` bytes, each with the stream
+    it belongs to (1 stdout, 2 stderr): frames (``multiplexed``: not a tty) are read piece by piece,
+    never whole."""
     if not multiplexed:
         while piece := read(PIECE):
-            yield piece
+            yield 1, piece
         return
     while (header := _exactly(read, _HEADER.size)) is not None:
-        left = _HEADER.unpack(header)[1]
+        stream, left = _HEADER.unpack(header)
         while left > 0:
             piece = read(min(left, PIECE))
             if not piece:
                 return
             left -= len(piece)
-            yield piece
+            yield stream, piece
 
 
 def _guarded(
     read: Callable[[int], bytes], guard: _Guard, bounds: StreamBounds, *, multiplexed: bool
-) -> Iterator[bytes]:
+) -> Iterator[tuple[int, bytes]]:
     """The pieces of the stream within ``bounds`` (the guard's and the size cap)."""
     got = 0
     try:
-        for piece in _pieces(read, multiplexed=multiplexed):
+        for stream, piece in _pieces(read, multiplexed=multiplexed):
             got += len(piece)
             if bounds.max_bytes is not None and got > bounds.max_bytes:
                 raise _refused(bounds, "size", got)
-            yield piece
+            yield stream, piece
             if guard.expired() is not None:
                 break
     except EngineAnswerRefused:
@@ -201,7 +202,8 @@ def bounded_pieces(
     ``bounds`` breaks (``stall_s`` is for lines: not checked here). A stream ended by ``cancel``
     just ends."""
     with _Guard(sock, replace(bounds, stall_s=None), cancel) as guard:
-        yield from _guarded(read, guard, bounds, multiplexed=multiplexed)
+        for _stream, piece in _guarded(read, guard, bounds, multiplexed=multiplexed):
+            yield piece
 
 
 def bounded_lines(
@@ -213,15 +215,16 @@ def bounded_lines(
     cancel: threading.Event | None = None,
 ) -> Iterator[str]:
     """:func:`bounded_pieces` as lines, each cut at ``MAX_LINE_CHARS`` (and ``stall_s`` at most
-    between two of them)."""
-    splitter = LineSplitter()
+    between two of them); stdout's and stderr's lines apart, so that neither breaks into the other's."""
+    splitters: dict[int, LineSplitter] = {}
     with _Guard(sock, bounds, cancel) as guard:
-        for piece in _guarded(read, guard, bounds, multiplexed=multiplexed):
-            lines = splitter.feed(piece)
+        for stream, piece in _guarded(read, guard, bounds, multiplexed=multiplexed):
+            lines = splitters.setdefault(stream, LineSplitter()).feed(piece)
             if lines:
                 guard.last_line = time.monotonic()
             yield from lines
-    yield from splitter.flush()
+    for splitter in splitters.values():
+        yield from splitter.flush()
 
 
 def _socket_of(raw: Any) -> socket.socket | None:
