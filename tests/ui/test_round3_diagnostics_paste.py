@@ -58,7 +58,7 @@ def cli_json(home: Path, *args: str, stdin: str = "") -> dict:  # type: ignore[t
 def paste(qtbot, view: DiagnosticsView, text: str) -> PasteDialog:  # type: ignore[no-untyped-def]
     """Click "Paste…", put ``text`` on the clipboard and press Ctrl+V in the dialog's text box."""
     qtbot.mouseClick(view.paste_button, Qt.MouseButton.LeftButton)
-    dialog = view.paste_dialog
+    dialog = view.read_inputs.paste_dialog
     qtbot.waitExposed(dialog)
     QApplication.clipboard().setText(text)
     qtbot.mouseClick(dialog.text_box.viewport(), Qt.MouseButton.LeftButton)
@@ -134,12 +134,12 @@ def test_the_choice_overrides_the_guess_and_an_empty_read_forgets_the_paste(
     assert "read as a post" in dialog.size_label.text() and "guessed" not in dialog.size_label.text()
     read(qtbot, view, dialog)
     assert "post pasted" in view.sources.text() and view.post is not None
-    dialog = view.open_paste_dialog()  # opened again: the paste is there to change
+    dialog = view.read_inputs.open_paste_dialog()  # opened again: the paste is there to change
     assert dialog.text() == text
     dialog.text_box.clear()
     assert dialog.note.text() == "Empty: “Read” forgets the pasted text."
     read(qtbot, view, dialog)
-    assert view.paste_button.text() == "Paste…" and view.post is None and view.pasted is None
+    assert view.paste_button.text() == "Paste…" and view.post is None and view.read_inputs.pasted is None
     assert "pasted" not in view.sources.text()
 
 

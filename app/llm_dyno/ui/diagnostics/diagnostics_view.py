@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -33,7 +31,7 @@ from llm_dyno.core.diagnose.gather import (
     remembered_typed,
 )
 from llm_dyno.core.diagnose.inputs import Measured
-from llm_dyno.core.diagnose.post import Post, read_post, read_post_file, with_post
+from llm_dyno.core.diagnose.post import Post, with_post
 from llm_dyno.core.diagnose.references import Reference, find_reference
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.diagnose_job import prepare_diagnose, run_diagnose
@@ -41,9 +39,8 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.diagnostics.gap_widgets import BootLogTable, CausesTable, GapSplitLabel, QuestionsTable
 from llm_dyno.ui.diagnostics.no_findings import NoFindings
-from llm_dyno.ui.diagnostics.paste_dialog import Pasted, PasteDialog, PasteKind, bound_for, size_of
+from llm_dyno.ui.diagnostics.read_inputs import ReadInputs
 from llm_dyno.ui.diagnostics.reference_diff import ReferenceDiffPanel
-from llm_dyno.ui.diagnostics.server_dialog import ServerChoice, ServerDialog
 from llm_dyno.ui.diagnostics.typed_inputs import TypedInputs
 from llm_dyno.ui.diagnostics.widgets import DiffTable, FindingsTree, RooflineGauge
 from llm_dyno.ui.jobs import run_here, run_task
@@ -51,13 +48,6 @@ from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
 _FROM_FILE = "\x00file"  # the reference combo's last item: choose a YAML file
-PASTED_SOURCE = "pasted"  # a pasted post's name in the sources ("post pasted (120 lines)")
-PASTED_LOG_NAME = "pasted-log.txt"  # a pasted launch log's name there ("log pasted-log.txt (…)")
-
-
-def _label(button: QPushButton, text: str) -> None:
-    """A file button names what it reads, elided in the middle: a long name must not widen the view."""
-    button.setText(button.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, 220))
 
 
 class DiagnosticsView(QWidget):
@@ -84,17 +74,10 @@ class DiagnosticsView(QWidget):
         self.registry = registry or ServerManager()
         self.profile: Profile | None = None
         self.server_url: str | None = None
-        self.log_path: Path | None = None
-        self.reference_log_path: Path | None = None
-        self.post: Post | None = None  # a pasted forum post (read as a log and typed figures)
         self.gathered: Gathered | None = None
         self._references: list[Reference] = []
         self._file_references: dict[str, Reference] = {}  # chosen from a YAML file, by its path
         self._combo_index = 0
-        self.pasted: Pasted | None = None  # held in memory only: a paste may carry keys or hosts
-        self.bench_path: Path | None = None  # a result written by bench --json (None: the latest)
-        self.paste_dialog: PasteDialog | None = None  # the last one opened
-        self.server: ServerChoice | None = None  # --url: read instead of the profile's own server
         self._generation = 0
 
         layout = QVBoxLayout(self)
@@ -114,40 +97,15 @@ class DiagnosticsView(QWidget):
         top.addWidget(self.refresh_button)
         layout.addLayout(top)
 
-        # what diagnose reads beyond the profile: each of the CLI's file inputs has its button here
-        files = QHBoxLayout()
-        files.addWidget(QLabel("Read"))
-        self.log_button = QPushButton("Choose log…")
-        self.log_button.setToolTip("the server's launch log (default: the profile's latest), as --log")
-        self.log_button.clicked.connect(self._choose_log)
-        self.paste_button = QPushButton("Paste…")
-        self.paste_button.setToolTip("paste a launch log or a forum post (nothing pasted is saved)")
-        self.paste_button.clicked.connect(self.open_paste_dialog)
-        self.post_button = QPushButton("Post…")
-        self.post_button.setToolTip(
-            "a forum post saved as text: its vLLM lines are read as a log, its figures as typed "
-            "(the boxes below win)"
-        )
-        self.post_button.clicked.connect(self._choose_post)
-        self.bench_button = QPushButton("Benchmark…")
-        self.bench_button.setToolTip(
-            "a result written by `llm-dyno bench --json FILE`, instead of the profile's latest (--bench)"
-        )
-        self.bench_button.clicked.connect(self._choose_bench)
-        self.server_button = QPushButton("Server…")
-        self.server_button.setToolTip(
-            "a running server by URL, and the variable holding its key (--url, --api-key-env); "
-            "default: the selected profile's own server when it runs"
-        )
-        self.server_button.clicked.connect(self.open_server_dialog)
-        self.reference_log_button = QPushButton("Reference log…")
-        self.reference_log_button.setToolTip("the reference's boot log, for the boot-log facts side by side")
-        self.reference_log_button.clicked.connect(self._choose_reference_log)
-        for button in (self.log_button, self.paste_button, self.post_button, self.bench_button,
-                       self.server_button, self.reference_log_button):  # fmt: skip
-            files.addWidget(button)
-        files.addStretch(1)
-        layout.addLayout(files)
+        # what diagnose reads beyond the profile: each of the CLI's inputs has its button here
+        self.read_inputs = ReadInputs()
+        self.read_inputs.changed.connect(self.refresh)
+        self.read_inputs.errorMessage.connect(self.errorMessage)
+        r = self.read_inputs
+        self.log_button, self.paste_button, self.post_button = r.log_button, r.paste_button, r.post_button
+        self.bench_button, self.server_button = r.bench_button, r.server_button
+        self.reference_log_button = r.reference_log_button
+        layout.addWidget(self.read_inputs)
 
         self.sources = QLabel()  # a row of its own: the TPS boxes beside it squeezed it into a column
         self.sources.setObjectName("sectionSubtitle")
@@ -233,9 +191,7 @@ class DiagnosticsView(QWidget):
         if new_profile and profile is not None:
             self._load_typed(profile.name)
         if changed:
-            self.log_path = None
-            if self.pasted is not None and self.pasted.kind is PasteKind.LOG:
-                self._set_paste_state(None)  # a launch log is one profile's, as its file is
+            self.read_inputs.profile_changed()
             self._fill_references()
             self.refresh()
 
@@ -333,128 +289,23 @@ class DiagnosticsView(QWidget):
                 self.errorMessage.emit(f"cannot remember the reference: {exc}")
         self.refresh()
 
+    # the Read row's inputs, as the rest of the window and its tests name them
     def set_log(self, path: Path | None) -> None:
-        """Read this log instead of the profile's latest (a pasted launch log is forgotten)."""
-        self.log_path = path
-        if path is not None and self.pasted is not None and self.pasted.kind is PasteKind.LOG:
-            self._set_paste_state(None)
-        self.refresh()
-
-    def _choose_log(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Server log", "", "Logs (*.log *.txt);;All files (*)")
-        if name:
-            self.set_log(Path(name))
-
-    def open_paste_dialog(self) -> PasteDialog:
-        """The Paste… dialog (window-modal, not blocking); what it reads is read when it is accepted."""
-        dialog = PasteDialog(self.pasted, self)
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.accepted.connect(lambda: self.set_pasted(dialog.pasted()))
-        dialog.finished.connect(dialog.deleteLater)
-        self.paste_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def set_pasted(self, pasted: Pasted | None) -> None:
-        """Read pasted text: a post as ``diagnose --post -`` reads standard input, a launch log as
-        ``--log`` reads a file; None forgets the paste. Too big or unreadable: says why, keeps the last."""
-        if pasted is not None:
-            limit = bound_for(pasted.kind)
-            if size_of(pasted.text) > limit:
-                self.errorMessage.emit(
-                    f"the pasted text is {size_of(pasted.text):,} bytes; a paste is read up to {limit:,} "
-                    "bytes: choose the log's file with “Choose log…” (any size is read)"
-                )
-                return
-            if pasted.kind is PasteKind.POST:
-                try:
-                    post = read_post(pasted.text, PASTED_SOURCE)  # as the CLI reads --post -
-                except DynoError as exc:
-                    self.errorMessage.emit(exc.message)
-                    return
-                self.post = post
-                self.post_button.setText("Post…")  # the paste replaces a post read from a file
-            else:
-                self.log_path = None  # the pasted log replaces a chosen one
-        self._set_paste_state(pasted)
-        self.refresh()
-
-    def _set_paste_state(self, pasted: Pasted | None) -> None:
-        was_post = self.pasted is not None and self.pasted.kind is PasteKind.POST
-        if was_post and (pasted is None or pasted.kind is PasteKind.LOG):
-            self.post = None  # the pasted post is forgotten with the paste
-        self.pasted = pasted
-        self.paste_button.setText(f"Pasted: {pasted.describe()[7:]}" if pasted is not None else "Paste…")
-        self.paste_button.setToolTip(
-            f"{pasted.describe()}, held in memory only; click to change or forget it"
-            if pasted is not None
-            else "paste a launch log or a forum post (nothing pasted is saved)"
-        )
-
-    def open_server_dialog(self) -> ServerDialog:
-        """The Server… dialog (window-modal, not blocking); its server is read when it is accepted."""
-        dialog = ServerDialog(self.server, self)
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.accepted.connect(lambda: self.set_server(dialog.choice()))
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
-        return dialog
-
-    def set_server(self, server: ServerChoice | None) -> None:
-        """Read this server (``--url``, ``--api-key-env``) instead of the profile's own (None: the
-        profile's own when it runs); one that cannot be read says why and is not taken."""
-        try:
-            if server is not None:
-                server.endpoint()
-        except DynoError as exc:
-            self.errorMessage.emit(window_message(exc))
-            return
-        self.server = server
-        _label(self.server_button, f"Server: {server.url}" if server is not None else "Server…")
-        self.refresh()
-
-    def set_bench(self, path: Path | None) -> None:
-        """Read this benchmark result (``bench --json FILE``) instead of the profile's latest."""
-        self.bench_path = path
-        _label(self.bench_button, f"Benchmark: {path.name}" if path is not None else "Benchmark…")
-        self.refresh()
-
-    def _choose_bench(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(
-            self, "A benchmark result (bench --json)", "", "Results (*.json);;All files (*)"
-        )
-        if name:
-            self.set_bench(Path(name))
+        """Read this log instead of the profile's latest (``--log``)."""
+        self.read_inputs.set_log(path)
 
     def set_reference_log(self, path: Path | None) -> None:
-        """Read the reference's boot log from this file (None: the reference's stated facts only)."""
-        self.reference_log_path = path
-        self.refresh()
-
-    def _choose_reference_log(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(
-            self, "The reference's boot log", "", "Logs (*.log *.txt);;All files (*)"
-        )
-        if name:
-            self.set_reference_log(Path(name))
+        """Read the reference's boot log from this file (``--reference-log``)."""
+        self.read_inputs.set_reference_log(path)
 
     def set_post(self, path: Path | None) -> None:
-        """Read a forum post from this file (None: no post); a post that cannot be read says why."""
-        try:
-            self.post = read_post_file(path) if path is not None else None
-        except DynoError as exc:
-            self.post = None
-            self.errorMessage.emit(exc.message)
-        if self.pasted is not None and self.pasted.kind is PasteKind.POST:
-            self.pasted = None  # the file's post replaces the pasted one
-            self._set_paste_state(None)
-        _label(self.post_button, f"Post: {self.post.source}" if self.post is not None else "Post…")
-        self.refresh()
+        """Read a forum post from this file (``--post FILE``)."""
+        self.read_inputs.set_post(path)
 
-    def _choose_post(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "A forum post", "", "Text (*.txt *.md);;All files (*)")
-        if name:
-            self.set_post(Path(name))
+    @property
+    def post(self) -> Post | None:
+        """The forum post read (from a file or pasted)."""
+        return self.read_inputs.post
 
     def typed_acceptance(self) -> tuple[float, ...]:
         """The typed per-position rates as fractions; () when empty or not readable (the box says why)."""
@@ -468,14 +319,9 @@ class DiagnosticsView(QWidget):
         """Gather the inputs and run the rules (in a worker when live metrics are read: two seconds)."""
         self._generation += 1
         generation = self._generation
-        profile, reference, log_path, url = self.profile, self.reference(), self.log_path, self.server_url
-        server = self.server
-        reference_log = self.reference_log_path
-        post, bench = self.post, self.bench_path
-        pasted_log = (
-            self.pasted.text if self.pasted is not None and self.pasted.kind is PasteKind.LOG else None
-        )
-        typed, post_notes = with_post(self._typed(), post)
+        profile, reference, url = self.profile, self.reference(), self.server_url
+        read = self.read_inputs.choice()
+        typed, post_notes = with_post(self._typed(), read.post)
         history = self.history_path
         self.sources.setText("Diagnosing…")
 
@@ -485,33 +331,23 @@ class DiagnosticsView(QWidget):
             with contextlib.suppress(RuntimeError):  # the view closed while the worker read the metrics
                 self._ready.emit(generation, result)
 
-        def diagnose(log: Path | None) -> Gathered:
-            # the profile's server as the window's registry follows it (its URL, key and GPUs)
-            spec = prepare_diagnose(
-                profile,
-                reference,
-                endpoint=server.endpoint() if server is not None else None,
-                registry=registry,
-                log_path=log,
-                typed=typed,
-                history_path=history,
-                find_servers=False,
-                reference_log_path=reference_log,
-                bench_path=bench,
-                post=post,
-            )
-            return run_diagnose(spec)
-
         def job() -> None:
-            if pasted_log is None:
-                gathered = diagnose(log_path)
-            else:  # read by the log reader the CLI's --log uses, from a private file gone at once
-                with tempfile.TemporaryDirectory(prefix="llm-dyno-paste-") as folder:
-                    path = Path(folder) / PASTED_LOG_NAME
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write(pasted_log)
-                    gathered = diagnose(path)
+            with read.log() as log:  # a pasted log: read as --log reads a file, the file gone after
+                # the profile's server as the window's registry follows it (its URL, key and GPUs)
+                spec = prepare_diagnose(
+                    profile,
+                    reference,
+                    endpoint=read.endpoint(),
+                    registry=registry,
+                    log_path=log,
+                    typed=typed,
+                    history_path=history,
+                    find_servers=False,
+                    reference_log_path=read.reference_log_path,
+                    bench_path=read.bench_path,
+                    post=read.post,
+                )
+                gathered = run_diagnose(spec)
             if post_notes:
                 gathered = dataclasses.replace(gathered, notes=(*gathered.notes, *post_notes))
             show(gathered)
@@ -519,7 +355,7 @@ class DiagnosticsView(QWidget):
         def failed(message: str) -> None:  # the view says why; a bug also reaches the funnel
             show(message if message.startswith("diagnosis failed") else f"diagnosis failed: {message}")
 
-        if url is None and server is None:
+        if url is None and read.server is None:
             run_here("diagnosis", job, failed)  # files and rules only: milliseconds, no thread
         else:
             run_task("diagnosis", job, failed)
