@@ -356,3 +356,15 @@ def test_a_logs_weights_win_over_the_posts(tmp_path: Path) -> None:
     data = _diagnose(tmp_path, "qwen36-27b-mtp", "--log", str(log), "--post", str(FOUNDING_POST))
     r = data["roofline"]
     assert r["weights_bytes"] == pytest.approx(17.5 * GIB) and r["weights_source"] == "'Model loading took'"
+
+
+def test_the_posts_gpu_bounds_the_memory_its_lines_claim(tmp_path: Path) -> None:
+    """A post quoting a KV-cache line no RTX 3090 can hold: named against the post's own GPU, with no
+    reference or GPU reading to say which card it is."""
+    kv = "(EngineCore pid=167) INFO 05-03 18:41:34 [gpu_worker.py:440] Available KV cache memory: 66.37 GiB"
+    post = tmp_path / "post.txt"
+    post.write_text(FOUNDING_POST.read_text(encoding="utf-8") + "\n" + kv + "\n", encoding="utf-8")
+    data = _diagnose(tmp_path, "--post", str(post))
+    first = data["findings"][0]
+    assert first["id"] == "log-not-from-this-profile"
+    assert "KV cache 66.37 GiB is more than RTX 3090" in first["title"]

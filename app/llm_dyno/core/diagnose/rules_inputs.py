@@ -63,13 +63,15 @@ def _log_facts(inp: DiagnosisInput) -> dict[str, tuple[str | float, int]]:
 
 def _gpu_memory(inp: DiagnosisInput) -> tuple[float, str] | None:
     """The GPU's memory in GiB and what says so: the environment, a reading, else the datasheet of the
-    GPU named by the environment, the readings or the reference (its claim is "the same GPU model")."""
+    GPU named by the environment, the readings, a pasted post or the reference (its claim is "the same GPU
+    model")."""
     if inp.environment.gpu_mem_total_bytes:
         return inp.environment.gpu_mem_total_bytes / GIB, "the GPU's memory"
     for r in (*inp.gpu_under_load, *inp.gpu_before):
         if r.mem_total_bytes:
             return r.mem_total_bytes / GIB, f"{r.name or 'the GPU'} (NVML)"
-    name = inp.gpu_name() or (inp.reference.hardware.gpu if inp.reference is not None else None)
+    post_gpu = inp.post.gpu.value if inp.post is not None and inp.post.gpu is not None else None
+    name = inp.gpu_name() or post_gpu or (inp.reference.hardware.gpu if inp.reference is not None else None)
     sheet = datasheet_memory(name) if name else None
     return (sheet.total_bytes / GIB, sheet.name) if sheet is not None else None
 
