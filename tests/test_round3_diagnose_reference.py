@@ -175,3 +175,21 @@ def test_shipped_composes_name_their_source() -> None:
             "# Source: github.com/noonghunna/qwen36-27b-single-3090, path compose/"
             f"{name}, commit 061a5f11ab898f73b426ed90f83696cebba915d1"
         )
+
+
+def test_a_shared_graph_setting_reaches_the_causes(home: Path) -> None:
+    """The founding launch log (recorded lines) runs PIECEWISE; the reference's compose sets the same
+    CUDA-graph setting and attention backend: on the same build that is not the difference, on another
+    it stays possible, and says why."""
+    log = REPO / "tests" / "fixtures" / "diagnose" / "founding_launch.log"
+
+    def piecewise(reference: str) -> dict[str, Any]:
+        data = _diagnose_json(home, "--reference", reference, "--log", str(log))
+        cause: dict[str, Any] = next(c for c in data["causes"] if c["id"] == "piecewise")
+        return cause
+
+    same_build = piecewise("founding-post-3090-330w")  # its compose is the post's own, same image
+    assert same_build["verdict"] == "not the cause"
+    assert "compose sets the same CUDA-graph setting" in same_build["reason"]
+    other_build = piecewise(RECIPE)
+    assert other_build["verdict"] == "possible" and "its build differs from yours" in other_build["reason"]

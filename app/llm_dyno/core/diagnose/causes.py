@@ -18,6 +18,8 @@ from llm_dyno.core.diagnose.gap_split import GapSplit
 from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.no_spec import NoSpecSplit
 from llm_dyno.core.diagnose.power_curve import cap_effect
+from llm_dyno.core.diagnose.reference_profile import shared_settings
+from llm_dyno.core.errors import DynoError
 from llm_dyno.core.records import fields_dict
 
 
@@ -100,7 +102,7 @@ def rank_causes(
     gap = _gap_pct(split)
     out = [
         _build(rows),
-        _piecewise(rows),
+        _piecewise(rows, _shares(inp)),
         _capture(rows),
         _kv(rows),
         _acceptance(split),
@@ -189,7 +191,18 @@ def _build(rows: tuple[FingerprintRow, ...]) -> Cause:
     return Cause("build", title, effect, src, Verdict.UNKNOWN, "the reference's build is not known.")
 
 
-def _piecewise(rows: tuple[FingerprintRow, ...]) -> Cause:
+def _shares(inp: DiagnosisInput) -> dict[str, str]:
+    """The settings the reference's published compose shares with the profile (reference_profile):
+    setting → value; empty without both, or when the compose cannot be read."""
+    if inp.profile is None or inp.reference is None:
+        return {}
+    try:
+        return {s.setting: s.value for s in shared_settings(inp.profile, inp.reference)}
+    except DynoError:
+        return {}
+
+
+def _piecewise(rows: tuple[FingerprintRow, ...], shares: dict[str, str] | None = None) -> Cause:
     title = "Verify batches on PIECEWISE CUDA graphs (FlashInfer + spec decode)"
     effect = "−16 % (vllm #49547); ~22 TPS narrative on Qwen3.6-27B MTP (Genesis #6); no graphs at all −55 %"
     src = "vllm #49547, PR #49550; Genesis #6; club-3090 models/qwen3.6-27b/INTERNALS.md; syv-ai #87"
@@ -205,6 +218,22 @@ def _piecewise(rows: tuple[FingerprintRow, ...]) -> Cause:
         same = r.reference.split()[0] == mine.split()[0]
         return Cause("piecewise", title, effect, src, Verdict.NOT_THE_CAUSE if same else Verdict.LIKELY,
                      f"yours {mine}; the reference's {r.reference}.")  # fmt: skip
+    graph, backend = (shares or {}).get("CUDA-graph setting"), (shares or {}).get("attention backend")
+    if graph is not None and backend is not None:
+        # the same settings resolve alike on one build: the mode is then not the difference
+        build = _row(rows, fpm.VERSION) or _row(rows, fpm.IMAGE)
+        same_build = build is not None and build.status == "same"
+        why = (
+            f"yours runs {mine}; the reference's compose sets the same CUDA-graph setting ({graph}) and "
+            f"attention backend ({backend}), so on the same build it resolves to the same mode"
+        )
+        if same_build:
+            return Cause(
+                "piecewise", title, effect, src, Verdict.NOT_THE_CAUSE, f"{why}: not the difference."
+            )
+        other = "differs from yours" if build is not None and build.status == "differs" else "is not known"
+        return Cause("piecewise", title, effect, src, Verdict.POSSIBLE,
+                     f"{why}; its build {other}, and another build can resolve them otherwise.")  # fmt: skip
     return Cause(
         "piecewise", title, effect, src, Verdict.POSSIBLE,
         f"yours runs {mine}; the reference's mode is unknown (not the cause if it logs the same downgrade; "
