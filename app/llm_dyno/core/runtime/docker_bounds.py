@@ -9,8 +9,9 @@ included, goes through it): an answer read whole is read here instead, at most
 :class:`~llm_dyno.core.httpbounds.Watchdog` shuts the connection's socket down at the deadline, so
 an engine that drips its status line or headers, or goes silent, is cut off there too.
 
-Streamed answers (``stream=True``: logs followed, image pulls) are the callers' to bound, and a call
-that asks for a longer wait (``container.stop(timeout=…)``, ``wait(timeout=…)``, ``wait()`` for ever)
+Streamed answers (``stream=True``: logs followed, exec output, image pulls) are read through
+:mod:`~llm_dyno.core.runtime.stream_bounds`, which bounds them piece by piece; a call that asks for a
+longer wait (``container.stop(timeout=…)``, ``wait(timeout=…)``, ``wait()`` for ever)
 keeps the wait it asked for; the size cap still holds.
 """
 
