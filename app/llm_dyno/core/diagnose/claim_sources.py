@@ -94,6 +94,10 @@ CLAIMS: dict[str, ClaimSource] = {
         "an engine setting changes what vLLM runs; its effect here is not published",
         "vLLM engine arguments (docs/configuration/engine_args.md)",
     ),
+    "model-path": ClaimSource(
+        "vLLM reads a local model folder as it reads a downloaded repository: its config.json and weights",
+        "vLLM engine arguments, --model ('Name or path of the Hugging Face model to use')",
+    ),
     "not-engine": ClaimSource(
         "names, addresses, restart policy and model-folder paths do not change what the GPU computes",
         "Docker Compose file reference (services: container_name, ports, restart, volumes)",

@@ -191,7 +191,7 @@ def _judge(row: DiffRow, ref: Reference, yours: Profile) -> tuple[bool, str, str
     key = row.key
     if row.group == "model":
         return False, ("a model folder or repo name: the checkpoint in it decides (compare \"Model "
-                       "loading took … GiB\" in both logs)"), cite("not-engine")  # fmt: skip
+                       "loading took … GiB\" in both logs)"), cite("model-path")  # fmt: skip
     if row.group == "engine flags":
         flag = key.removeprefix("--")
         if flag in _ENGINE_NOT_SPEED:
