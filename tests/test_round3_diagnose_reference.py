@@ -193,3 +193,26 @@ def test_a_shared_graph_setting_reaches_the_causes(home: Path) -> None:
     assert "compose sets the same CUDA-graph setting" in same_build["reason"]
     other_build = piecewise(RECIPE)
     assert other_build["verdict"] == "possible" and "its build differs from yours" in other_build["reason"]
+
+
+def test_a_reference_file_cannot_point_its_compose_outside_its_folder(home: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "not-a-compose.yml"
+    secret.write_text(
+        "services: {x: {image: 'secret-token-abc123', command: [vllm, serve, m]}}\n", encoding="utf-8"
+    )
+    folder = tmp_path / "downloaded"
+    folder.mkdir()
+    ref = folder / "theirs.yaml"
+    ref.write_text("id: theirs\ntitle: t\ncompose: ../not-a-compose.yml\n", encoding="utf-8")
+    done = cli(home, "reference", "profile", str(ref), "--dry-run")
+    assert done.returncode != 0
+    assert (
+        "outside the reference's folder" in done.stderr
+        and "secret-token-abc123" not in done.stdout + done.stderr
+    )
+    # beside it, the same file is read
+    (folder / "compose.yml").write_text(secret.read_text(encoding="utf-8"), encoding="utf-8")
+    ref.write_text("id: theirs\ntitle: t\ncompose: compose.yml\n", encoding="utf-8")
+    done = cli(home, "reference", "profile", str(ref), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "secret-token-abc123" in done.stdout

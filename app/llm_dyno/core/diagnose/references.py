@@ -176,11 +176,19 @@ class Reference(_Frozen):
         return import_text(self.compose_text(), source=str(self.compose_path()), name=self.id).profile
 
     def compose_path(self) -> Path | None:
-        """The compose file it ships (``compose:``, relative to the reference's own file)."""
+        """The compose file it ships (``compose:``, relative to the reference's own file and inside its
+        folder: a reference file from elsewhere cannot make the app read any other file)."""
         if self.compose is None:
             return None
-        base = Path(self.file).parent if self.file else Path(".")
-        return base / self.compose
+        base = (Path(self.file).parent if self.file else Path(".")).resolve()
+        path = (base / self.compose).resolve()
+        if not path.is_relative_to(base):
+            raise ReferenceError(
+                f"the reference's compose file {self.compose!r} is outside the reference's folder {base}",
+                where=Location(self.file, None, "compose"),
+                hint="keep the compose file beside the reference file (or in a folder below it)",
+            )
+        return path
 
     def compose_text(self) -> str:
         """The text of its compose file; :class:`ReferenceError` naming the field when unreadable."""
