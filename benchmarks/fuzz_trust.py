@@ -382,34 +382,65 @@ def targets() -> dict[str, tuple[Any, Any, tuple[type, ...]]]:
     }
 
 
+_RESULTS = Path(__file__).resolve().parent / "results" / "fuzz_trust.txt"
+_HEAD = f"{'target':<20} {'cases':>7} {'accepted':>8} {'refused':>8} {'crashes':>8} {'ms/case':>8}  peak RSS"
+
+
+def _kept_rows() -> dict[str, list[str]]:
+    """The rows of the results file by target (a crash line goes with the target above it)."""
+    rows: dict[str, list[str]] = {}
+    last = None
+    lines = _RESULTS.read_text().splitlines() if _RESULTS.exists() else []
+    for line in lines:
+        if line.startswith("  crash ") and last is not None:
+            rows[last].append(line)
+        elif line and not line.startswith(("#", "target ")):
+            last = line.split()[0]
+            rows[last] = [line]
+    return rows
+
+
+def _write(rows: dict[str, list[str]], run_now: list[str]) -> None:
+    """The results file: this run's rows, and the rows of targets not run now as an earlier run left them."""
+    order = [t for t in targets() if t in rows]
+    earlier = [t for t in order if t not in run_now]
+    note = f"; {', '.join(earlier)}: from an earlier run" if earlier else ""
+    body = [line for t in order for line in rows[t]]
+    title = "# python benchmarks/fuzz_trust.py (issues 22, 29): peak RSS is the process's so far (cumulative)"
+    _RESULTS.write_text("\n".join([title + note, _HEAD, *body]) + "\n")
+
+
 def main() -> int:
-    """Each target for 10,000 cases (or argv[1]); the table goes to stdout and to the results file."""
+    """Each target (or those named in argv) for 10,000 cases (or a number in argv); the table goes to
+    stdout and, row by row as each target ends, to the results file (rows of targets not run now are
+    kept as they were)."""
     from benchmarks import fuzz_parsers
 
-    examples = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    head = f"{'target':<20} {'cases':>7} {'accepted':>8} {'refused':>8} {'crashes':>8} {'ms/case':>8}"
-    rows = [head + f" {'peak RSS':>9}"]
+    args = sys.argv[1:]
+    examples = next((int(a) for a in args if a.isdigit()), 10_000)
+    run_now = [a for a in args if not a.isdigit()] or list(targets())
+    unknown = [t for t in run_now if t not in targets()]
+    if unknown:
+        print(f"unknown targets: {', '.join(unknown)}; known: {', '.join(targets())}", file=sys.stderr)
+        return 2
+    rows = _kept_rows()
+    print(_HEAD)
     crashed = False
-    for target in targets():
+    for target in run_now:
         outcome = fuzz_parsers.fuzz(target, examples)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         per_case = outcome.seconds / max(1, outcome.tally.cases) * 1000
         refused = sum(outcome.tally.user_errors.values())
-        rows.append(
+        rows[target] = [
             f"{target:<20} {outcome.tally.cases:>7} {outcome.tally.parsed:>8} {refused:>8} "
             f"{outcome.tally.crash_count:>8} {per_case:>8.2f} {peak_mb:>7.0f} MB"
-        )
+        ]
         for crash in outcome.tally.crashes.values():
             crashed = True
-            rows.append(f"  crash {crash.signature}: {crash.smallest_input[:300]}")
-    text = "\n".join(rows) + "\n"
-    print(text, end="")
-    if examples >= 10_000:
-        out = Path(__file__).resolve().parent / "results" / "fuzz_trust.txt"
-        out.write_text(
-            "# python benchmarks/fuzz_trust.py (issues 22, 29): peak RSS is the process's so far "
-            "(cumulative)\n" + text
-        )
+            rows[target].append(f"  crash {crash.signature}: {crash.smallest_input[:300]}")
+        print("\n".join(rows[target]), flush=True)
+        if examples >= 10_000:
+            _write(rows, run_now)
     return 1 if crashed else 0
 
 
