@@ -95,6 +95,15 @@ def test_a_typed_mean_length_splits_the_gap_as_the_cli_does(diagnostics, qtbot, 
     assert expected["gap_split"]["verdict"] in view.split_label.text()
 
 
+def test_a_mean_length_below_one_is_not_used_and_says_why(diagnostics, ui_home: Path) -> None:  # type: ignore[no-untyped-def]
+    view = diagnostics(PROFILE, REFERENCE)
+    view.length_box.setValue(0.5)
+    assert view.typed_inputs.typed() is None
+    assert view.length_box.toolTip().startswith("not used: 0.5 is not a mean acceptance length")
+    ran = cli(ui_home, "diagnose", PROFILE, "--mean-acceptance-length", "0.5")
+    assert ran.returncode != 0 and "is not a mean acceptance length" in ran.stderr  # as the CLI says
+
+
 def test_a_typed_no_spec_tps_splits_the_pass_as_the_cli_does_and_is_remembered(  # type: ignore[no-untyped-def]
     diagnostics, qtbot, ui_home: Path
 ) -> None:

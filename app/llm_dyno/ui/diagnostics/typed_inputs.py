@@ -10,6 +10,11 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 from llm_dyno.core.diagnose.inputs import Measured, parse_acceptance
 from llm_dyno.ui.diagnostics.widgets import TpsBox
 
+_LENGTH_TIP = (
+    "Your mean acceptance length (tokens per pass, e.g. 3.55) where the per-position rates are not "
+    "known. “auto”: from the benchmark, /metrics or the log"
+)
+
 
 class TypedInputs(QWidget):
     """Your figures in two short rows (the view fits beside the sidebar at 1100 px); ``changed`` when
@@ -37,10 +42,7 @@ class TypedInputs(QWidget):
         self.length_box = TpsBox()  # --mean-acceptance-length: where only the mean is known
         self.length_box.setDecimals(2)
         self.length_box.setRange(0, 64)
-        self.length_box.setToolTip(
-            "Your mean acceptance length (tokens per pass, e.g. 3.55) where the per-position rates are "
-            "not known. “auto”: from the benchmark, /metrics or the log"
-        )
+        self.length_box.setToolTip(_LENGTH_TIP)
         self.power_box = TpsBox()  # 0: "auto" (the profile's cap or the GPU's)
         self.power_box.setDecimals(0)
         self.power_box.setRange(0, 2000)
@@ -103,8 +105,16 @@ class TypedInputs(QWidget):
         cap = self.power_box.value() or None
         rates = self.typed_acceptance()
         length = self.length_box.value() or None
-        if length is not None and length < 1:
-            length = None  # a pass yields at least its one target token; the box stays as typed
+        refused = length is not None and length < 1  # as --mean-acceptance-length refuses it
+        self.length_box.setStyleSheet("border: 1px solid #d9534f;" if refused else "")
+        self.length_box.setToolTip(
+            f"not used: {length:g} is not a mean acceptance length (tokens per pass: 1 plus the accepted "
+            "drafts, e.g. 3.55)"
+            if refused and length is not None
+            else _LENGTH_TIP
+        )
+        if refused:
+            length = None
         no_spec = self.no_spec_box.value() or None
         if narr is None and code is None and cap is None and not rates and length is None and no_spec is None:
             return None
