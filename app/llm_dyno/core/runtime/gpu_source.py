@@ -74,7 +74,7 @@ def plan_gpus(plan: LaunchPlan) -> tuple[int, ...]:
     if gpus is None:
         return ()
     if gpus == "all":
-        return tuple(range(plan.profile.engine().tensor_parallel_size or 1))
+        return tuple(range(plan.engine.tensor_parallel_size or 1))
     return tuple(gpus)
 
 

@@ -20,7 +20,7 @@ PICKED_NOTE = "host port: chosen by Docker at launch (read back from the contain
 
 def engine_port_key(plan: LaunchPlan) -> str:
     """``8000/tcp``: the server's port in the container, as Docker keys its port bindings."""
-    return f"{plan.profile.engine().port or 8000}/tcp"
+    return f"{plan.engine.port or 8000}/tcp"
 
 
 def picked_port(attrs: Mapping[str, Any], key: str, host_ip: str = "") -> int | None:
