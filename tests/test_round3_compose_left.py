@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
@@ -329,3 +330,79 @@ def test_an_image_volume_on_api_1_48_is_a_mount_of_type_image(tmp_path: Path) ->
         assert any("/images/nginx:alpine/json" in r for r in engine.requests), engine.requests
         # the fake starts nothing: the launch fails there and removes what it created
         assert launched.returncode != 0 and engine.removed
+
+
+# ---- exports -----------------------------------------------------------------------------------
+VOLUMES = (
+    "name: expo\n"
+    + SERVICE
+    + "    volumes:\n      - cache:/cache:ro\n"
+    + IMAGE_VOLUME.split("\n", 1)[1]
+    + "volumes:\n  cache:\n    driver: local\n"
+    "    driver_opts: {type: nfs, o: 'addr=10.0.0.1,rw,nfsvers=4', device: ':/export/$$x'}\n"
+    "    labels: {team: ml}\n"
+)
+
+
+def test_the_exports_make_the_same_driver_and_image_volumes(tmp_path: Path) -> None:
+    profile, err = _import(tmp_path, VOLUMES)
+    assert profile is not None, err
+    line = cli(tmp_path / "home", "profile", "export", "p", "--format", "docker-run")
+    assert line.returncode == 0, line.stderr
+    # Docker's --mount reads CSV: the option with commas is one quoted field, the line one shell word
+    assert (
+        "--mount 'type=volume,source=expo_cache,target=/cache,readonly,volume-driver=local,"
+        'volume-opt=type=nfs,"volume-opt=o=addr=10.0.0.1,rw,nfsvers=4",volume-opt=device=:/export/$x,'
+        "volume-label=com.docker.compose.project=expo,volume-label=com.docker.compose.volume=cache,"
+        "volume-label=team=ml'"
+    ) in line.stdout, line.stdout
+    assert "--mount type=image,source=nginx:alpine,target=/mnt/image,image-subpath=usr/share/nginx/html/" in (
+        line.stdout
+    )
+    assert " -v expo_cache" not in line.stdout
+    # the compose export declares the driver and its options; imported again, the same volumes
+    exported = cli(tmp_path / "home", "profile", "export", "p", "--format", "compose")
+    assert exported.returncode == 0, exported.stderr
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "compose.yaml").write_text(exported.stdout)
+    back = cli(tmp_path / "home", "profile", "import", str(again / "compose.yaml"), "--name", "q")
+    assert back.returncode == 0, back.stderr
+    shown = yaml.safe_load(cli(tmp_path / "home", "profile", "show", "q").stdout)["docker"]
+    mine = profile["docker"]
+    assert shown["volumes"] == mine["volumes"] and shown["image_volumes"] == mine["image_volumes"]
+    assert [{k: v[k] for k in ("name", "driver", "options")} for v in shown["driver_volumes"]] == [
+        {"name": "expo_cache", "driver": "local", "options": mine["driver_volumes"][0]["options"]}
+    ]
+    assert shown["driver_volumes"][0]["labels"]["team"] == "ml"
+
+
+@pytest.mark.docker
+def test_a_pasted_docker_run_export_creates_the_volume_with_its_options(
+    tmp_path: Path, docker_client: Any, test_images: None
+) -> None:
+    name = f"r3exp{uuid.uuid4().hex[:6]}"
+    text = (
+        f"name: {name}\nservices:\n  vllm:\n    image: {TINY_IMAGE}\n    container_name: {name}\n"
+        '    entrypoint: ["/usr/bin/df", "-k", "/scratch"]\n    command: ["tiny", "--port", "8000"]\n'
+        '    ports: ["8000"]\n    network_mode: bridge\n    volumes: ["/usr:/usr:ro", "scratch:/scratch"]\n'
+        "volumes:\n  scratch:\n    driver_opts: {type: tmpfs, device: tmpfs, o: 'size=8m,uid=0'}\n"
+    )
+    home = tmp_path / "home"
+    assert cli(home, "profile", "import", str(_write(tmp_path, text)), "--name", "p").returncode == 0
+    line = cli(home, "profile", "export", "p", "--format", "docker-run")
+    assert line.returncode == 0, line.stderr
+    try:
+        ran = subprocess.run(["bash", "-c", line.stdout], capture_output=True, text=True, timeout=120)
+        # the entrypoint's df (which also reads the command's words as files, and says so): the volume
+        # Docker made from --mount is the tmpfs of the options
+        assert "Traceback" not in ran.stderr and "/scratch" in ran.stdout, (ran.stdout, ran.stderr)
+        assert "tmpfs" in ran.stdout and " 8192 " in ran.stdout, ran.stdout
+        volume = docker_client.volumes.get(f"{name}_scratch")
+        assert volume.attrs["Options"] == {"type": "tmpfs", "device": "tmpfs", "o": "size=8m,uid=0"}
+    finally:
+        for c in docker_client.containers.list(all=True, filters={"name": name}):
+            c.remove(force=True)
+        for v in docker_client.volumes.list():
+            if v.name == f"{name}_scratch":
+                v.remove(force=True)

@@ -16,6 +16,11 @@ from llm_dyno.core.errors import Location, ProfileError
 from llm_dyno.core.profiles.import_common import META_COMMENT, META_KEY, loopback_port, safe_name
 from llm_dyno.core.profiles.launchers import split_launch
 from llm_dyno.core.profiles.model import HOOKS, DockerSettings, Profile, Runtime
+from llm_dyno.core.profiles.volume_exports import (
+    compose_declaration,
+    compose_image_volumes,
+    docker_run_mounts,
+)
 from llm_dyno.core.profiles.yamlio import dump
 from llm_dyno.core.secrets import is_reference, is_secret_name, resolve_reference
 
@@ -99,7 +104,7 @@ def _named_volumes(docker: DockerSettings) -> dict[str, Any]:
     for entry in docker.volumes:
         source = entry.split(":")[0]
         if source and not source.startswith((".", "/", "~")):
-            out[_escape(source)] = {"name": _escape(source)}
+            out[_escape(source)] = compose_declaration(docker, source, _escape)  # with its driver, if any
     return out
 
 
@@ -131,8 +136,8 @@ def to_compose(profile: Profile) -> str:
         service["runtime"] = _escape(docker.runtime)
     if docker.ports:
         service["ports"] = [_escape(p) for p in _published(docker)]
-    if docker.volumes:
-        service["volumes"] = [_escape(v) for v in docker.volumes]
+    if docker.volumes or docker.image_volumes:
+        service["volumes"] = [_escape(v) for v in docker.volumes] + compose_image_volumes(docker, _escape)
     if profile.env:
         # secret references are kept as written on import, so they are written unescaped
         service["environment"] = [
@@ -371,7 +376,9 @@ def to_docker_run(profile: Profile) -> str:
             options.append(_option("--log-driver", q(docker.logging.driver)))
         options += [_option("--log-opt", q(f"{k}={v}")) for k, v in docker.logging.options.items()]
     options += [_option("-p", q(p)) for p in _published(docker)]
-    options += [_option("-v", _quote_path(v)) for v in docker.volumes]
+    options += [
+        _option(flag, _quote_path(v) if flag == "-v" else q(v)) for flag, v in docker_run_mounts(docker)
+    ]
     options += [_option("-e", _quote_env(k, v)) for k, v in profile.env.items()]
     entry = list(docker.entrypoint or ())
     argv = profile.vllm_argv()

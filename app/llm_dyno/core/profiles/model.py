@@ -90,7 +90,7 @@ class SecretFile(_Frozen):
     content: str | None = Field(
         default=None, description="a compose config's inline content: (no secret), written like environment"
     )
-    mode: int | None = Field(default=None, ge=0, le=0o7777, description="file mode (environment only)")
+    mode: int | None = Field(default=None, ge=0, le=0o7777, description="file mode (environment and content)")
     uid: int | None = Field(default=None, ge=0)
     gid: int | None = Field(default=None, ge=0)
 
