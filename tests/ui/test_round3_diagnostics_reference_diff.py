@@ -1,7 +1,8 @@
-"""The Diagnostics view's configuration table (issue 28, in the "Config and environment" tab): the founding post's compose, imported by the real
-importer and stored as a profile, against the recipe's own compose shipped with its table row. Each
-differing setting is a row saying whether it matters; shared settings are rows of their own; a
-reference that publishes figures only says so and names its rows that have a compose."""
+"""The Diagnostics view's configuration table (issue 28, in the "Config and environment" tab): the
+founding post's compose, imported by the real importer and stored as a profile, against the recipe's own
+compose shipped with its table row. Each differing setting is a row saying whether it matters; shared
+settings are rows of their own; a reference that publishes figures only says so and names its rows
+that have a compose."""
 
 from __future__ import annotations
 
