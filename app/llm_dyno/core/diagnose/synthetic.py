@@ -78,6 +78,23 @@ def check_install(executable: str, deadline_s: float = ASK_DEADLINE_S) -> Synthe
     python = next((bindir / n for n in ("python", "python3") if (bindir / n).exists()), None)
     if python is None:
         return SyntheticSupport(None, f"no python beside {found}")
+    try:  # a reinstall rewrites the console script: its stamp keys what was asked before
+        key = (str(python), Path(found).stat().st_mtime_ns)
+    except OSError:
+        key = (str(python), 0)
+    if key in _ASKED:
+        return _ASKED[key]
+    answer = _ask(python, deadline_s)
+    if answer.supported is not None:  # a build that did not answer may answer next time
+        _ASKED[key] = answer
+    return answer
+
+
+# what each install answered, for this process (the window diagnoses again on every change)
+_ASKED: dict[tuple[str, int], SyntheticSupport] = {}
+
+
+def _ask(python: Path, deadline_s: float) -> SyntheticSupport:
     try:
         done = subprocess.run(  # noqa: S603 - an argument list, the install's own python
             [str(python), "-c", _ASK], capture_output=True, text=True, timeout=deadline_s, check=False
