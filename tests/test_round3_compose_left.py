@@ -406,3 +406,24 @@ def test_a_pasted_docker_run_export_creates_the_volume_with_its_options(
         for v in docker_client.volumes.list():
             if v.name == f"{name}_scratch":
                 v.remove(force=True)
+
+
+def test_what_the_launch_makes_of_declared_volumes_is_what_compose_makes(tmp_path: Path) -> None:
+    """A local volume that rbinds a folder is that folder (told when it hands over the host, as a bind
+    is); an external volume is never created (it must exist, as with Compose); a read-only image volume
+    stays read-only."""
+    text = (
+        "name: decl\n" + SERVICE + "    volumes:\n      - root:/host\n      - ext:/ext\n"
+        "      - {type: image, source: nginx:alpine, target: /mnt/image, read_only: true}\n"
+        "volumes:\n  root: {driver: local, driver_opts: {type: none, o: rbind, device: /}}\n"
+        "  ext: {external: true, driver: rexray/ebs}\n"
+    )
+    profile, err = _import(tmp_path, text)
+    assert profile is not None, err
+    docker = profile["docker"]
+    assert docker["volumes"] == ["/:/host", "ext:/ext"] and "driver_volumes" not in docker
+    assert "volume '/:/host' hands the container the host (/ is the host's whole file system)" in err, err
+    assert docker["image_volumes"][0]["read_only"] is True
+    planned = _plan(tmp_path, "--json")
+    (mount,) = [m for m in planned["container"]["mounts"] if m["Type"] == "image"]
+    assert mount["ReadOnly"] is True

@@ -95,7 +95,8 @@ def local_bind(
     name: str, declared: Any, ctx: ComposeContext, source: str | None, lines: dict[Path_, int]
 ) -> LocalBind | None:
     """A volume declared with the ``local`` driver bound to a folder (``driver_opts: {type: none,
-    o: bind, device: PATH}``) is that folder, as Docker mounts it (None for any other volume)."""
+    o: bind, device: PATH}``, or ``rbind``) is that folder, as Docker mounts it (None for any other
+    volume): a folder the container gets, told like any other bind (the host's ``/``, its socket, …)."""
     if not isinstance(declared, dict):
         return None
     driver = declared.get("driver") or "local"
@@ -105,7 +106,7 @@ def local_bind(
         driver == "local"
         and isinstance(opts, dict)
         and str(opts.get("type")) == "none"
-        and "bind" in str(opts.get("o", "")).split(",")
+        and {"bind", "rbind"} & {o.strip() for o in str(opts.get("o", "")).split(",")}
         and opts.get("device")
     ):
         options = [o.strip() for o in str(opts.get("o", "")).split(",")]
