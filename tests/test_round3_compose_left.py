@@ -427,3 +427,29 @@ def test_what_the_launch_makes_of_declared_volumes_is_what_compose_makes(tmp_pat
     planned = _plan(tmp_path, "--json")
     (mount,) = [m for m in planned["container"]["mounts"] if m["Type"] == "image"]
     assert mount["ReadOnly"] is True
+
+
+def test_a_secret_reference_in_a_volume_option_is_refused_too(tmp_path: Path) -> None:
+    """Docker would get the reference as written, or, resolved, show the secret in `docker volume
+    inspect`: neither is what the file means, so the import refuses it at its line."""
+    text = (
+        SERVICE + "    volumes: [share:/share]\nvolumes:\n  share:\n    driver: local\n"
+        "    driver_opts: {type: cifs, device: //nas/m, o: 'username=me,password=${NAS_PASSWORD}'}\n"
+    )
+    profile, err = _import(tmp_path, text)
+    assert profile is None
+    assert "field 'volumes.share'" in err and "driver_opts.o holds a reference to a secret" in err, err
+
+
+def test_a_hand_written_profile_with_a_secret_in_a_volume_option_is_not_valid(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "schema: 1\nname: bad\nruntime: docker\nmodel: m\nargs: [--port, '8000']\ndocker:\n"
+        "  image: vllm/vllm-openai:v0.11.0\n  ports: ['8000:8000']\n  volumes: ['share:/share']\n"
+        "  driver_volumes:\n    - name: share\n      driver: local\n"
+        "      options: {type: cifs, device: //nas/m, o: 'username=me,password=hunter2'}\n"
+    )
+    done = cli(tmp_path / "home", "profile", "validate", str(path))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{path}:13, field 'docker.driver_volumes[0].options'" in done.stderr, done.stderr
+    assert "driver option o holds a secret (password=…)" in done.stderr and "hunter2" not in done.stderr

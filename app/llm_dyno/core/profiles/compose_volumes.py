@@ -136,11 +136,15 @@ def driver_volume(
     where = Location(source, line_for(lines, ("volumes", name)), f"volumes.{name}")
     if not isinstance(opts, dict):
         raise ImportFormatError(f"volume '{name}': driver_opts must be a mapping", where=where)
-    options = {str(k): ctx.interpolate(str(v), where) for k, v in opts.items()}
-    for key, value in options.items():
+    options: dict[str, str] = {}
+    for key, written in opts.items():
+        value, kept = ctx.interpolate_counted(str(written), where)
+        options[str(key)] = value
         # mount options are comma-separated (o: username=me,password=…): each one is looked at
         parts = [f"{key}={value}", *re.split(r"[,\s]+", value)]
         kind = secret_in_text(value) or next((k for k in map(secret_assignment, parts) if k), None)
+        if kind is None and kept:  # a reference would reach Docker as written, or resolved be shown
+            kind = "a reference to a secret"
         if kind is not None:
             raise ImportFormatError(
                 f"volume '{name}': driver_opts.{key} holds {kind}; not imported (a profile holds no "

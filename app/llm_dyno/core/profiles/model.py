@@ -148,6 +148,21 @@ class DriverVolume(_Frozen):
     options: dict[str, str] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("options")
+    @classmethod
+    def _no_secret_in_options(cls, v: dict[str, str]) -> dict[str, str]:
+        # `docker volume inspect` shows a volume's options to every user of the engine
+        for key, value in v.items():
+            parts = [(key, value), *(p.partition("=")[::2] for p in re.split(r"[,\s]+", value) if "=" in p)]
+            named = next((k for k, part in parts if part and is_secret_name(k)), None)
+            if named is not None or secret_in_text(value) is not None:
+                raise ValueError(
+                    f"driver option {key} holds a secret"
+                    + (f" ({named}=…)" if named else "")
+                    + "; create the volume yourself and declare it external"
+                )
+        return v
+
 
 class ImageVolume(_Frozen):
     """An image's files mounted at ``target`` (compose ``volumes: [{type: image}]``): Docker Engine
