@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from llm_dyno.core.records import fields_dict
+from llm_dyno.core.records import Record
 
 
-@dataclass(frozen=True)
-class LatencySummary:
-    """Summary of inter-chunk gaps (seconds) between successive text-carrying chunks."""
+class LatencySummary(Record):
+    """Summary of inter-chunk gaps (seconds) between successive text-carrying chunks (stored as a run's
+    ``inter_chunk``: ``model_dump`` / ``model_validate``)."""
 
     count: int
     mean_s: float
@@ -25,12 +22,12 @@ class LatencySummary:
             return None
         ordered = sorted(gaps)
         return LatencySummary(
-            len(gaps), sum(gaps) / len(gaps), _quantile(ordered, 0.50), _quantile(ordered, 0.99), ordered[-1]
+            count=len(gaps),
+            mean_s=sum(gaps) / len(gaps),
+            p50_s=_quantile(ordered, 0.50),
+            p99_s=_quantile(ordered, 0.99),
+            max_s=ordered[-1],
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
 
 
 def _quantile(ordered: list[float], q: float) -> float:

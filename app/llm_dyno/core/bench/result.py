@@ -103,7 +103,7 @@ class BenchRun:
             "throttle_reasons": list(e.throttle_reasons) if e else [],
             "prompt_tokens": self.prompt_tokens,
             "generation_tokens_delta": self.generation_tokens_delta,
-            "inter_chunk": self.latency.to_dict() if self.latency else None,
+            "inter_chunk": self.latency.model_dump(mode="json") if self.latency else None,
             "warnings": list(self.warnings),
             "started_at": self.started_at,
             "peer": self.peer.to_dict() if self.peer else None,
@@ -146,9 +146,7 @@ class BenchRun:
             decode_tps=d.get("decode_tps"),
             finish_reason=d.get("finish_reason"),
             prompt_tokens=d.get("prompt_tokens"),
-            latency=LatencySummary(int(lat["count"]), lat["mean_s"], lat["p50_s"], lat["p99_s"], lat["max_s"])
-            if lat
-            else None,
+            latency=LatencySummary.model_validate(lat) if lat else None,
             acceptance=Acceptance.from_dict(acc) if acc else None,
             generation_tokens_delta=d.get("generation_tokens_delta"),
             energy=energy,
