@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from llm_dyno.core.records import fields_dict
+from llm_dyno.core.records import Record
 
 
-@dataclass(frozen=True)
-class RequestAcceptance:
-    """One request's acceptance as the server reported it (or several requests' summed)."""
+class RequestAcceptance(Record):
+    """One request's acceptance as the server reported it (or several requests' summed); stored as a
+    run's ``request_acceptance`` (``model_dump`` / ``model_validate``)."""
 
     mean_length: float
     rate: float
@@ -40,13 +39,13 @@ class RequestAcceptance:
             return None
         try:
             found = RequestAcceptance(
-                float(spec["mean_acceptance_length"]),
-                float(spec["draft_acceptance_rate"]),
-                int(spec["num_spec_steps"]),
-                int(spec["num_accepted_draft_tokens"]),
-                int(spec["num_draft_tokens"]),
-                int(spec["num_spec_tokens"]),
-                tuple(int(x) for x in spec.get("acceptance_histogram") or ()),
+                mean_length=float(spec["mean_acceptance_length"]),
+                rate=float(spec["draft_acceptance_rate"]),
+                steps=int(spec["num_spec_steps"]),
+                accepted=int(spec["num_accepted_draft_tokens"]),
+                drafted=int(spec["num_draft_tokens"]),
+                spec_tokens=int(spec["num_spec_tokens"]),
+                histogram=tuple(int(x) for x in spec.get("acceptance_histogram") or ()),
             )
         except (KeyError, TypeError, ValueError, OverflowError):
             return None
@@ -64,18 +63,6 @@ class RequestAcceptance:
             and (1.0 <= self.mean_length < math.inf or (self.steps == 0 and self.mean_length == 0.0))
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> RequestAcceptance:
-        """Inverse of :meth:`to_dict`."""
-        return RequestAcceptance(
-            float(d["mean_length"]), float(d["rate"]), int(d["steps"]), int(d["accepted"]), int(d["drafted"]),
-            int(d["spec_tokens"]), tuple(int(x) for x in d.get("histogram") or ()), int(d.get("requests", 1)),
-        )  # fmt: skip
-
 
 def combine(items: Iterable[RequestAcceptance | None]) -> RequestAcceptance | None:
     """Several requests' acceptance from their summed counts (a prompt kind's figure); figures that
@@ -89,6 +76,7 @@ def combine(items: Iterable[RequestAcceptance | None]) -> RequestAcceptance | No
     width = max(len(a.histogram) for a in found)
     histogram = tuple(sum(a.histogram[i] for a in found if i < len(a.histogram)) for i in range(width))
     return RequestAcceptance(
-        1 + accepted / steps if steps else 1.0, accepted / drafted if drafted else 0.0, steps, accepted,
-        drafted, found[0].spec_tokens, histogram, len(found),
+        mean_length=1 + accepted / steps if steps else 1.0, rate=accepted / drafted if drafted else 0.0,
+        steps=steps, accepted=accepted, drafted=drafted, spec_tokens=found[0].spec_tokens,
+        histogram=histogram, requests=len(found),
     )  # fmt: skip

@@ -109,7 +109,9 @@ class BenchRun:
             "peer": self.peer.to_dict() if self.peer else None,
             "thermal": asdict(self.thermal) if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
-            "request_acceptance": self.request_acceptance.to_dict() if self.request_acceptance else None,
+            "request_acceptance": self.request_acceptance.model_dump(mode="json")
+            if self.request_acceptance
+            else None,
         }
 
     @staticmethod
@@ -155,7 +157,7 @@ class BenchRun:
             peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
             thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
             read_bytes_delta=d.get("estimated_read_bytes_delta"),
-            request_acceptance=RequestAcceptance.from_dict(ra)
+            request_acceptance=RequestAcceptance.model_validate(ra)
             if (ra := d.get("request_acceptance"))
             else None,
         )
@@ -269,7 +271,7 @@ class PromptResult:
         acc = self.acceptance
         summary["acceptance"] = acc.to_dict() if acc else None
         per_request = self.request_acceptance
-        summary["request_acceptance"] = per_request.to_dict() if per_request else None
+        summary["request_acceptance"] = per_request.model_dump(mode="json") if per_request else None
         peer = self.peer()
         summary["peer"] = peer.to_dict() if peer else None
         summary["counted_runs"] = len(self.counted)
