@@ -107,7 +107,7 @@ def test_peer_definitions() -> None:
     assert (t.ttft_s, t.e2e_s) == (0.1, 0.5)
     assert t.tpot_s == pytest.approx(0.4 / 9)  # (E2E - TTFT) / (tokens - 1)
     assert t.itl_s == pytest.approx((0.1, 0.05, 0.25))
-    back = PeerTimings.from_dict(json.loads(json.dumps(t.to_dict())))
+    back = PeerTimings.model_validate(json.loads(json.dumps(t.model_dump(mode="json"))))
     assert back.itl_s == pytest.approx(t.itl_s, abs=1e-7) and back.tpot_s == t.tpot_s
     u = PeerTimings.of([0.2, 0.3], 3)
     assert u is not None

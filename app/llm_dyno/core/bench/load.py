@@ -161,7 +161,7 @@ class RequestRecord:
         peer = d.get("peer")
         return RequestRecord(
             str(d["prompt"]), float(d["sent_at_s"]), int(d["output_tokens"]), d.get("prompt_tokens"),
-            None if peer is None else PeerTimings.from_dict(peer), d.get("error"),
+            None if peer is None else PeerTimings.model_validate(peer), d.get("error"),
         )  # fmt: skip
 
 

@@ -26,23 +26,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
-from llm_dyno.core.records import fields_dict
+from pydantic import ConfigDict, Field
+
+from llm_dyno.core.records import Record
 
 BURST_SHARE = 0.25
 SAME_READ_S = 0.0002
 
 
-@dataclass(frozen=True)
-class PeerTimings:
-    """One run's ``vllm bench serve`` figures (seconds) and its inter-event gaps."""
+class PeerTimings(Record):
+    """One run's ``vllm bench serve`` figures (seconds) and its inter-event gaps (stored as a run's or a
+    request's ``peer``: ``model_dump`` / ``model_validate``)."""
 
     ttft_s: float
     e2e_s: float
     tpot_s: float | None
-    itl_s: tuple[float, ...]
+    itl_s: tuple[float, ...] = ()
 
     @staticmethod
     def of(event_times_s: Sequence[float], output_tokens: int) -> PeerTimings | None:
@@ -53,22 +53,7 @@ class PeerTimings:
         tpot = (e2e - ttft) / (output_tokens - 1) if output_tokens > 1 else None
         # 0.1 µs is far finer than any clock here and keeps the stored gaps short
         gaps = tuple(round(b - a, 7) for a, b in itertools.pairwise(event_times_s))
-        return PeerTimings(ttft, e2e, tpot, gaps)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> PeerTimings:
-        """Inverse of :meth:`to_dict`."""
-        tpot = d.get("tpot_s")
-        return PeerTimings(
-            float(d["ttft_s"]),
-            float(d["e2e_s"]),
-            None if tpot is None else float(tpot),
-            tuple(float(g) for g in d.get("itl_s") or ()),
-        )
+        return PeerTimings(ttft_s=ttft, e2e_s=e2e, tpot_s=tpot, itl_s=gaps)
 
 
 def burst_reason(
@@ -106,8 +91,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-@dataclass(frozen=True)
-class Spread:
+class Spread(Record):
     """Mean, median and p99 of one figure, in milliseconds (as ``vllm bench serve`` prints them)."""
 
     n: int
@@ -121,18 +105,22 @@ class Spread:
         if not values:
             return None
         ms = [v * 1000 for v in values]
-        return Spread(len(ms), sum(ms) / len(ms), percentile(ms, 50), percentile(ms, 99))
+        return Spread(
+            n=len(ms), mean_ms=sum(ms) / len(ms), median_ms=percentile(ms, 50), p99_ms=percentile(ms, 99)
+        )
 
 
-@dataclass(frozen=True)
-class PeerSummary:
-    """A prompt's ``vllm bench serve`` figures over its counted runs."""
+class PeerSummary(Record):
+    """A prompt's ``vllm bench serve`` figures over its counted runs; its JSON (``model_dump``, the
+    prompt summary's ``peer``) names the spreads ``ttft_ms`` … ``e2el_ms``."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
 
     requests: int
-    ttft: Spread | None
-    tpot: Spread | None
-    itl: Spread | None
-    e2el: Spread | None
+    ttft: Spread | None = Field(serialization_alias="ttft_ms")
+    tpot: Spread | None = Field(serialization_alias="tpot_ms")
+    itl: Spread | None = Field(serialization_alias="itl_ms")
+    e2el: Spread | None = Field(serialization_alias="e2el_ms")
     output_throughput_tps: float | None
 
     @staticmethod
@@ -142,28 +130,13 @@ class PeerSummary:
             return None
         duration = sum(p.e2e_s for p, _ in runs)
         return PeerSummary(
-            len(runs),
-            Spread.of_seconds([p.ttft_s for p, _ in runs]),
-            Spread.of_seconds([p.tpot_s for p, _ in runs if p.tpot_s is not None]),
-            Spread.of_seconds([g for p, _ in runs for g in p.itl_s]),
-            Spread.of_seconds([p.e2e_s for p, _ in runs]),
-            sum(n for _, n in runs) / duration if duration > 0 else None,
+            requests=len(runs),
+            ttft=Spread.of_seconds([p.ttft_s for p, _ in runs]),
+            tpot=Spread.of_seconds([p.tpot_s for p, _ in runs if p.tpot_s is not None]),
+            itl=Spread.of_seconds([g for p, _ in runs for g in p.itl_s]),
+            e2el=Spread.of_seconds([p.e2e_s for p, _ in runs]),
+            output_throughput_tps=sum(n for _, n in runs) / duration if duration > 0 else None,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``ttft_ms`` … ``e2el_ms`` spreads, ``output_throughput_tps``)."""
-
-        def d(s: Spread | None) -> dict[str, float | int] | None:
-            return None if s is None else asdict(s)
-
-        return {
-            "requests": self.requests,
-            "ttft_ms": d(self.ttft),
-            "tpot_ms": d(self.tpot),
-            "itl_ms": d(self.itl),
-            "e2el_ms": d(self.e2el),
-            "output_throughput_tps": self.output_throughput_tps,
-        }
 
     def describe(self) -> str:
         """One line: ``TTFT 12.1 / TPOT 2.90 / ITL 2.88 / E2E 751 ms (mean) · 340.2 tok/s output``."""

@@ -106,7 +106,7 @@ class BenchRun:
             "inter_chunk": self.latency.model_dump(mode="json") if self.latency else None,
             "warnings": list(self.warnings),
             "started_at": self.started_at,
-            "peer": self.peer.to_dict() if self.peer else None,
+            "peer": self.peer.model_dump(mode="json") if self.peer else None,
             "thermal": asdict(self.thermal) if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
             "request_acceptance": self.request_acceptance.model_dump(mode="json")
@@ -154,7 +154,7 @@ class BenchRun:
             energy=energy,
             warnings=tuple(d.get("warnings") or ()),
             started_at=d.get("started_at"),
-            peer=PeerTimings.from_dict(d["peer"]) if d.get("peer") else None,
+            peer=PeerTimings.model_validate(d["peer"]) if d.get("peer") else None,
             thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
             read_bytes_delta=d.get("estimated_read_bytes_delta"),
             request_acceptance=RequestAcceptance.model_validate(ra)
@@ -273,7 +273,7 @@ class PromptResult:
         per_request = self.request_acceptance
         summary["request_acceptance"] = per_request.model_dump(mode="json") if per_request else None
         peer = self.peer()
-        summary["peer"] = peer.to_dict() if peer else None
+        summary["peer"] = peer.model_dump(mode="json") if peer else None
         summary["counted_runs"] = len(self.counted)
         summary["excluded_runs"] = [r.index for r in self.excluded]
         summary["burst_runs"] = [r.index for r in self.bursts]
