@@ -402,8 +402,8 @@ def _kept_rows() -> dict[str, list[str]]:
 
 def _write(rows: dict[str, list[str]], run_now: list[str]) -> None:
     """The results file: this run's rows, and the rows of targets not run now as an earlier run left them."""
-    order = [t for t in targets() if t in rows]
-    earlier = [t for t in order if t not in run_now]
+    earlier = [t for t in targets() if t in rows and t not in run_now]
+    order = [*run_now, *earlier]  # as run: the peak RSS is cumulative
     note = f"; {', '.join(earlier)}: from an earlier run" if earlier else ""
     body = [line for t in order for line in rows[t]]
     title = "# python benchmarks/fuzz_trust.py (issues 22, 29): peak RSS is the process's so far (cumulative)"
