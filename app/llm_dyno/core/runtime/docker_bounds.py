@@ -40,8 +40,9 @@ _CHUNK = 64 * 1024
 
 
 class EngineAnswerRefused(docker.errors.DockerException):  # type: ignore[misc]
-    """An engine's answer broke a bound (``kind``: ``"size"``, ``"deadline"``, ``"depth"`` or, for a stream, ``"broken"``); a
-    DockerException, so every caller that handles the engine's failures handles this one."""
+    """An engine's answer broke a bound (``kind``: ``"size"``, ``"deadline"``, ``"depth"`` or, for a
+    stream, ``"broken"``); a DockerException, so every caller that handles the engine's failures
+    handles this one."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)
