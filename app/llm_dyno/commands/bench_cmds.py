@@ -24,6 +24,8 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, load_suite
 from llm_dyno.core.bench.sweep import sweep_table
+from llm_dyno.core.bench.workloads.records import workload_of
+from llm_dyno.core.bench.workloads.text import workload_lines
 from llm_dyno.core.endpoint import Endpoint, url_endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.export_file import write_export
@@ -205,6 +207,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if (note := burst_note(result)) is not None:
             print(note)
         print(roofline_summary(result))
+    if (report := workload_of(result.context.extra)) is not None:
+        print("\n".join(workload_lines(report)))
     if outcome.result_id is not None:
         print(f"saved as #{outcome.result_id}")
     if outcome.unsaved is not None:
@@ -266,6 +270,8 @@ def _show(rid: int, result: BenchResult) -> None:
     ctx = result.context
     print(f"#{rid}  suite {result.suite}  model {ctx.model}  at {ctx.url}  {ctx.started}")
     print(f"  vLLM {ctx.vllm_version or '?'}  {ctx.device}  profile {ctx.profile_name}")
+    if (report := workload_of(ctx.extra)) is not None:
+        print("\n".join(f"  {line}" for line in workload_lines(report)))
     for p in result.prompts:
         for metric in ("wall_tps", "decode_tps", "ttft_s"):
             s = p.summary(metric)

@@ -94,6 +94,12 @@ class StreamOutcome:
     # `vllm bench serve` times (TTFT, ITL, E2E; see llm_dyno.core.bench.peer)
     event_times_s: tuple[float, ...] = ()
     request_acceptance: RequestAcceptance | None = None  # with --per-request-spec-decode-metrics
+    # reasoning-aware latency (a reasoning parser splits the two): first of each kind of text, seconds
+    first_reasoning_s: float | None = None
+    first_content_s: float | None = None
+    text: str = ""  # the answer's content (a multi-turn workload sends it back as the assistant's turn)
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens
 
 
 class BenchClient:
@@ -287,6 +293,9 @@ class _Reader:
         self.done = False
         self.event_times: list[float] = []
         self.acceptance: RequestAcceptance | None = None
+        self.first_reasoning: float | None = None
+        self.first_content: float | None = None
+        self.parts: list[str] = []
 
     def event(self, data: bytes, now: float) -> None:
         text = _plain_content(data)
@@ -295,6 +304,8 @@ class _Reader:
             self.event_times.append(now - self.t0)
             if text:
                 self.content += len(text)
+                self.parts.append(text)
+                self.first_content = self.first_content or now
                 self._text_at(now)
             return
         if data == b"[DONE]" or data.strip() == b"[DONE]":
@@ -337,6 +348,11 @@ class _Reader:
                 had_text = True
                 self.content += len(content)
                 self.reasoning += len(reasoning)
+                if content:
+                    self.parts.append(content)
+                    self.first_content = self.first_content or now
+                if reasoning:
+                    self.first_reasoning = self.first_reasoning or now
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])[:64]  # "stop", "length": a word, not a page
         if had_text:
@@ -443,4 +459,17 @@ def _consume(response: httpx.Response, t0: float, watchdog: Watchdog, max_events
         saw_done=reader.done,
         event_times_s=tuple(reader.event_times),
         request_acceptance=reader.acceptance,
+        first_reasoning_s=None if reader.first_reasoning is None else reader.first_reasoning - t0,
+        first_content_s=None if reader.first_content is None else reader.first_content - t0,
+        text="".join(reader.parts),
+        reasoning_tokens=_detail(reader.usage, "completion_tokens_details", "reasoning_tokens"),
+        cached_tokens=_detail(reader.usage, "prompt_tokens_details", "cached_tokens"),
     )
+
+
+def _detail(usage: dict[str, Any], group: str, key: str) -> int | None:
+    """A count inside one of usage's detail objects; None when absent or not a plausible count."""
+    details = usage.get(group)
+    value = details.get(key) if isinstance(details, dict) else None
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNTED_TOKENS
+    return value if ok else None

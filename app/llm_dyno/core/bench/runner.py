@@ -22,7 +22,8 @@ from llm_dyno.core.bench.peer import PeerTimings, burst_reason
 from llm_dyno.core.bench.plausible import impossible_figures, max_tokens_of
 from llm_dyno.core.bench.result import IMPOSSIBLE, BenchResult, BenchRun
 from llm_dyno.core.bench.run_readings import ThermalState
-from llm_dyno.core.bench.suite import Suite, SuitePrompt
+from llm_dyno.core.bench.suite import STANDARD, Suite, SuitePrompt
+from llm_dyno.core.bench.workloads.protocol import Measured
 from llm_dyno.core.telemetry.metrics import MetricsSnapshot
 
 
@@ -62,7 +63,7 @@ class ThermalWait:
 
 
 DEFAULT_THERMAL_WAIT = ThermalWait()
-NO_GPU_THERMAL = ThermalState(None, note="no GPU visible: thermal state unknown")
+NO_GPU_THERMAL = ThermalState(stable=None, note="no GPU visible: thermal state unknown")
 
 
 def _now_iso(timespec: str = "seconds") -> str:
@@ -129,7 +130,11 @@ class BenchRunner:
         result = result or BenchResult(self.suite.name)
         self.result = result.with_context(started=result.context.started or _now_iso())
         try:
-            for prompt in self.suite.prompts:
+            if self.suite.kind != STANDARD:
+                from llm_dyno.core.bench.workloads.run import run_workload
+
+                run_workload(self)
+            for prompt in self.suite.prompts if self.suite.kind == STANDARD else ():
                 self.result = self.result.with_run(prompt.name)
                 if not self._run_prompt(prompt):
                     break
@@ -146,48 +151,52 @@ class BenchRunner:
         total = self.suite.warmups + self.suite.runs
         self._thermal = self._settle(prompt.name)
         for i in range(1, total + 1):
-            warmup = i <= self.suite.warmups
-            if self.cancel.is_set():
-                self._end(cancelled=True)
+            if self.step(prompt, i, total, i <= self.suite.warmups) is None:
                 return False
-            self._emit(ProgressEvent(EventKind.RUN_STARTED, prompt.name, i, total, warmup))
-            try:
-                run = self._one(prompt, i, warmup)
-            except StreamCancelled:
-                self._end(cancelled=True)
-                return False
-            except StreamError as exc:
-                result = self.result
-                if exc.kind == "connection":
-                    last = next(
-                        ((p.name, p.runs[-1].index) for p in reversed(result.prompts) if p.runs), None
-                    )
-                    where = f"after run {last[1]} of {last[0]}" if last else "before any run completed"
-                    self._end(error=f"server stopped answering {where}: {exc.message}")
-                else:
-                    self._end(error=f"run {i} of {prompt.name} failed: {exc.message}")
-                kept = len(result.all_runs())
-                self._emit(
-                    ProgressEvent(
-                        EventKind.MESSAGE,
-                        prompt.name,
-                        i,
-                        total,
-                        warmup,
-                        message=f"{self.result.error} ({kept} completed runs kept)",
-                    )
-                )
-                return False
-            self.result = self.result.with_run(prompt.name, run)
-            self._emit(ProgressEvent(EventKind.RUN_FINISHED, prompt.name, i, total, warmup, run))
         return True
+
+    def step(self, prompt: SuitePrompt, i: int, total: int, warmup: bool) -> Measured | None:
+        """Run ``prompt`` once as run ``i`` of ``total`` and add it to the result; None when the suite
+        ends here (cancelled, or server trouble: :attr:`result` says which). Workloads run through it."""
+        if self.cancel.is_set():
+            self._end(cancelled=True)
+            return None
+        self._emit(ProgressEvent(EventKind.RUN_STARTED, prompt.name, i, total, warmup))
+        try:
+            measured = self._measure(prompt, i, warmup)
+        except StreamCancelled:
+            self._end(cancelled=True)
+            return None
+        except StreamError as exc:
+            result = self.result
+            if exc.kind == "connection":
+                last = next(((p.name, p.runs[-1].index) for p in reversed(result.prompts) if p.runs), None)
+                where = f"after run {last[1]} of {last[0]}" if last else "before any run completed"
+                self._end(error=f"server stopped answering {where}: {exc.message}")
+            else:
+                self._end(error=f"run {i} of {prompt.name} failed: {exc.message}")
+            kept = len(result.all_runs())
+            self._emit(
+                ProgressEvent(
+                    EventKind.MESSAGE,
+                    prompt.name,
+                    i,
+                    total,
+                    warmup,
+                    message=f"{self.result.error} ({kept} completed runs kept)",
+                )
+            )
+            return None
+        self.result = self.result.with_run(prompt.name, measured.run)
+        self._emit(ProgressEvent(EventKind.RUN_FINISHED, prompt.name, i, total, warmup, measured.run))
+        return measured
 
     def _settle(self, prompt: str) -> ThermalState:
         """Wait for a stable temperature (when a GPU is read and the wait is on); the state reached."""
         if self.gpu is None:
             return NO_GPU_THERMAL
         if self.thermal_wait is None:
-            return ThermalState(None, note="no wait for a stable temperature (turned off)")
+            return ThermalState(stable=None, note="no wait for a stable temperature (turned off)")
         tw = self.thermal_wait
         self._emit(ProgressEvent(EventKind.MESSAGE, prompt, message="waiting for a stable GPU temperature"))
         state = settle_temperature(
@@ -197,7 +206,7 @@ class BenchRunner:
         self._emit(ProgressEvent(EventKind.MESSAGE, prompt, message=f"GPU temperature {state.describe()}"))
         return state
 
-    def _one(self, prompt: SuitePrompt, index: int, warmup: bool) -> BenchRun:
+    def _measure(self, prompt: SuitePrompt, index: int, warmup: bool) -> Measured:
         path = "/v1/chat/completions" if self.suite.endpoint == "chat" else "/v1/completions"
         body = self.suite.request_body(prompt, self.model)
         before = self._scrape()
@@ -232,7 +241,7 @@ class BenchRunner:
             warnings = _warnings(outcome, prompt, gen_delta)
         if unknown is not None:
             warnings.append(f"{unknown}: this run's generation and acceptance counts are not known")
-        return BenchRun(
+        run = BenchRun(
             prompt=prompt.name,
             index=index,
             warmup=warmup,
@@ -252,10 +261,11 @@ class BenchRunner:
             peer=PeerTimings.of(outcome.event_times_s, tokens) if impossible is None else None,
             request_acceptance=outcome.request_acceptance if impossible is None else None,
             read_bytes_delta=read_bytes,
-            thermal=dataclasses.replace(
-                self._thermal, start_c=sampler.start_temperature_c if sampler is not None else None
+            thermal=self._thermal.model_copy(
+                update={"start_c": sampler.start_temperature_c if sampler is not None else None}
             ),
         )
+        return Measured(run, outcome, before, after)
 
     def _settled_scrape(self, before: MetricsSnapshot | None, tokens: int) -> MetricsSnapshot | None:
         """Scrape after a run; re-scrape briefly while the counters still lag the tokens streamed."""

@@ -16,8 +16,14 @@ from llm_dyno.core.paths import data_dir, resources_dir
 from llm_dyno.core.profiles.yamlio import Path_, line_for, load_with_lines
 
 ENDPOINTS = ("chat", "completions")
+# what a suite measures: the community's prompts run by run (the default), or a workload of
+# core/bench/workloads (its settings under the suite's ``workload:`` mapping)
+STANDARD = "standard"
+KINDS = (STANDARD, "multi-turn", "shared-prefix", "context-sweep")
 _TOP_KEYS = {
     "name",
+    "kind",
+    "workload",
     "description",
     "warmups",
     "runs",
@@ -31,6 +37,14 @@ DEFAULT_TIMEOUT_S = 900
 # Bounds on the counts a suite (or --runs / --warmups) may ask for: a week of runs is not a benchmark.
 MAX_COUNTS = {"runs": 10_000, "warmups": 1_000, "timeout_s": 86_400, "max_tokens": 10_000_000}
 _PROMPT_KEYS = {"name", "max_tokens", "messages", "prompt"}
+# each workload kind's settings: name → (type, required); ints are counts ≥ 1
+_WORKLOAD_KEYS: dict[str, dict[str, tuple[type, bool]]] = {
+    STANDARD: {},
+    "multi-turn": {"turns": (int, False)},
+    "shared-prefix": {"prefix": (str, True), "prefix_repeat": (int, False), "requests": (int, False)},
+    "context-sweep": {"contexts": (list, True), "filler": (str, False)},
+}
+MAX_WORKLOAD_COUNT = 10_000_000
 
 
 class SuiteError(DynoError):
@@ -70,6 +84,8 @@ class Suite:
     source: str | None = None
     # each request must finish within this many seconds (a stuck or endless stream ends that run)
     timeout_s: int = DEFAULT_TIMEOUT_S
+    kind: str = STANDARD
+    workload: dict[str, Any] = field(default_factory=dict)  # read by the kind's module
 
     def with_counts(self, *, runs: int | None = None, warmups: int | None = None) -> Suite:
         """A copy with other run / warm-up counts (the CLI's ``--runs`` / ``--warmups``)."""
@@ -98,8 +114,9 @@ class Suite:
         return body
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly description (stored with each result)."""
-        return {
+        """A JSON-friendly description (stored with each result; a standard suite's is unchanged)."""
+        kind = {} if self.kind == STANDARD else {"kind": self.kind, "workload": dict(self.workload)}
+        return kind | {
             "name": self.name,
             "description": self.description,
             "warmups": self.warmups,
@@ -186,6 +203,38 @@ def _prompt(raw: Any, i: int, endpoint: str, src: str | None, lines: dict[Path_,
     )
 
 
+def _workload(data: dict[str, Any], kind: str, src: str | None, lines: dict[Path_, int]) -> dict[str, Any]:
+    """The ``workload:`` settings of a suite of ``kind``, checked against the kind's keys."""
+    settings = _mapping(data, "workload", src, lines)
+    known = _WORKLOAD_KEYS[kind]
+    for key in sorted(set(settings) - set(known)):
+        names = ", ".join(sorted(known)) or "none"
+        raise _fail(f"unknown {kind} setting '{key}' (known: {names})", src, lines, ("workload", key))
+    for key, (kind_of, required) in known.items():
+        path: Path_ = ("workload", key)
+        if key not in settings:
+            if required:
+                raise _fail(f"a {kind} suite needs 'workload.{key}'", src, lines, ("workload",))
+            continue
+        value = settings[key]
+        if kind_of is int:
+            _int(settings, key, 1, 1, src, lines, ("workload",))
+            if value > MAX_WORKLOAD_COUNT:
+                raise _fail(f"'{key}' must be ≤ {MAX_WORKLOAD_COUNT:,}", src, lines, path)
+        elif kind_of is str and (not isinstance(value, str) or not value.strip()):
+            raise _fail(f"'{key}' must be a non-empty string", src, lines, path)
+        elif kind_of is list and (
+            not isinstance(value, list)
+            or not value
+            or any(
+                isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WORKLOAD_COUNT
+                for v in value
+            )
+        ):
+            raise _fail(f"'{key}' must be a non-empty list of token counts (integers ≥ 1)", src, lines, path)
+    return settings
+
+
 def suite_from_yaml(text: str, source: str | None = None) -> Suite:
     """Parse a suite; errors name the file, line and field."""
     # a long-context prompt is one long value: suites get room for it (1 MiB a value, 8 MiB a file)
@@ -211,6 +260,13 @@ def suite_from_yaml(text: str, source: str | None = None) -> Suite:
     if dupes:
         raise _fail(f"duplicate prompt name(s): {', '.join(dupes)}", source, lines, ("prompts",))
     description = data.get("description", "")
+    kind = data.get("kind", STANDARD)
+    if kind not in KINDS:
+        raise _fail(
+            f"'kind' must be one of {', '.join(KINDS)}, got {str(kind)[:40]}", source, lines, ("kind",)
+        )
+    if kind != STANDARD and endpoint != "chat":
+        raise _fail(f"a {kind} suite runs on the chat endpoint", source, lines, ("endpoint",))
     return Suite(
         name=name,
         prompts=prompts,
@@ -222,6 +278,8 @@ def suite_from_yaml(text: str, source: str | None = None) -> Suite:
         description=str(description or ""),
         source=source,
         timeout_s=_int(data, "timeout_s", DEFAULT_TIMEOUT_S, 1, source, lines, ()),
+        kind=kind,
+        workload=_workload(data, kind, source, lines),
     )
 
 
