@@ -175,12 +175,14 @@ def test_a_stored_acceptance_from_two_negatives_reads_as_none() -> None:
     # what a result stored before the reset rule held: deltas across a restart
     from llm_dyno.core.bench.run_readings import Acceptance, sum_acceptance
 
-    stored = Acceptance.from_dict({"drafts": -600, "draft_tokens": -1800, "accepted_tokens": -360})
+    stored = Acceptance.model_validate({"drafts": -600, "draft_tokens": -1800, "accepted_tokens": -360})
     assert stored.rate is None and stored.mean_length is None and stored.per_position == ()
     assert stored.contradiction == "a negative count (-1,800)"
-    good = Acceptance(46, 138, 136, (46, 45, 45))
+    good = Acceptance(drafts=46, draft_tokens=138, accepted_tokens=136, per_position_accepted=(46, 45, 45))
     assert sum_acceptance([stored, good]) == good
-    assert Acceptance(10, 30, 31).rate is None  # more accepted than drafted
+    assert (
+        Acceptance(drafts=10, draft_tokens=30, accepted_tokens=31).rate is None
+    )  # more accepted than drafted
 
 
 def test_a_per_request_acceptance_that_cannot_be_true_is_not_stored(tmp_path: Path) -> None:

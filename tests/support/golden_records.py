@@ -62,7 +62,7 @@ def every_part_result() -> BenchResult:
         throttle_reasons=("SwPowerCap",), samples=42, sampled_mean_power_w=148.2,
         mean_power_source="energy counter", peak_power_source="instantaneous", span_s=10.0,
     )  # fmt: skip
-    thermal = ThermalState(True, 54.0, 12.0, 55.0, "")
+    thermal = ThermalState(stable=True, settled_c=54.0, waited_s=12.0, start_c=55.0, note="")
     prompts = []
     for p in result.prompts:
         runs = list(p.runs)

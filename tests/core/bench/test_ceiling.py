@@ -35,7 +35,7 @@ def run(i: int, decode_tps: float, drafts: int, accepted: int) -> BenchRun:
         wall_tps=60.0,
         decode_tps=decode_tps,
         finish_reason="length",
-        acceptance=Acceptance(drafts, drafts * 3, accepted, ()),
+        acceptance=Acceptance(drafts=drafts, draft_tokens=drafts * 3, accepted_tokens=accepted),
     )
 
 

@@ -114,7 +114,7 @@ def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:
 
 
 def _result() -> LoadResult:
-    acc = Acceptance(10, 30, 12, (6, 4, 2))
+    acc = Acceptance(drafts=10, draft_tokens=30, accepted_tokens=12, per_position_accepted=(6, 4, 2))
     lv2 = LevelResult(LoadLevel(rate=1.5), (A,), 0.5, 4, acc)
     return LoadResult("s", "http://127.0.0.1:1", "tiny", "prof", "2026-12-02T01:00:00+00:00",
                       slo=Slo(ttft_s=0.3), levels=[LEVEL, lv2])  # fmt: skip

@@ -112,8 +112,11 @@ def test_the_power_figures_and_their_sources_are_stored_with_the_run() -> None:
     from llm_dyno.core.bench.result import BenchRun
     from llm_dyno.core.bench.run_readings import EnergyStats
 
-    energy = EnergyStats(1400.0, 0.7, 553.1, 749.3, 61.0, ("SwPowerCap",), 51, 497.3, MEAN_FROM_ENERGY,
-                         PEAK_INSTANT, 5.06)  # fmt: skip
+    energy = EnergyStats(
+        energy_j=1400.0, tokens_per_j=0.7, mean_power_w=553.1, peak_power_w=749.3, max_temperature_c=61.0,
+        throttle_reasons=("SwPowerCap",), samples=51, sampled_mean_power_w=497.3,
+        mean_power_source=MEAN_FROM_ENERGY, peak_power_source=PEAK_INSTANT, span_s=5.06,
+    )  # fmt: skip
     run = BenchRun("narrative", 1, False, 0.1, 5.0, 1000, 200.0, 204.0, "length", energy=energy)
     back = BenchRun.from_dict("narrative", run.to_dict())
     assert back.energy == energy

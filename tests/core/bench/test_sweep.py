@@ -44,7 +44,15 @@ def fake_result(tps: dict[str, list[float]], power: float | None = None) -> Benc
                 v,
                 v,
                 "length",
-                energy=EnergyStats(100.0, 1.0, power, power, 65.0) if power else None,
+                energy=EnergyStats(
+                    energy_j=100.0,
+                    tokens_per_j=1.0,
+                    mean_power_w=power,
+                    peak_power_w=power,
+                    max_temperature_c=65.0,
+                )
+                if power
+                else None,
             )
             for i, v in enumerate(values)
         ]

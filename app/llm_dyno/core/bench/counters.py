@@ -54,7 +54,9 @@ def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> CounterDel
             round(v - before.spec_accepted_per_pos.get(i, 0.0))
             for i, v in sorted(after.spec_accepted_per_pos.items())
         )
-        acceptance = Acceptance(drafts, draft_tokens, accepted, per_pos)
+        acceptance = Acceptance(
+            drafts=drafts, draft_tokens=draft_tokens, accepted_tokens=accepted, per_position_accepted=per_pos
+        )
         if (why := acceptance.contradiction) is not None:
             return CounterDelta(
                 _int(before.generation_tokens, after.generation_tokens),

@@ -189,11 +189,11 @@ def settle_temperature(
     except Exception:  # an unreadable GPU: the state is unknown, the runs go on
         temp = None
     if temp is None:
-        return ThermalState(None, note="GPU temperature not readable: thermal state unknown")
+        return ThermalState(stable=None, note="GPU temperature not readable: thermal state unknown")
     note = (
         "" if stable else f"did not settle within ±{tolerance_c:g} °C over {window_s:g} s in {timeout_s:g} s"
     )
-    return ThermalState(stable, float(temp), clock() - start, note=note)
+    return ThermalState(stable=stable, settled_c=float(temp), waited_s=clock() - start, note=note)
 
 
 def wait_for_stable_temperature(

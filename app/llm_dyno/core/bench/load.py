@@ -290,8 +290,8 @@ class LevelResult:
             "requests": [r.to_dict() for r in self.requests],
             "duration_s": self.duration_s,
             "generation_tokens_delta": self.generation_tokens_delta,
-            "acceptance": None if self.acceptance is None else self.acceptance.to_dict(),
-            "energy": None if self.energy is None else dataclasses.asdict(self.energy),
+            "acceptance": None if self.acceptance is None else self.acceptance.model_dump(mode="json"),
+            "energy": None if self.energy is None else self.energy.model_dump(mode="json"),
             "error": self.error,
         }
 
@@ -306,13 +306,8 @@ class LevelResult:
             tuple(RequestRecord.from_dict(r) for r in d["requests"]),
             float(d["duration_s"]),
             d.get("generation_tokens_delta"),
-            None if acc is None else Acceptance(
-                int(acc["drafts"]), int(acc["draft_tokens"]), int(acc["accepted_tokens"]),
-                tuple(int(x) for x in acc.get("per_position_accepted") or ()),
-            ),
-            None if energy is None else EnergyStats(
-                **{**energy, "throttle_reasons": tuple(energy.get("throttle_reasons") or ())}
-            ),
+            None if acc is None else Acceptance.model_validate(acc),
+            None if energy is None else EnergyStats.model_validate(energy),
             d.get("error"),
         )  # fmt: skip
 

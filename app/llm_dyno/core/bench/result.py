@@ -12,7 +12,7 @@ The JSON shape is a contract (other tools and the history store read it)::
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from llm_dyno.core.bench.latency import LatencySummary
@@ -89,7 +89,7 @@ class BenchRun:
             "wall_tps": self.wall_tps,
             "decode_tps": self.decode_tps,
             "finish_reason": self.finish_reason,
-            "acceptance": self.acceptance.to_dict() if self.acceptance else None,
+            "acceptance": self.acceptance.model_dump(mode="json") if self.acceptance else None,
             "energy_j": e.energy_j if e else None,
             "tokens_per_j": e.tokens_per_j if e else None,
             "mean_power_w": e.mean_power_w if e else None,
@@ -107,7 +107,7 @@ class BenchRun:
             "warnings": list(self.warnings),
             "started_at": self.started_at,
             "peer": self.peer.model_dump(mode="json") if self.peer else None,
-            "thermal": asdict(self.thermal) if self.thermal else None,
+            "thermal": self.thermal.model_dump(mode="json") if self.thermal else None,
             "estimated_read_bytes_delta": self.read_bytes_delta,
             "request_acceptance": self.request_acceptance.model_dump(mode="json")
             if self.request_acceptance
@@ -122,12 +122,12 @@ class BenchRun:
         has_energy = any(d.get(k) is not None for k in ("energy_j", "mean_power_w", "max_temperature_c"))
         energy = (
             EnergyStats(
-                d.get("energy_j"),
-                d.get("tokens_per_j"),
-                d.get("mean_power_w"),
-                d.get("peak_power_w"),
-                d.get("max_temperature_c"),
-                tuple(d.get("throttle_reasons") or ()),
+                energy_j=d.get("energy_j"),
+                tokens_per_j=d.get("tokens_per_j"),
+                mean_power_w=d.get("mean_power_w"),
+                peak_power_w=d.get("peak_power_w"),
+                max_temperature_c=d.get("max_temperature_c"),
+                throttle_reasons=tuple(d.get("throttle_reasons") or ()),
                 sampled_mean_power_w=d.get("sampled_mean_power_w"),
                 mean_power_source=str(d.get("mean_power_source") or ""),
                 peak_power_source=str(d.get("peak_power_source") or ""),
@@ -149,13 +149,13 @@ class BenchRun:
             finish_reason=d.get("finish_reason"),
             prompt_tokens=d.get("prompt_tokens"),
             latency=LatencySummary.model_validate(lat) if lat else None,
-            acceptance=Acceptance.from_dict(acc) if acc else None,
+            acceptance=Acceptance.model_validate(acc) if acc else None,
             generation_tokens_delta=d.get("generation_tokens_delta"),
             energy=energy,
             warnings=tuple(d.get("warnings") or ()),
             started_at=d.get("started_at"),
             peer=PeerTimings.model_validate(d["peer"]) if d.get("peer") else None,
-            thermal=ThermalState.from_dict(d["thermal"]) if d.get("thermal") else None,
+            thermal=ThermalState.model_validate(d["thermal"]) if d.get("thermal") else None,
             read_bytes_delta=d.get("estimated_read_bytes_delta"),
             request_acceptance=RequestAcceptance.model_validate(ra)
             if (ra := d.get("request_acceptance"))
@@ -269,7 +269,7 @@ class PromptResult:
             s = self.summary(metric)
             summary[metric] = s.to_dict() if s else None
         acc = self.acceptance
-        summary["acceptance"] = acc.to_dict() if acc else None
+        summary["acceptance"] = acc.model_dump(mode="json") if acc else None
         per_request = self.request_acceptance
         summary["request_acceptance"] = per_request.model_dump(mode="json") if per_request else None
         peer = self.peer()

@@ -7,18 +7,32 @@ contract (see :mod:`~llm_dyno.core.bench.result`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from pydantic import computed_field, model_validator
 
-@dataclass(frozen=True)
-class Acceptance:
-    """Speculative-decoding counts over one run (or summed over many) and the rates derived from them."""
+from llm_dyno.core.records import Record
+
+_DERIVED = ("rate", "mean_length", "per_position")  # written with the counts, recomputed on reading
+
+
+class Acceptance(Record):
+    """Speculative-decoding counts over one run (or summed over many) and the rates derived from them.
+
+    Its JSON (``model_dump``) holds the counts and the rates; ``model_validate`` reads the counts and
+    recomputes the rates."""
 
     drafts: int
     draft_tokens: int
     accepted_tokens: int
     per_position_accepted: tuple[int, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in _DERIVED}
+        return data
 
     @property
     def contradiction(self) -> str | None:
@@ -39,16 +53,19 @@ class Acceptance:
         """Whether these counts can all be true (see :attr:`contradiction`); rates come only from these."""
         return self.contradiction is None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def rate(self) -> float | None:
         """Accepted / drafted tokens."""
         return self.accepted_tokens / self.draft_tokens if self.draft_tokens and self.possible else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def mean_length(self) -> float | None:
         """1 + accepted / drafts: tokens per verify step, bonus token included (vLLM's convention)."""
         return 1 + self.accepted_tokens / self.drafts if self.drafts and self.possible else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def per_position(self) -> tuple[float, ...]:
         """Accepted at position i / drafts: cumulative, so non-increasing."""
@@ -61,32 +78,10 @@ class Acceptance:
         a = list(self.per_position_accepted) + [0] * (width - len(self.per_position_accepted))
         b = list(other.per_position_accepted) + [0] * (width - len(other.per_position_accepted))
         return Acceptance(
-            self.drafts + other.drafts,
-            self.draft_tokens + other.draft_tokens,
-            self.accepted_tokens + other.accepted_tokens,
-            tuple(x + y for x, y in zip(a, b, strict=True)),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: counts plus derived rates."""
-        return {
-            "drafts": self.drafts,
-            "draft_tokens": self.draft_tokens,
-            "accepted_tokens": self.accepted_tokens,
-            "per_position_accepted": list(self.per_position_accepted),
-            "rate": self.rate,
-            "mean_length": self.mean_length,
-            "per_position": list(self.per_position),
-        }
-
-    @staticmethod
-    def from_dict(data: dict[str, Any]) -> Acceptance:
-        """Inverse of :meth:`to_dict` (the rates are recomputed from the counts)."""
-        return Acceptance(
-            int(data["drafts"]),
-            int(data["draft_tokens"]),
-            int(data["accepted_tokens"]),
-            tuple(int(x) for x in data.get("per_position_accepted") or ()),
+            drafts=self.drafts + other.drafts,
+            draft_tokens=self.draft_tokens + other.draft_tokens,
+            accepted_tokens=self.accepted_tokens + other.accepted_tokens,
+            per_position_accepted=tuple(x + y for x, y in zip(a, b, strict=True)),
         )
 
 
@@ -100,14 +95,14 @@ def sum_acceptance(items: list[Acceptance | None]) -> Acceptance | None:
     return total
 
 
-@dataclass(frozen=True)
-class EnergyStats:
+class EnergyStats(Record):
     """GPU readings over one run: energy from the counter delta, power sampled at ~10 Hz.
 
     ``mean_power_w`` is energy / time from the counter (``mean_power_source`` says so; the mean of
     the sampled 1-second averages where no counter was read); ``sampled_mean_power_w`` the mean of the
     driver's 1 s averages; ``peak_power_source`` says whether the peak is instantaneous or the peak of
-    1 s averages; ``span_s`` the time between the first and last counter readings.
+    1 s averages; ``span_s`` the time between the first and last counter readings. Stored by field
+    (``model_dump``) in a load level; a run writes its fields under names of its own.
     """
 
     energy_j: float | None = None
@@ -123,13 +118,12 @@ class EnergyStats:
     span_s: float | None = None
 
 
-@dataclass(frozen=True)
-class ThermalState:
+class ThermalState(Record):
     """The GPU's thermal condition a run started from (cold and heat-soaked GPUs differ by ~4–5 %).
 
     ``stable`` True: the temperature held within the tolerance before the prompt's first run; False:
     it did not settle within the wait (the runs went on); None: no GPU was visible or no wait was
-    asked for. ``start_c`` is the reading as this run began.
+    asked for. ``start_c`` is the reading as this run began. Stored by field (``model_dump``).
     """
 
     stable: bool | None
@@ -148,11 +142,3 @@ class ThermalState:
         if self.start_c is not None:
             text += f"; run started at {self.start_c:.0f} °C"
         return text
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> ThermalState:
-        """Read back the JSON form (``dataclasses.asdict``)."""
-        return ThermalState(
-            d.get("stable"), d.get("settled_c"), float(d.get("waited_s") or 0.0), d.get("start_c"),
-            str(d.get("note") or ""),
-        )  # fmt: skip
