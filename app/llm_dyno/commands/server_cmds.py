@@ -229,7 +229,13 @@ def cmd_logs(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     """``llm-dyno plan NAME``."""
     profile = store().get(args.name)
-    plan = ServerManager().plan(profile, gpu_name=args.gpu)
+    manager = ServerManager()
+    plan = manager.plan(profile, gpu_name=args.gpu)
+    if plan.hold is not None:  # the servers already on its GPUs count in its budget
+        manager.adopt_all()
+        for message in manager.warnings:
+            warn(message)
+    budget = manager.budget(plan)
     if args.json:
         print_json(
             {
@@ -256,8 +262,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 if isinstance(plan.spec, ContainerSpec)
                 else {},
                 "memory": plan.memory.to_dict() if plan.memory is not None else None,
+                "gpu_budget": budget.to_dict() if budget is not None else None,
             }
         )
         return 0
     print(plan.report())
+    if budget is not None:
+        print("\n".join(f"# {line}" for line in budget.lines()))
+        if not budget.fits:
+            message, hint = budget.refusal()
+            print(f"# warning: {message}\n#   → {hint}")
     return 0

@@ -486,6 +486,18 @@ class Profile(_Frozen):
                 raise ValueError("'all' or a list of GPU indices such as [0, 1]") from None
         return v
 
+    @field_validator("gpus")
+    @classmethod
+    def _gpu_indices(cls, v: Literal["all"] | tuple[int, ...] | None) -> Any:
+        if isinstance(v, tuple):
+            wrong = [g for g in v if not 0 <= g <= 255]
+            if wrong:
+                raise ValueError(f"GPU index {wrong[0]} is out of range: indices are 0 to 255, e.g. [0, 1]")
+            twice = sorted({g for g in v if v.count(g) > 1})
+            if twice:
+                raise ValueError(f"GPU {twice[0]} is named twice: name each GPU once, e.g. [0, 1]")
+        return v
+
     # the typed flags and the args they were read from, by the validator's one parse (see engine())
     _engine: tuple[tuple[str, ...], EngineConfig] | None = PrivateAttr(default=None)
     @model_validator(mode="after")

@@ -19,6 +19,7 @@ from llm_dyno.core.endpoint import Endpoint, KeyReference, key_reference
 from llm_dyno.core.profiles.exposure import Exposure, api_key_reference
 from llm_dyno.core.profiles.flags import EngineConfig
 from llm_dyno.core.profiles.model import Profile
+from llm_dyno.core.runtime.gpu_hold import GpuHold
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
 
@@ -156,6 +157,7 @@ class LaunchPlan:
     exposure: Exposure | None = None  # where it really listens (core/profiles/exposure.py)
     memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
     key: KeyReference | None = None  # the key clients send, as a reference (set by the backend's plan)
+    hold: GpuHold | None = None  # its share of each GPU (core/runtime/gpu_budget.py; set by the manager)
 
     @property
     def engine(self) -> EngineConfig:

@@ -17,6 +17,8 @@ import importlib
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from llm_dyno.core.errors import DynoError
@@ -25,6 +27,9 @@ from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, Server
 from llm_dyno.core.runtime.launch_spec import ProcessSpec
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
+
+if TYPE_CHECKING:
+    from llm_dyno.core.runtime.gpu_budget import GpuBudget
 
 # The Docker backend needs the docker SDK and is written separately: load it only when asked for.
 _LAZY_RUNTIMES: dict[str, tuple[str, str]] = {
@@ -159,10 +164,26 @@ class ServerManager:
     def plan(self, profile: Profile, *, gpu_name: str | None = None) -> LaunchPlan:
         """What would run for the profile (no side effects), with its memory estimate (``gpu_name``:
         plan for that card from the datasheet table instead of this machine's GPU)."""
+        from llm_dyno.core.runtime.gpu_budget import hold_of
         from llm_dyno.core.runtime.memory import estimate_memory, with_memory
 
         plan = self.runtime_for(profile).plan(profile)
-        return with_memory(plan, estimate_memory(profile, gpu_name=gpu_name))
+        plan = with_memory(plan, estimate_memory(profile, gpu_name=gpu_name))
+        return replace(plan, hold=hold_of(plan))
+
+    def budget(self, plan: LaunchPlan) -> GpuBudget | None:
+        """The GPU memory budget of the plan beside the servers live on the same machine (adopt them
+        first); None when the plan uses no GPU. Live memory is read through NVML for this machine."""
+        from llm_dyno.core.runtime.gpu_budget import budget_for, nvml_live
+
+        running = [
+            (h.profile_name, h.status.state.value, h.plan)
+            for h in self.live()
+            if h.profile_name != plan.profile.name and _same_machine(h.plan, plan)
+        ]
+        if _is_local(plan):
+            return budget_for(plan, running, nvml_live)
+        return budget_for(plan, running, None, f"the GPUs are on the Docker host {_docker_host(plan)}")
 
     # ---- handles -------------------------------------------------------------------------------
     def handles(self) -> list[ServerHandle]:
@@ -252,7 +273,7 @@ class ServerManager:
 
     # ---- launching -----------------------------------------------------------------------------
     def collisions(self, plan: LaunchPlan) -> list[str]:
-        """Why this plan clashes with a live server: same host port, or a GPU in common."""
+        """Why this plan clashes with a live server: the same profile, or the same host port."""
         problems: list[str] = []
         for other in self.live():
             if other.profile_name == plan.profile.name:
@@ -264,12 +285,7 @@ class ServerManager:
                     f"port {plan.host_port} is already used by profile '{other.profile_name}' "
                     f"({other.plan.base_url}); change --port in one of them"
                 )
-            if plan.gpus is not None and other.plan.gpus is not None:
-                shared = sorted(set(plan.gpus) & set(other.plan.gpus))
-                if shared and _same_machine(other.plan, plan):
-                    listing = ", ".join(str(g) for g in shared)
-                    problems.append(f"GPU {listing} is already used by profile '{other.profile_name}'")
-        return problems
+        return problems  # a GPU in common is for the budget to judge (see budget)
 
     def launch(
         self,
@@ -280,12 +296,17 @@ class ServerManager:
     ) -> ServerHandle:
         """Plan and launch a profile; returns once its server exists (process spawned, container created)
         or has failed. With ``check``, refuse (LaunchBlocked) when the profile already runs anywhere,
-        another launch of it is under way, or its port or GPU is taken. ``on_handle`` sees the handle
+        another launch of it is under way, its port is taken, or it does not fit in the GPU memory
+        budget beside the servers running on its GPUs (:meth:`budget`). ``on_handle`` sees the handle
         as soon as it exists (to follow a pull or a container being created)."""
         plan = self.plan(profile)
         with launch_lock(profile.name):
             if check:
-                self._adopt_for(profile)  # a server launched from another llm-dyno counts too
+                # a server launched from another llm-dyno counts too; on a GPU, those of every runtime
+                if plan.hold is not None:
+                    self.adopt_all()
+                else:
+                    self._adopt_for(profile)
                 problems = self.collisions(plan)
                 if (
                     not problems
@@ -301,6 +322,10 @@ class ServerManager:
                         f"cannot launch '{profile.name}': " + "; ".join(problems),
                         hint="stop the other server or change the port / GPUs in the profile",
                     )
+                budget = self.budget(plan)
+                if budget is not None and not budget.fits:
+                    message, hint = budget.refusal()
+                    raise LaunchBlocked(message, hint=hint)
             handle = self.runtime_for(profile).launch(plan)
             with self._lock:
                 self._handles[profile.name] = handle

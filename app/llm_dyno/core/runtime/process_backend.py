@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 from llm_dyno.core.atomic import atomic_write_text, clear_os_error, open_no_follow, refuse_link
@@ -32,6 +33,7 @@ from llm_dyno.core.runtime.base import (
     ServerHandle,
     plan_key,
 )
+from llm_dyno.core.runtime.gpu_hold import GpuHold
 from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind, warnings_of
 from llm_dyno.core.runtime.process_groups import (
     MARKER_ENV,
@@ -202,6 +204,7 @@ class ProcessRuntime(Runtime):
             profile_hash=plan.profile.content_hash(),
             profile=plan.profile.to_dict(),
             marker=marker,
+            gpu_hold=plan.hold.to_dict() if plan.hold is not None else None,
         )
         try:
             atomic_write_text(handle.state_path, record.to_json())
@@ -261,6 +264,8 @@ class ProcessRuntime(Runtime):
             plan = LaunchPlan(
                 profile, self.name, record.url, record.host_port, plan.gpus, plan.spec, key=plan.key
             )
+        if (hold := GpuHold.from_dict(record.gpu_hold)) is not None:
+            plan = replace(plan, hold=hold)  # what the budget counts: its share as planned at launch
         log_path = Path(record.log_path)
         handle = ProcessHandle(
             plan,

@@ -3,7 +3,8 @@
 Several processes share one registry (the window, ``llm-dyno launch`` in a terminal, ``llm-dyno stop``
 from a script), so its state lives in files under ``data_dir()/servers``:
 
-- ``<stem>-<hash>.json``: a process server's record (pid, process group, start time, profile snapshot).
+- ``<stem>-<hash>.json``: a process server's record (pid, process group, start time, profile snapshot,
+  its share of each GPU).
   The hash of the exact profile name keeps ``A`` and ``a`` (or ``a b`` and ``a-b``) apart on every
   file system.
 - ``<stem>-<hash>.lock``: held (``flock``) while a launch of that profile is under way, so two launches
@@ -53,6 +54,7 @@ class ProcessRecord:
     profile: dict[str, Any] = field(default_factory=dict)  # the snapshot launched (Profile.to_dict)
     runtime: str = "process"
     marker: str = ""  # LLM_DYNO_SERVER_ID in the server's environment: proves a process is this server's
+    gpu_hold: dict[str, Any] | None = None  # its share of each GPU at launch (GpuHold.to_dict; gpu_budget.py)
 
     def to_json(self) -> str:
         """The file's text."""
@@ -83,6 +85,7 @@ class ProcessRecord:
                 profile_hash=str(data.get("profile_hash") or ""),
                 profile=dict(profile) if isinstance(profile, dict) else {},
                 marker=str(data.get("marker") or ""),
+                gpu_hold=data["gpu_hold"] if isinstance(data.get("gpu_hold"), dict) else None,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"a process record without a valid {exc}") from exc

@@ -1,0 +1,313 @@
+"""The GPU memory budget across running servers: will a new server fit beside those already on its GPUs?
+
+For each GPU of the new server's plan, the budget puts side by side what each running server on the
+same machine holds there (its :class:`~llm_dyno.core.runtime.gpu_hold.GpuHold`: recorded at launch, else
+worked out from its profile), what the GPU's live memory says (NVML: used / total, where this machine
+has an NVIDIA driver; else "live memory unknown" and the records alone), and what the new server would
+take (vLLM's ``--gpu-memory-utilization`` × the whole GPU, or the estimate's figure with
+``--kv-cache-memory-bytes``). What is taken is the larger of the records' sum and the live use: a
+server still loading may not have allocated yet, and memory that no record explains belongs to some
+other program. vLLM itself refuses to start when less than its share is free, so the new share must
+fit in what is left. Where the GPU's size is not known at all, the budget adds the fractions (each
+server's share of a whole GPU: their sum must not pass 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from llm_dyno.core.runtime.gpu_hold import GpuHold
+from llm_dyno.core.runtime.memory_report import fmt_bytes
+
+if TYPE_CHECKING:
+    from llm_dyno.core.runtime.base import LaunchPlan
+
+DEFAULT_GPU_UTIL = 0.9  # vLLM's default --gpu-memory-utilization (as memory_budget.py)
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class LiveMemory:
+    """A GPU's memory as its driver reports it now (NVML counts reserved memory as used)."""
+
+    used_bytes: int
+    total_bytes: int
+    name: str
+    source: str
+
+
+LiveReader = Callable[[int], "LiveMemory | str"]  # a reading, or why there is none
+
+
+def nvml_live(index: int) -> LiveMemory | str:
+    """GPU ``index`` of this machine through NVML, or why it cannot be read (no driver, no such GPU)."""
+    from llm_dyno.core.telemetry.nvml import NvmlUnavailable, nvml
+
+    try:
+        reading = nvml().read(index)
+    except NvmlUnavailable as exc:
+        return exc.reason
+    except Exception as exc:  # an NVML error for this index (NVMLError_InvalidArgument, ...)
+        return f"GPU {index}: {type(exc).__name__}: {exc}"
+    if reading.mem_used_bytes is None or reading.mem_total_bytes is None:
+        return f"GPU {index}: NVML gives no memory figures"
+    return LiveMemory(reading.mem_used_bytes, reading.mem_total_bytes, reading.name or "", "NVML")
+
+
+def hold_of(plan: LaunchPlan) -> GpuHold | None:
+    """What the plan's server takes on each of its GPUs; None when it uses none (or runs on the CPU)."""
+    from llm_dyno.core.runtime.gpu_source import plan_gpus
+    from llm_dyno.core.runtime.memory import is_cpu_profile
+    from llm_dyno.core.runtime.memory_budget import kv_memory_flag
+
+    gpus = plan_gpus(plan)
+    if not gpus or is_cpu_profile(plan.profile):
+        return None
+    asked = plan.engine.gpu_memory_utilization
+    fraction = asked or DEFAULT_GPU_UTIL
+    flag = "--gpu-memory-utilization" + ("" if asked else " default")
+    memory = plan.memory
+    total = memory.gpu_total_bytes if memory is not None else None
+    if memory is None or total is None:
+        return GpuHold(gpus, fraction, None, f"{fraction:g} of each GPU ({flag})")
+    if kv_memory_flag(plan.profile) is not None and memory.parts:
+        # vLLM skips its profiling and holds what it is told: weights, reserves and that KV cache
+        held = sum(p.bytes or 0 for p in memory.parts)
+        return GpuHold(gpus, min(1.0, held / total), held, "the estimate's parts (--kv-cache-memory-bytes)")
+    return GpuHold(
+        gpus,
+        fraction,
+        int(total * fraction),
+        f"{fraction:g} ({flag}) × {fmt_bytes(total)} ({memory.gpu_name})",
+    )
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A running server's share of one GPU."""
+
+    profile_name: str
+    state: str
+    fraction: float
+    bytes: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class GpuLine:
+    """One GPU of the budget: its size, live use, the running servers' shares and the new one's."""
+
+    gpu: int
+    total_bytes: int | None
+    total_source: str
+    live: LiveMemory | None
+    live_note: str  # why there is no live reading ("" when there is one)
+    holders: tuple[Holder, ...]
+    fraction: float  # the new server's share
+    bytes: int | None
+
+    def _held(self, h: Holder) -> float:
+        if self.total_bytes is None:
+            return h.fraction
+        return float(h.bytes if h.bytes is not None else h.fraction * self.total_bytes)
+
+    @property
+    def records(self) -> float:
+        """What the running servers hold here (bytes, or fractions of the GPU when its size is unknown)."""
+        return sum(self._held(h) for h in self.holders)
+
+    @property
+    def taken(self) -> float:
+        """What is in use before the new server starts: the records or the live use, the larger."""
+        live = float(self.live.used_bytes) if self.live is not None and self.total_bytes else 0.0
+        return max(self.records, live)
+
+    @property
+    def unexplained(self) -> float:
+        """Live use no running server's record accounts for (another program, or the driver)."""
+        return max(0.0, self.taken - self.records)
+
+    @property
+    def wanted(self) -> float:
+        """What the new server takes here (bytes, or a fraction when the size is unknown)."""
+        if self.total_bytes is None:
+            return self.fraction
+        return float(self.bytes if self.bytes is not None else self.fraction * self.total_bytes)
+
+    @property
+    def whole(self) -> float:
+        """The GPU as a whole, in the line's unit."""
+        return float(self.total_bytes) if self.total_bytes is not None else 1.0
+
+    @property
+    def free_after(self) -> float:
+        """What is left once the new server holds its share (negative: it does not fit)."""
+        return self.whole - self.taken - self.wanted
+
+    @property
+    def fits(self) -> bool:
+        """Whether the new server's share fits in what is free."""
+        return self.free_after >= -_EPS * self.whole
+
+    @property
+    def room_fraction(self) -> float:
+        """The largest ``--gpu-memory-utilization`` that fits here now (two decimals, rounded down)."""
+        return max(0.0, math.floor((self.whole - self.taken) / self.whole * 100 + _EPS) / 100)
+
+    @property
+    def live_source(self) -> str:
+        """Where the live use was read (``NVML``), or ``unknown``."""
+        return self.live.source if self.live is not None else "unknown"
+
+    def amount(self, value: float) -> str:
+        """``70.20 GiB`` where the size is known, else ``0.50 of the GPU``."""
+        return fmt_bytes(value) if self.total_bytes is not None else f"{value:.2f} of the GPU"
+
+
+@dataclass(frozen=True)
+class GpuBudget:
+    """The budget of a planned server's GPUs beside the servers running on them."""
+
+    profile_name: str
+    gpus: tuple[GpuLine, ...]
+
+    @property
+    def fits(self) -> bool:
+        """Whether the new server fits on every one of its GPUs."""
+        return all(line.fits for line in self.gpus)
+
+    def lines(self) -> list[str]:
+        """The budget as ``plan`` prints it: per GPU its size, each holder, this one and what is left."""
+        out = ["GPU budget (each vLLM server may use its --gpu-memory-utilization share of the whole GPU):"]
+        for g in self.gpus:
+            size = (
+                f"{fmt_bytes(g.total_bytes)} ({g.total_source})"
+                if g.total_bytes is not None
+                else "size unknown"
+            )
+            live = (
+                f"live use {fmt_bytes(g.live.used_bytes)} ({g.live.source})"
+                if g.live is not None
+                else f"live memory unknown ({g.live_note}); budgeted from the records only"
+            )
+            out.append(f"  GPU {g.gpu}: {size}; {live}")
+            for h in g.holders:
+                out.append(_row(f"{h.profile_name!r} ({h.state})", g.amount(g._held(h)), h.source))
+            if g.unexplained > 0:
+                out.append(_row("other programs", g.amount(g.unexplained), "live use beyond the records"))
+            out.append(
+                _row(f"{self.profile_name!r} (this one)", g.amount(g.wanted), f"{g.fraction:g} of the GPU")
+            )
+            out.append(_row("free after", g.amount(g.free_after), "fits" if g.fits else "does not fit"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``"gpu_budget"`` object of ``plan --json``."""
+        return {
+            "fits": self.fits,
+            "gpus": [
+                {
+                    "gpu": g.gpu,
+                    "total_bytes": g.total_bytes,
+                    "total_source": g.total_source,
+                    "live_used_bytes": g.live.used_bytes if g.live is not None else None,
+                    "live": "unknown" if g.live is None else g.live.source,
+                    "live_note": g.live_note,
+                    "unit": "bytes" if g.total_bytes is not None else "fraction",
+                    "held": [
+                        {
+                            "profile": h.profile_name,
+                            "state": h.state,
+                            "amount": g._held(h),
+                            "fraction": h.fraction,
+                        }
+                        for h in g.holders
+                    ],
+                    "other": g.unexplained,
+                    "this": {"profile": self.profile_name, "amount": g.wanted, "fraction": g.fraction},
+                    "free_after": g.free_after,
+                    "fits": g.fits,
+                }
+                for g in self.gpus
+            ],
+        }
+
+    def refusal(self) -> tuple[str, str]:
+        """Why the new server does not fit and what would make it fit: (message, hint)."""
+        problems: list[str] = []
+        names: list[str] = []
+        room = 1.0
+        for g in (g for g in self.gpus if not g.fits):
+            held = [f"{h.profile_name!r} holds {g.amount(g._held(h))}" for h in g.holders]
+            if g.unexplained > 0:
+                held.append(f"other programs hold {g.amount(g.unexplained)} (live use, {g.live_source})")
+            problems.append(
+                f"GPU {g.gpu}"
+                + (f" ({fmt_bytes(g.total_bytes)})" if g.total_bytes is not None else "")
+                + f": {', '.join(held) or 'nothing is recorded'}; {self.profile_name!r} would take "
+                + g.amount(g.wanted)
+                + (f" ({g.fraction:g} of the GPU)" if g.total_bytes is not None else "")
+                + f", {g.amount(g.whole - g.taken)} is free"
+            )
+            names += [h.profile_name for h in g.holders if h.profile_name not in names]
+            room = min(room, g.room_fraction)
+        message = (
+            f"cannot launch {self.profile_name!r}: it does not fit beside what runs on its GPU(s): "
+            + "; ".join(problems)
+        )
+        fixes = (
+            [f"stop or sleep {' or '.join(repr(n) for n in names)} (`llm-dyno stop NAME`)"] if names else []
+        )
+        if room >= 0.01:
+            fixes.append(f"lower --gpu-memory-utilization of {self.profile_name!r} to {room:.2f} or less")
+        if not names and room < 0.01:
+            fixes.append("free the GPU (other programs hold it) or give the profile other gpus:")
+        return message, "; or ".join(fixes)
+
+
+def _row(label: str, amount: str, note: str) -> str:
+    return f"    {label:<32} {amount:>18}  {note}"
+
+
+def budget_for(
+    plan: LaunchPlan,
+    running: Sequence[tuple[str, str, LaunchPlan]],
+    live: LiveReader | None,
+    live_reason: str = "",
+) -> GpuBudget | None:
+    """The budget of ``plan``'s GPUs beside ``running`` (profile name, state, plan of each server live on
+    the same machine); ``live`` reads a GPU's memory now (None: not readable, ``live_reason`` says why).
+    None when the plan uses no GPU."""
+    hold = plan.hold if plan.hold is not None else hold_of(plan)
+    if hold is None:
+        return None
+    lines: list[GpuLine] = []
+    for gpu in hold.gpus:
+        reading = live(gpu) if live is not None else live_reason or "no GPU reader"
+        reading_ok = reading if isinstance(reading, LiveMemory) else None
+        memory = plan.memory
+        if reading_ok is not None:
+            total: int | None = reading_ok.total_bytes
+            total_source = f"{reading_ok.source}{', ' + reading_ok.name if reading_ok.name else ''}"
+        elif memory is not None and memory.gpu_total_bytes is not None:
+            total, total_source = memory.gpu_total_bytes, memory.gpu_total_source or "the estimate"
+        else:
+            total, total_source = None, ""
+        holders = []
+        for name, state, other in running:
+            other_hold = other.hold if other.hold is not None else hold_of(other)
+            if other_hold is None or gpu not in other_hold.gpus:
+                continue
+            src = other_hold.source + (" (recorded at launch)" if other.hold is not None else "")
+            holders.append(Holder(name, state, other_hold.fraction, other_hold.bytes_per_gpu, src))
+        this_bytes = hold.bytes_per_gpu
+        if total is not None and this_bytes is None:
+            this_bytes = int(total * hold.fraction)
+        note = "" if reading_ok is not None else str(reading)
+        lines.append(
+            GpuLine(gpu, total, total_source, reading_ok, note, tuple(holders), hold.fraction, this_bytes)
+        )
+    return GpuBudget(plan.profile.name, tuple(lines))
