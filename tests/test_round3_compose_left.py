@@ -453,3 +453,19 @@ def test_a_hand_written_profile_with_a_secret_in_a_volume_option_is_not_valid(tm
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{path}:13, field 'docker.driver_volumes[0].options'" in done.stderr, done.stderr
     assert "driver option o holds a secret (password=…)" in done.stderr and "hunter2" not in done.stderr
+
+
+def test_profile_diff_names_changed_configs_and_volumes(tmp_path: Path) -> None:
+    first = VOLUMES.replace(
+        "    volumes:\n      - cache", "    configs: [c]\n    volumes:\n      - cache"
+    ) + ("configs:\n  c: {content: one}\n")
+    second = first.replace("nfsvers=4", "nfsvers=3").replace("subpath: usr/share/nginx/html/", "subpath: usr")
+    assert _import(tmp_path, first, name="a")[0] is not None
+    assert _import(tmp_path, second.replace("content: one", "content: two"), name="b")[0] is not None
+    done = cli(tmp_path / "home", "profile", "diff", "a", "b", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    rows = {r["key"]: r for r in json.loads(done.stdout)["rows"]}
+    assert set(rows) == {"secrets", "driver_volumes", "image_volumes"}, rows
+    assert '"content":"one"' in rows["secrets"]["left"] and '"content":"two"' in rows["secrets"]["right"]
+    assert "nfsvers=4" in rows["driver_volumes"]["left"] and "nfsvers=3" in rows["driver_volumes"]["right"]
+    assert '"subpath":"usr"' in rows["image_volumes"]["right"]

@@ -130,8 +130,8 @@ def _plain(value: Any) -> Any:
     """A container setting as plain data for a diff row (empty reads as absent)."""
     if isinstance(value, BaseModel):
         value = value.model_dump(exclude_defaults=True)
-    if isinstance(value, tuple):
-        value = list(value)
+    if isinstance(value, tuple):  # of models too (secrets, volumes with a driver, …): each as data
+        value = [v.model_dump(exclude_defaults=True) if isinstance(v, BaseModel) else v for v in value]
     return value or None
 
 
@@ -151,7 +151,10 @@ def diff_profiles(a: Profile, b: Profile, *, include_notes: bool = False) -> Pro
     if da is not None and db is not None:  # a default of the container section: only between two
         r.compare("container", "bind", da.bind, db.bind)
     r.compare("container", "working_dir", getattr(da, "working_dir", None), getattr(db, "working_dir", None))
-    for field in ("network_aliases", "labels", "ulimits", "tmpfs", "logging"):
+    for field in (
+        *("network_aliases", "labels", "ulimits", "tmpfs", "logging"),
+        *("secrets", "driver_volumes", "image_volumes"),
+    ):
         r.compare("container", field, _plain(getattr(da, field, None)), _plain(getattr(db, field, None)))
     shm_a, shm_b = (da.shm_size if da else None), (db.shm_size if db else None)
     same_size = _size_bytes(shm_a) is not None and _size_bytes(shm_a) == _size_bytes(shm_b)
