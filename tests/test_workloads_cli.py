@@ -5,6 +5,7 @@ context limit, reasoning timings, and the report stored in the history with the 
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 from pathlib import Path
@@ -59,8 +60,9 @@ prompts:
 def test_multi_turn_carries_the_history_and_counts_cached_tokens(tmp_path: Path, usage_details: bool) -> None:
     system = " ".join(f"rule{i}" for i in range(40))
     suite = _suite(tmp_path, "chat", MULTI.format(turns=4, system=system))
+    steps_file = tmp_path / "steps.csv"
     with WorkloadServer(usage_details=usage_details) as server:
-        out, stored = _bench(tmp_path / "home", server.url, str(suite))
+        out, stored = _bench(tmp_path / "home", server.url, str(suite), "--steps-csv", str(steps_file))
         seen = server.requests
     report = stored["context"]["workload"]
     steps = report["steps"]
@@ -80,6 +82,10 @@ def test_multi_turn_carries_the_history_and_counts_cached_tokens(tmp_path: Path,
     assert all(s["decode_tps"] is None or s["decode_tps"] > 0 for s in steps)
     assert stored["context"]["suite_definition"]["kind"] == "multi-turn"
     assert "turn 4" in out and "cached" in out
+    rows = list(csv.DictReader(steps_file.open(encoding="utf-8")))
+    assert [(r["kind"], r["label"], int(r["cached_tokens"])) for r in rows] == [
+        ("multi-turn", s["label"], s["cached_tokens"]) for s in steps
+    ]
 
 
 def test_multi_turn_stops_before_the_context_limit(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_every_tune_format_is_offered_and_writes_the_stored_tune(home: Path, tmp
 def test_bench_writes_every_format_flag_from_a_live_run(home: Path, tmp_path: Path) -> None:
     formats = formats_for(ResultKind.BENCH)
     assert all(f"--{name}" in cli(home, "bench", "--help").stdout for name in formats)
-    files = {name: tmp_path / f"live{fmt.suffix}" for name, fmt in formats.items()}
+    files = {name: tmp_path / f"live-{name}{fmt.suffix}" for name, fmt in formats.items()}
     flags = [arg for name, path in files.items() for arg in (f"--{name}", str(path))]
     with ReplayServer(fixture("chat_length.sse")) as server:
         done = cli(

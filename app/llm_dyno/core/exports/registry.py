@@ -25,6 +25,7 @@ from typing import Any
 
 from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines, to_csv
 from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.workloads.export import steps_csv
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.export_file import write_export
 from llm_dyno.core.exports.series import SeriesWindow, utc_stamp
@@ -159,6 +160,8 @@ RESULT_EXPORTS: dict[str, ResultExport] = {
         "Markdown", ".md", {ResultKind.BENCH: _bench_markdown, ResultKind.TUNE: _tune_markdown}
     ),
     "post": ResultExport("Post row (Markdown)", ".md", {ResultKind.TUNE: _tune_post}),
+    # a workload suite's steps (turns, cold/warm requests, context lengths): core/bench/workloads
+    "steps-csv": ResultExport("Workload steps (CSV)", ".csv", {ResultKind.BENCH: steps_csv}),
 }
 
 
