@@ -21,8 +21,15 @@ def test_nested_records_tuples_and_enums_in_field_order() -> None:
         '{"prompt": "narrative", "sent_at_s": 0.1, "output_tokens": 26, "prompt_tokens": 12, '
         '"peer": {"ttft_s": 0.25, "e2e_s": 1.5, "tpot_s": 0.05, "itl_s": [0.5, 0.75]}, "error": null}'
     )
-    comparison = Comparison("wall_tps", 50.0, 55.0, 10.0, Verdict.BETTER, "welch")
-    verdict = fields_dict(comparison)["verdict"]
+    comparison = Comparison(
+        metric="wall_tps",
+        baseline_mean=50.0,
+        candidate_mean=55.0,
+        delta_pct=10.0,
+        verdict=Verdict.BETTER,
+        rule="welch",
+    )
+    verdict = comparison.model_dump(mode="json")["verdict"]
     assert verdict == "better" and type(verdict) is str  # the value, not the enum member
 
 

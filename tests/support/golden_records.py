@@ -111,7 +111,7 @@ def comparisons_json() -> str:
     base = result.prompts[0].values("wall_tps")
     cand = [v * 1.1 for v in base]
     rows = [compare_samples("wall_tps", base, cand), compare_samples("ttft_s", [], cand)]
-    return json.dumps([c.to_dict() for c in rows], indent=2)
+    return json.dumps([c.model_dump(mode="json") for c in rows], indent=2)
 
 
 def tune_export_json() -> str:

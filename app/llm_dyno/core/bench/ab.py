@@ -185,7 +185,8 @@ def ab_to_dict(ab: ABResult) -> dict[str, Any]:
     return {
         "kind": "spec_decode_ab",
         "verdicts": [
-            {"prompt": p, "verdict_text": _AB_WORDS[c.verdict], **c.to_dict()} for p, c in ab.verdicts
+            {"prompt": p, "verdict_text": _AB_WORDS[c.verdict], **c.model_dump(mode="json")}
+            for p, c in ab.verdicts
         ],
         "without_spec": ab.without_spec.to_dict(),
         "with_spec": ab.with_spec.to_dict(),

@@ -267,7 +267,7 @@ class PromptResult:
         summary: dict[str, Any] = {}
         for metric in SUMMARY_METRICS:
             s = self.summary(metric)
-            summary[metric] = s.to_dict() if s else None
+            summary[metric] = s.model_dump(mode="json") if s else None
         acc = self.acceptance
         summary["acceptance"] = acc.model_dump(mode="json") if acc else None
         per_request = self.request_acceptance

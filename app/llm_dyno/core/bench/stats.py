@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from llm_dyno.core.records import fields_dict
+from pydantic import Field, computed_field
+
+from llm_dyno.core.records import Record
 
 # Two-sided 95 % Student-t quantiles t_{0.975, df} for df = 1..30 (standard table values).
 _T975 = (
@@ -77,9 +77,9 @@ def t_quantile_975(df: float) -> float:
     return z + g1 / df + g2 / df**2 + g3 / df**3
 
 
-@dataclass(frozen=True)
-class Summary:
-    """Mean, sample standard deviation, coefficient of variation, range and 95 % CI of one metric."""
+class Summary(Record):
+    """Mean, sample standard deviation, coefficient of variation, range and 95 % CI of one metric; its
+    JSON (``model_dump``, a prompt summary's entries) writes the CI as ``ci95: [low, high]``."""
 
     n: int
     mean: float
@@ -87,20 +87,14 @@ class Summary:
     cv: float
     min: float
     max: float
-    ci95_low: float
-    ci95_high: float
+    ci95_low: float = Field(exclude=True)
+    ci95_high: float = Field(exclude=True)
 
-    def to_dict(self) -> dict[str, float | int | list[float]]:
-        """JSON form (keys as in the result file)."""
-        return {
-            "n": self.n,
-            "mean": self.mean,
-            "std": self.std,
-            "cv": self.cv,
-            "min": self.min,
-            "max": self.max,
-            "ci95": [self.ci95_low, self.ci95_high],
-        }
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """The 95 % confidence interval of the mean (low, high)."""
+        return (self.ci95_low, self.ci95_high)
 
 
 def summarize(values: Sequence[float]) -> Summary | None:
@@ -120,7 +114,9 @@ def summarize(values: Sequence[float]) -> Summary | None:
     low = mean - half
     if min(xs) >= 0:
         low = max(low, 0.0)
-    return Summary(n, mean, std, cv, min(xs), max(xs), low, mean + half)
+    return Summary(
+        n=n, mean=mean, std=std, cv=cv, min=min(xs), max=max(xs), ci95_low=low, ci95_high=mean + half
+    )
 
 
 class Verdict(StrEnum):
@@ -132,9 +128,9 @@ class Verdict(StrEnum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """The verdict on one metric, with the numbers behind it."""
+class Comparison(Record):
+    """The verdict on one metric, with the numbers behind it (``model_dump``: its fields, the verdict as
+    its word)."""
 
     metric: str
     baseline_mean: float | None
@@ -142,10 +138,6 @@ class Comparison:
     delta_pct: float | None
     verdict: Verdict
     rule: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> tuple[float, float] | None:
@@ -177,7 +169,10 @@ def compare_samples(
 ) -> Comparison:
     """Judge ``candidate`` against ``baseline`` on one metric (see the module docstring for the rule)."""
     if not baseline or not candidate:
-        return Comparison(metric, _mean(baseline), _mean(candidate), None, Verdict.UNKNOWN, "no data")
+        return Comparison(
+            metric=metric, baseline_mean=_mean(baseline), candidate_mean=_mean(candidate), delta_pct=None,
+            verdict=Verdict.UNKNOWN, rule="no data",
+        )  # fmt: skip
     ma, mb = sum(baseline) / len(baseline), sum(candidate) / len(candidate)
     delta_pct = (mb - ma) / ma * 100 if ma else None
     small = ma != 0 and abs(mb - ma) / abs(ma) < min_effect
@@ -197,7 +192,9 @@ def compare_samples(
         verdict = Verdict.BETTER
     else:
         verdict = Verdict.WORSE
-    return Comparison(metric, ma, mb, delta_pct, verdict, rule)
+    return Comparison(
+        metric=metric, baseline_mean=ma, candidate_mean=mb, delta_pct=delta_pct, verdict=verdict, rule=rule
+    )
 
 
 def _mean(xs: Sequence[float]) -> float | None:

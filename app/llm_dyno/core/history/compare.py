@@ -32,7 +32,7 @@ class ResultComparison:
         return {
             "baseline": self.baseline_id,
             "candidate": self.candidate_id,
-            "rows": [{"prompt": p, **c.to_dict()} for p, c in self.rows],
+            "rows": [{"prompt": p, **c.model_dump(mode="json")} for p, c in self.rows],
             "profile_diff": self.profile_diff,
             "notes": list(self.notes),
         }

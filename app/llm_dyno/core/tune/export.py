@@ -53,8 +53,10 @@ def to_dict(record: TuneRecord, analysis: TuneAnalysis) -> dict[str, Any]:
                 "evidence": list(rec.evidence),
                 "verdict": rec.verdict,
                 "baseline_trial": rec.baseline.index if rec.baseline else None,
-                "against_best": [{"prompt": p, **c.to_dict()} for p, c in rec.against_best],
-                "against_baseline": [{"prompt": p, **c.to_dict()} for p, c in rec.against_baseline],
+                "against_best": [{"prompt": p, **c.model_dump(mode="json")} for p, c in rec.against_best],
+                "against_baseline": [
+                    {"prompt": p, **c.model_dump(mode="json")} for p, c in rec.against_baseline
+                ],
             },
         },
     }
