@@ -48,3 +48,24 @@ def test_stored_gpu_readings_read_and_write_back_byte_for_byte() -> None:
     assert "power_instant_w" in items[0] and "power_instant_w" not in items[1]
     again = [reading_from_dict(item).to_dict() for item in items]
     assert json.dumps(again, indent=2) + "\n" == stored
+
+
+def _history_list_json(home: Path) -> str:
+    with HistoryStore(home / "data" / "history.db") as history:
+        rid = history.add(every_part_result())
+        history.tag(rid, "golden")
+        history.note(rid, "every part")
+    listed = cli(home, "history", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout
+
+
+def test_history_list_json_is_written_as_the_golden_file(tmp_path: Path) -> None:
+    assert _history_list_json(tmp_path / "home") == (GOLDEN / "history-list.json").read_text(encoding="utf-8")
+
+
+if __name__ == "__main__":  # writes history-list.json (see tests/fixtures/golden/README.md)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (GOLDEN / "history-list.json").write_text(_history_list_json(Path(folder)), encoding="utf-8")
