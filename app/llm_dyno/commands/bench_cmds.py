@@ -226,7 +226,7 @@ def cmd_history_list(args: argparse.Namespace) -> int:
     with HistoryStore() as history:
         entries = history.list(profile=args.profile, suite=args.suite, tag=args.tag, kind=None)
     if args.json:
-        print_json([e.to_dict() for e in entries])
+        print_json([e.model_dump(mode="json") for e in entries])
         return 0
     if not entries:
         print("no stored results yet: `llm-dyno bench PROFILE`")

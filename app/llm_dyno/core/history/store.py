@@ -17,7 +17,7 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.history.schema import SCHEMA_VERSION, HistoryError, migrate, user_version
 from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.paths import data_dir
-from llm_dyno.core.records import fields_dict
+from llm_dyno.core.records import Record
 from llm_dyno.core.secrets import strip_credentials
 
 BUSY_TIMEOUT_S = 5.0  # how long a statement waits for another process's lock before it is refused
@@ -30,9 +30,8 @@ def default_path() -> Path:
     return data_dir() / "history.db"
 
 
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One stored result's indexed columns (what a list shows)."""
+class HistoryEntry(Record):
+    """One stored result's indexed columns (what a list shows; ``model_dump``: ``history list --json``)."""
 
     id: int
     started: str
@@ -44,10 +43,6 @@ class HistoryEntry:
     tags: tuple[str, ...]
     note: str
     kind: str = "bench"  # "load": a load run (get_load reads it)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -327,7 +322,10 @@ class HistoryStore:
                 "SELECT tag FROM result_tags WHERE result_id = ? ORDER BY tag", (row[0],)
             )
         )
-        return HistoryEntry(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], tags, row[7], row[8])
+        return HistoryEntry(
+            id=int(row[0]), started=row[1], profile=row[2], model=row[3], suite=row[4], narr_wall_tps=row[5],
+            code_wall_tps=row[6], tags=tags, note=row[7], kind=row[8],
+        )  # fmt: skip
 
     def get(self, result_id: int) -> StoredResult:
         """One result; :class:`HistoryError` if there is none with that id."""
