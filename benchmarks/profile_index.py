@@ -5,11 +5,13 @@ opening, before and after, through the CLI in subprocesses.
 
 The profiles are the shipped examples under 5,000 names, written into a temporary LLM_DYNO_HOME (its
 files dated an hour back, as a folder that has been there a while). "before" is the app as it was at
-COMMIT (default: the commit before the index came in), taken with ``git archive COMMIT app`` into a
-temporary folder and run with ``PYTHONPATH`` pointing there; "after" is this tree, once with its index
-in place (warm: the common case) and once with the index files deleted before each run (cold: the
-first run after an upgrade, or a folder another program rewrote). Each measurement is a fresh process;
-the window's opening is ``llm-dyno --screenshot FILE`` (offscreen: start, build, render, save, exit).
+``--before`` (default: the commit before the index came in), "after" the app at ``--after`` (default
+HEAD: committed code, not a work tree other edits may be half-way through), each taken with ``git
+archive COMMIT app resources`` into a temporary folder and run with ``PYTHONPATH`` pointing there.
+"after" runs once with the index files deleted before each run (cold: the first run after an upgrade,
+or a folder another program rewrote) and once with its index in place (warm: the common case). Each
+measurement is a fresh process; the window's opening is ``llm-dyno --screenshot FILE`` (offscreen:
+start, build, render, save, exit).
 ``llm-dyno --version`` is timed too: the interpreter's and the CLI's own start-up, which no index can
 save. Reported: the median wall time of each and the ratio before / after. Bytecode is compiled first
 for both trees (as an installed wheel has it).
@@ -54,9 +56,10 @@ def make_profiles(home: Path, count: int) -> Path:
 
 
 def old_tree(commit: str, into: Path) -> Path:
-    """The ``app`` folder of ``commit``, extracted under ``into``."""
+    """The ``app`` folder of ``commit``, extracted under ``into`` with the ``resources`` it reads."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", commit, "app"], capture_output=True, check=True
+        ["git", "-C", str(REPO), "archive", commit, "app", "resources"], capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into / "app"
@@ -109,6 +112,7 @@ def main() -> None:
     parser.add_argument("--profiles", type=int, default=5000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--before", default=f"{INDEX_COMMIT}^", help="the commit to compare with")
+    parser.add_argument("--after", default="HEAD", help="the commit measured (committed: not the work tree)")
     parser.add_argument("--keep", help="work in this folder (kept) instead of a temporary one")
     args = parser.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="llm-dyno-index-"))
@@ -116,14 +120,15 @@ def main() -> None:
     try:
         home = work / "home"
         folder = make_profiles(home, args.profiles)
-        before_app = old_tree(args.before, work)
-        for tree in (before_app, REPO / "app"):
+        before_app = old_tree(args.before, work / "before")
+        after_app = old_tree(args.after, work / "after")
+        for tree in (before_app, after_app):
             compileall.compile_dir(str(tree), quiet=1)
         print(f"{args.profiles} profiles in {folder}; {args.repeats} runs of each", flush=True)
         rows = {
             "before": measure(before_app, home, folder, "before", args.repeats, False, work),
-            "after, cold": measure(REPO / "app", home, folder, "after-cold", args.repeats, True, work),
-            "after": measure(REPO / "app", home, folder, "after", args.repeats, False, work),
+            "after, cold": measure(after_app, home, folder, "after-cold", args.repeats, True, work),
+            "after": measure(after_app, home, folder, "after", args.repeats, False, work),
         }
         # the warm run's first call builds the index; its median is the index in place
         report(rows, args, os.cpu_count() or 0)
@@ -136,7 +141,8 @@ def report(rows: dict[str, dict[str, float]], args: argparse.Namespace, cpus: in
     ops = list(rows["before"])
     lines = [
         f"Profile index: {args.profiles} profiles, median of {args.repeats} fresh processes each "
-        f"({cpus} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); before = {args.before}",
+        f"({cpus} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}); before = {args.before}, "
+        f"after = {args.after}",
         "",
         f"{'operation':<9} " + " ".join(f"{k:>12}" for k in rows) + "   before/after  before/cold",
     ]
