@@ -26,6 +26,7 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.suite import Suite, available_suites, load_suite
 from llm_dyno.core.bench.sweep import ABResult, SweepResult
+from llm_dyno.core.bench.workloads.common import planned_runs
 from llm_dyno.core.endpoint import Endpoint
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
@@ -45,6 +46,7 @@ from llm_dyno.ui.bench.history_panel import HistoryPanel
 from llm_dyno.ui.bench.levels_panel import LevelsPanel
 from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
+from llm_dyno.ui.bench.workload_panel import WorkloadPanel
 from llm_dyno.ui.icons import icon
 from llm_dyno.ui.jobs import JobRunner
 from llm_dyno.ui.messages import window_message
@@ -151,6 +153,8 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.levels, "Load")
         self.acceptance = AcceptancePanel()
         self.tabs.addTab(self.acceptance, "Acceptance")
+        self.workload = WorkloadPanel()  # a workload suite's steps (multi-turn, shared prefix, context)
+        self.tabs.addTab(self.workload, "Workload")
         layout.addWidget(self.tabs, 1)
 
         self.worker.progressed.connect(self._progress)
@@ -289,7 +293,7 @@ class BenchmarkView(QWidget):
     def _begin(self, suite: Suite, title: str) -> None:
         self._done = 0
         self._warmups = suite.warmups
-        self._total = len(suite.prompts) * (suite.warmups + suite.runs)
+        self._total = planned_runs(suite)
         self.progress.setRange(0, max(self._total, 1))
         self.progress.setValue(0)
         self.progress.setTextVisible(True)
@@ -340,6 +344,7 @@ class BenchmarkView(QWidget):
         self.result_panel.set_markdown(line)
         self.result_panel.set_roofline(result)
         self.acceptance.show_result(result)
+        self.workload.show_result(result)
         saved = f" · saved as #{outcome.result_id}" if outcome.result_id is not None else ""
         if result.error:
             state = f"failed: {result.error}"
@@ -376,6 +381,7 @@ class BenchmarkView(QWidget):
         title = f"#{e.id} · {e.suite} · {e.profile or e.model or '—'} · {e.started.replace('T', ' ')[:19]}"
         self.result_panel.show_result(stored.result, title)
         self.acceptance.show_result(stored.result)
+        self.workload.show_result(stored.result)
         if switch:
             self.tabs.setCurrentWidget(self.result_panel)
 

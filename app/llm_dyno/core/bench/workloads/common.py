@@ -7,11 +7,14 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from llm_dyno.core.bench.client import StreamError
-from llm_dyno.core.bench.suite import Message, SuitePrompt
+from llm_dyno.core.bench.suite import Message, Suite, SuitePrompt
 from llm_dyno.core.bench.workloads.records import WORKLOAD_KEY, WorkloadReport, WorkloadStep
 
 if TYPE_CHECKING:
     from llm_dyno.core.bench.workloads.protocol import Measured, WorkloadRunner
+
+DEFAULT_TURNS = 8  # multi-turn
+DEFAULT_REQUESTS = 8  # shared-prefix: requests per repeat
 
 
 def save(runner: WorkloadRunner, report: WorkloadReport) -> None:
@@ -78,7 +81,8 @@ def step_of(measured: Measured, label: str, *, repeat: int = 1, target: int | No
         completion_tokens=run.completion_tokens,
         ttft_s=run.ttft_s,
         decode_tps=run.decode_tps,
-        pass_s=run.latency.mean_s if run.latency is not None else None,
+        # a burst shows no time between passes (its gaps are the client's, not the server's)
+        pass_s=run.latency.mean_s if run.latency is not None and not run.burst else None,
         cached_tokens=cached,
         cached_from=cached_from if cached is not None else None,
         prefix_queries=queries,
@@ -100,3 +104,16 @@ def _delta(before: float | None, after: float | None) -> int | None:
 def setting(runner: WorkloadRunner, key: str, default: Any) -> Any:
     """A setting of the suite's ``workload:`` mapping (checked when the suite was read)."""
     return runner.suite.workload.get(key, default)
+
+
+def planned_runs(suite: Suite) -> int:
+    """How many requests ``suite`` makes at most (a progress bar's length): a standard suite's prompts
+    times its warm-ups and runs; a workload's from its settings (a limit may end it sooner)."""
+    w, r, s = suite.warmups, suite.runs, suite.workload
+    if suite.kind == "multi-turn":
+        return w + int(s.get("turns", DEFAULT_TURNS))
+    if suite.kind == "shared-prefix":
+        return w + r * int(s.get("requests", DEFAULT_REQUESTS))
+    if suite.kind == "context-sweep":
+        return 2 + len(s.get("contexts", [])) * (w + r)  # the two calibration requests first
+    return len(suite.prompts) * (w + r)

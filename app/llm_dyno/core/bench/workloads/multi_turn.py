@@ -12,13 +12,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llm_dyno.core.bench.suite import Message, SuitePrompt
-from llm_dyno.core.bench.workloads.common import salted, save, server_limit, setting, step_of, warm_up
+from llm_dyno.core.bench.workloads.common import (
+    DEFAULT_TURNS,
+    salted,
+    save,
+    server_limit,
+    setting,
+    step_of,
+    warm_up,
+)
 from llm_dyno.core.bench.workloads.records import WorkloadReport
 
 if TYPE_CHECKING:
     from llm_dyno.core.bench.workloads.protocol import WorkloadRunner
-
-DEFAULT_TURNS = 8
 
 
 def run(runner: WorkloadRunner) -> None:

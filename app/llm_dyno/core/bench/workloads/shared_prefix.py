@@ -17,14 +17,20 @@ import uuid
 from typing import TYPE_CHECKING
 
 from llm_dyno.core.bench.suite import Message, SuitePrompt
-from llm_dyno.core.bench.workloads.common import save, server_limit, setting, step_of, warm_up
+from llm_dyno.core.bench.workloads.common import (
+    DEFAULT_REQUESTS,
+    save,
+    server_limit,
+    setting,
+    step_of,
+    warm_up,
+)
 from llm_dyno.core.bench.workloads.records import WorkloadReport
 from llm_dyno.core.httpbounds import BoundsError, read_body, send_bounded
 
 if TYPE_CHECKING:
     from llm_dyno.core.bench.workloads.protocol import WorkloadRunner
 
-DEFAULT_REQUESTS = 8
 RESET_PATH = "/reset_prefix_cache"
 RESET = "reset"
 SALT = "salt"

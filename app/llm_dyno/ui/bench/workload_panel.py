@@ -1,0 +1,131 @@
+"""The Benchmark view's Workload tab: a workload suite's steps (turns, cold and warm requests, context
+lengths) as a table and a pyqtgraph plot (TTFT and decode TPS per step, against the step's context),
+with what the report says in words. A standard suite's result leaves it empty, saying so."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from llm_dyno.core.bench.result import BenchResult
+from llm_dyno.core.bench.workloads.records import WorkloadReport, WorkloadStep, workload_of
+from llm_dyno.core.bench.workloads.text import workload_lines
+from llm_dyno.ui import theme
+from llm_dyno.ui.bench.charts import _style
+from llm_dyno.ui.widgets.empty_views import set_plot_empty
+
+COLUMNS = ("Step", "Context", "Cached", "TTFT s", "Decode TPS", "Pass ms", "Accept %", "1st reasoning s",
+           "1st content s", "Reasoning tok", "Content tok")  # fmt: skip
+EMPTY = "No workload: run a multi-turn, shared-prefix or context-sweep suite, or open one from the history"
+
+
+def _cells(s: WorkloadStep) -> list[str]:
+    def num(v: float | None, fmt: str) -> str:
+        return "—" if v is None else format(v, fmt)
+
+    return [
+        s.label, num(s.context_tokens, ",d"), num(s.cached_tokens, ",d"), num(s.ttft_s, ".3f"),
+        num(s.decode_tps, ".1f"), num(None if s.pass_s is None else s.pass_s * 1000, ".1f"),
+        num(None if s.acceptance_rate is None else s.acceptance_rate * 100, ".0f"),
+        num(s.first_reasoning_s, ".3f"), num(s.first_content_s, ".3f"), num(s.reasoning_tokens, "d"),
+        num(s.content_tokens, "d"),
+    ]  # fmt: skip
+
+
+class WorkloadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
+    """TTFT (left axis) and decode TPS (right axis) per step, against the step's context tokens."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        _style(self)
+        self.setMinimumHeight(200)
+        self.tps_view = pg.ViewBox()
+        item = self.getPlotItem()
+        item.showAxis("right")
+        item.scene().addItem(self.tps_view)
+        item.getAxis("right").linkToView(self.tps_view)
+        self.tps_view.setXLink(item)
+        item.vb.sigResized.connect(lambda: self.tps_view.setGeometry(item.vb.sceneBoundingRect()))
+        self.tps_curve: pg.PlotDataItem | None = None
+        self.ttft_curve: pg.PlotDataItem | None = None
+        self.show_report(None)
+
+    def show_report(self, report: WorkloadReport | None) -> None:
+        """Redraw for ``report`` (None: the empty state)."""
+        c = theme.colors()
+        item = self.getPlotItem()
+        item.clear()
+        self.tps_view.clear()
+        self.tps_curve = self.ttft_curve = None
+        points = [s for s in (report.steps if report else ()) if s.context_tokens is not None]
+        if not points:
+            set_plot_empty(self, EMPTY)
+            return
+        set_plot_empty(self, None)
+        item.setLabel("bottom", "context (prompt tokens)", color=c.muted)
+        item.setLabel("left", "TTFT s", color=c.muted)
+        item.setLabel("right", "decode TPS (none: streams arrived in bursts)", color=c.muted)
+        ttft = [(float(s.context_tokens or 0), s.ttft_s) for s in points if s.ttft_s is not None]
+        tps = [(float(s.context_tokens or 0), s.decode_tps) for s in points if s.decode_tps is not None]
+        if tps:
+            item.setLabel("right", "decode TPS", color=c.muted)
+        self.ttft_curve = pg.PlotDataItem(
+            [x for x, _ in ttft], [y for _, y in ttft], pen=pg.mkPen(c.accent, width=2), symbol="o",
+            symbolBrush=c.accent,
+        )  # fmt: skip
+        self.tps_curve = pg.PlotDataItem(
+            [x for x, _ in tps], [y for _, y in tps], pen=pg.mkPen(c.muted, width=1), symbol="t",
+            symbolBrush=c.muted,
+        )  # fmt: skip
+        item.addItem(self.ttft_curve)
+        self.tps_view.addItem(self.tps_curve)
+        item.enableAutoRange()
+        self.tps_view.enableAutoRange(axis=pg.ViewBox.YAxis)
+        self.tps_view.setGeometry(item.vb.sceneBoundingRect())
+
+
+class WorkloadPanel(QWidget):
+    """Shows the workload report of a result (:meth:`show_result`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.report: WorkloadReport | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 8, 0, 0)
+        self.summary = QLabel(EMPTY)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.summary)
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.chart = WorkloadChart()
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        split.addWidget(self.chart)
+        split.addWidget(self.table)
+        layout.addWidget(split, 1)
+
+    def show_result(self, result: BenchResult | None) -> None:
+        """Show ``result``'s workload steps, or the empty state for a standard suite's result."""
+        self.report = workload_of(result.context.extra) if result is not None else None
+        self.chart.show_report(self.report)
+        steps = self.report.steps if self.report else ()
+        self.table.setRowCount(len(steps))
+        for row, step in enumerate(steps):
+            for col, text in enumerate(_cells(step)):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        if self.report is None:
+            self.summary.setText(EMPTY)
+        else:
+            lines = workload_lines(self.report)
+            self.summary.setText("\n".join([lines[0], *lines[2 + len(steps) :]]))
