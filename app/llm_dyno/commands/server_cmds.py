@@ -235,7 +235,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         manager.adopt_all()
         for message in manager.warnings:
             warn(message)
-    budget = manager.budget(plan)
+    plan = manager.with_budget(plan)
     if args.json:
         print_json(
             {
@@ -262,14 +262,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 if isinstance(plan.spec, ContainerSpec)
                 else {},
                 "memory": plan.memory.to_dict() if plan.memory is not None else None,
-                "gpu_budget": budget.to_dict() if budget is not None else None,
+                "gpu_budget": plan.budget.to_dict() if plan.budget is not None else None,
             }
         )
         return 0
     print(plan.report())
-    if budget is not None:
-        print("\n".join(f"# {line}" for line in budget.lines()))
-        if not budget.fits:
-            message, hint = budget.refusal()
-            print(f"# warning: {message}\n#   → {hint}")
     return 0

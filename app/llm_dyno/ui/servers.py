@@ -155,7 +155,8 @@ class ServerBridge(QObject):
         """Build the launch plan in a worker (a backend may need to import or connect); ``planReady``."""
 
         def job() -> None:
-            self.planReady.emit(profile.name, self.manager.plan(profile).report())
+            plan = self.manager.with_budget(self.manager.plan(profile))  # beside the servers followed
+            self.planReady.emit(profile.name, plan.report())
 
         run_task(
             f"the plan of {profile.name}", job, lambda message: self.planFailed.emit(profile.name, message)

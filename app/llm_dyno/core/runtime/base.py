@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from llm_dyno.core.endpoint import Endpoint, KeyReference, key_reference
 from llm_dyno.core.profiles.exposure import Exposure, api_key_reference
@@ -22,6 +23,9 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_hold import GpuHold
 from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSpec
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
+
+if TYPE_CHECKING:
+    from llm_dyno.core.runtime.gpu_budget import GpuBudget
 
 
 def plan_key(profile: Profile, secret_env: Mapping[str, str] | None = None) -> KeyReference | None:
@@ -158,6 +162,7 @@ class LaunchPlan:
     memory: MemoryEstimate | None = None  # will it fit? (core/runtime/memory.py; set by ServerManager.plan)
     key: KeyReference | None = None  # the key clients send, as a reference (set by the backend's plan)
     hold: GpuHold | None = None  # its share of each GPU (core/runtime/gpu_budget.py; set by the manager)
+    budget: GpuBudget | None = None  # its GPUs beside the servers on them (ServerManager.with_budget)
 
     @property
     def engine(self) -> EngineConfig:
@@ -189,6 +194,7 @@ class LaunchPlan:
         lines = [f"# profile {self.profile.name!r} ({self.runtime}) → {url}"]
         lines += [f"# {line}" for line in self.notes()]
         lines += [f"# {line}" for line in (self.memory.lines() if self.memory is not None else [])]
+        lines += [f"# {line}" for line in (self.budget.lines() if self.budget is not None else [])]
         return "\n".join([*lines, self.describe()])
 
     def describe(self) -> str:

@@ -204,6 +204,20 @@ class GpuBudget:
             out.append(_row("free after", g.amount(g.free_after), "fits" if g.fits else "does not fit"))
         return out
 
+    def summary(self) -> list[str]:
+        """One line per GPU, for the window's launch panel: ``GPU 0 of 140.40 GiB: 'a' 70.20 GiB, this
+        one 70.20 GiB; 0 B free after``."""
+        out = []
+        for g in self.gpus:
+            size = f" of {fmt_bytes(g.total_bytes)}" if g.total_bytes is not None else ""
+            held = [f"{h.profile_name!r} {g.amount(g._held(h))}" for h in g.holders]
+            if g.unexplained > 0:
+                held.append(f"other programs {g.amount(g.unexplained)}")
+            held.append(f"this one {g.amount(g.wanted)}")
+            live = "" if g.live is not None else " (live memory unknown: from the records)"
+            out.append(f"GPU {g.gpu}{size}: {', '.join(held)}; {g.amount(g.free_after)} free after{live}")
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The ``"gpu_budget"`` object of ``plan --json``."""
         return {
@@ -235,6 +249,16 @@ class GpuBudget:
             ],
         }
 
+    def _enough(self, names: list[str]) -> str:
+        """Whose stop alone makes room (``'a' or 'b'``), else all of them (``'a' and 'b'``)."""
+        short = [g for g in self.gpus if not g.fits]
+
+        def frees(name: str, g: GpuLine) -> float:
+            return sum(g._held(h) for h in g.holders if h.profile_name == name)
+
+        alone = [n for n in names if all(frees(n, g) + g.free_after >= -_EPS * g.whole for g in short)]
+        return " or ".join(map(repr, alone)) if alone else " and ".join(map(repr, names))
+
     def refusal(self) -> tuple[str, str]:
         """Why the new server does not fit and what would make it fit: (message, hint)."""
         problems: list[str] = []
@@ -254,17 +278,26 @@ class GpuBudget:
             )
             names += [h.profile_name for h in g.holders if h.profile_name not in names]
             room = min(room, g.room_fraction)
+        who = self._enough(names)
+        # the message says what would make it fit in words any front end can show; the hint, in the CLI's
+        ways = [f"{who} {'is' if ' and ' not in who else 'are'} stopped or asleep"] if names else []
+        if room >= 0.01:
+            ways.append(f"its GPU memory utilization is {room:.2f} or less")
+        fits_when = (
+            f"it fits once {', or once '.join(ways)}"
+            if ways
+            else "other programs hold the GPU: free it or give the profile other GPUs"
+        )
         message = (
             f"cannot launch {self.profile_name!r}: it does not fit beside what runs on its GPU(s): "
             + "; ".join(problems)
+            + f"; {fits_when}"
         )
-        fixes = (
-            [f"stop or sleep {' or '.join(repr(n) for n in names)} (`llm-dyno stop NAME`)"] if names else []
-        )
+        fixes = [f"stop or sleep {who} (`llm-dyno stop NAME`)"] if names else []
         if room >= 0.01:
             fixes.append(f"lower --gpu-memory-utilization of {self.profile_name!r} to {room:.2f} or less")
-        if not names and room < 0.01:
-            fixes.append("free the GPU (other programs hold it) or give the profile other gpus:")
+        if not fixes:
+            fixes.append("free the GPU (other programs hold it) or set other gpus: in the profile")
         return message, "; or ".join(fixes)
 
 

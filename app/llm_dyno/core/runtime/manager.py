@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState
-from llm_dyno.core.runtime.launch_spec import ProcessSpec
+from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
 
@@ -185,6 +185,18 @@ class ServerManager:
             return budget_for(plan, running, nvml_live)
         return budget_for(plan, running, None, f"the GPUs are on the Docker host {_docker_host(plan)}")
 
+    def with_budget(self, plan: LaunchPlan) -> LaunchPlan:
+        """The plan carrying its GPU budget beside the servers followed now (:meth:`budget`); one that
+        does not fit adds the refusal a launch would give to its warnings."""
+        budget = self.budget(plan)
+        if budget is None:
+            return plan
+        if budget.fits:
+            return replace(plan, budget=budget)
+        message, hint = budget.refusal()
+        refused = PlanWarning(WarningKind.MEMORY, f"{message}; {hint}")
+        return replace(plan, budget=budget, warnings=(*plan.warnings, refused))
+
     # ---- handles -------------------------------------------------------------------------------
     def handles(self) -> list[ServerHandle]:
         """Every tracked handle, in launch order."""
@@ -326,6 +338,7 @@ class ServerManager:
                 if budget is not None and not budget.fits:
                     message, hint = budget.refusal()
                     raise LaunchBlocked(message, hint=hint)
+                plan = replace(plan, budget=budget)  # what the window's launch panel shows
             handle = self.runtime_for(profile).launch(plan)
             with self._lock:
                 self._handles[profile.name] = handle

@@ -121,6 +121,12 @@ class LaunchPanel(QFrame):
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.warnings.hide()
         layout.addWidget(self.warnings)
+        self.budget = QLabel()  # the GPU memory budget the launch passed (core/runtime/gpu_budget.py)
+        self.budget.setObjectName("launchBudget")
+        self.budget.setWordWrap(True)
+        self.budget.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.budget.hide()
+        layout.addWidget(self.budget)
         self.kv_compare = QLabel()  # the memory estimate next to vLLM's own KV capacity, once logged
         self.kv_compare.setObjectName("sectionSubtitle")
         self.kv_compare.setWordWrap(True)
@@ -217,6 +223,11 @@ class LaunchPanel(QFrame):
         self.warnings.setText(warnings_text(warnings))
         self.warnings.setStyleSheet(f"color: {theme.colors().amber};")
         self.warnings.setVisible(bool(warnings))
+
+    def set_budget(self, lines: Sequence[str]) -> None:
+        """The GPU budget of the launch, a line per GPU (none: hidden)."""
+        self.budget.setText("\n".join(f"GPU budget: {line}" for line in lines))
+        self.budget.setVisible(bool(lines))
 
     def set_kv_comparison(self, line: str | None) -> None:
         """``KV cache: vLLM N tokens · estimate M (…)`` (None: hidden)."""

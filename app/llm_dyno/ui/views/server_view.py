@@ -144,6 +144,7 @@ class ServerView(QWidget):
         self.launch_panel.set_status(status)
         if plan is not None:
             self.launch_panel.set_warnings(plan.warnings)
+            self.launch_panel.set_budget(plan.budget.summary() if plan.budget is not None else ())
             self._plans[profile] = plan
         self._show_kv(profile)
         self.failure_panel.set_reason(status.failure if status.state is ServerState.FAILED else None)
