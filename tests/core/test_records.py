@@ -16,8 +16,8 @@ from llm_dyno.core.records import fields_dict
 
 def test_nested_records_tuples_and_enums_in_field_order() -> None:
     peer = PeerTimings(ttft_s=0.25, e2e_s=1.5, tpot_s=0.05, itl_s=(0.5, 0.75))
-    request = RequestRecord("narrative", 0.1, 26, 12, peer)
-    assert json.dumps(request.to_dict()) == (
+    request = RequestRecord(prompt="narrative", sent_at_s=0.1, output_tokens=26, prompt_tokens=12, peer=peer)
+    assert json.dumps(request.model_dump(mode="json")) == (
         '{"prompt": "narrative", "sent_at_s": 0.1, "output_tokens": 26, "prompt_tokens": 12, '
         '"peer": {"ttft_s": 0.25, "e2e_s": 1.5, "tpot_s": 0.05, "itl_s": [0.5, 0.75]}, "error": null}'
     )

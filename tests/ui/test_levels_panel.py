@@ -101,18 +101,28 @@ def test_bad_levels_are_refused_with_the_reason(qtbot, ui_home: Path, no_power: 
 
 def _req(ttft: float, e2e: float, tokens: int) -> RequestRecord:
     times = [ttft + (e2e - ttft) * i / (tokens - 1) for i in range(tokens)]
-    return RequestRecord("p", 0.0, tokens, 5, PeerTimings.of(times, tokens))
+    return RequestRecord(
+        prompt="p", sent_at_s=0.0, output_tokens=tokens, prompt_tokens=5, peer=PeerTimings.of(times, tokens)
+    )
 
 
 def test_the_latest_stored_run_is_shown_with_its_pareto_front(qtbot, ui_home: Path, no_power: None) -> None:  # type: ignore[no-untyped-def]
     # per-user tok/s 1/TPOT: c=1 fast per user, c=4 most output, c=2 beaten by c=4 on both axes
     levels = [
-        LevelResult(LoadLevel(concurrency=1), (_req(0.1, 1.0, 10),), 1.0),  # 10 tok/s out, 10 per user
-        LevelResult(LoadLevel(concurrency=2), (_req(0.1, 2.8, 10),) * 2, 2.0),  # 10 out, 3.3 per user
-        LevelResult(LoadLevel(concurrency=4), (_req(0.1, 1.9, 10),) * 4, 2.0),  # 20 out, 5 per user
+        LevelResult(
+            level=LoadLevel(concurrency=1), requests=(_req(0.1, 1.0, 10),), duration_s=1.0
+        ),  # 10 tok/s out, 10 per user
+        LevelResult(
+            level=LoadLevel(concurrency=2), requests=(_req(0.1, 2.8, 10),) * 2, duration_s=2.0
+        ),  # 10 out, 3.3 per user
+        LevelResult(
+            level=LoadLevel(concurrency=4), requests=(_req(0.1, 1.9, 10),) * 4, duration_s=2.0
+        ),  # 20 out, 5 per user
     ]
     with HistoryStore() as store:
-        rid = store.add_load(LoadResult("s", "http://x", "tiny", levels=levels, slo=Slo(ttft_s=1.0)))
+        rid = store.add_load(
+            LoadResult(suite="s", url="http://x", model="tiny", levels=levels, slo=Slo(ttft_s=1.0))
+        )
     v = _view(qtbot, ui_home)
     p = v.levels
     assert p.result_id == rid and p.table.rowCount() == 3
@@ -123,14 +133,18 @@ def test_the_latest_stored_run_is_shown_with_its_pareto_front(qtbot, ui_home: Pa
 
 
 def test_an_earlier_stored_run_is_picked_from_the_list(qtbot, ui_home: Path, no_power: None) -> None:  # type: ignore[no-untyped-def]
-    one = [LevelResult(LoadLevel(concurrency=1), (_req(0.1, 1.0, 10),), 1.0)]
+    one = [LevelResult(level=LoadLevel(concurrency=1), requests=(_req(0.1, 1.0, 10),), duration_s=1.0)]
     two = [
-        LevelResult(LoadLevel(concurrency=1), (_req(0.1, 1.0, 10),), 1.0),
-        LevelResult(LoadLevel(concurrency=8), (_req(0.2, 2.0, 10),) * 8, 2.0),
+        LevelResult(level=LoadLevel(concurrency=1), requests=(_req(0.1, 1.0, 10),), duration_s=1.0),
+        LevelResult(level=LoadLevel(concurrency=8), requests=(_req(0.2, 2.0, 10),) * 8, duration_s=2.0),
     ]
     with HistoryStore() as store:
-        older = store.add_load(LoadResult("s", "http://x", "older-model", levels=two, slo=Slo()))
-        newer = store.add_load(LoadResult("s", "http://x", "newer-model", levels=one, slo=Slo()))
+        older = store.add_load(
+            LoadResult(suite="s", url="http://x", model="older-model", levels=two, slo=Slo())
+        )
+        newer = store.add_load(
+            LoadResult(suite="s", url="http://x", model="newer-model", levels=one, slo=Slo())
+        )
     v = _view(qtbot, ui_home)
     p = v.levels
     assert p.stored.count() == 2 and p.stored.itemData(0) == newer and p.result_id == newer

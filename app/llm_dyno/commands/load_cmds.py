@@ -183,4 +183,4 @@ def load_list_line(entry: HistoryEntry) -> str:
 
 def load_json(entry: HistoryEntry, result: LoadResult) -> dict[str, Any]:
     """``history show ID --json`` of a load run."""
-    return result.to_dict() | {"id": entry.id, "tags": list(entry.tags), "note": entry.note}
+    return result.model_dump(mode="json") | {"id": entry.id, "tags": list(entry.tags), "note": entry.note}

@@ -3,7 +3,6 @@ the JSON shape, the Pareto front and the history's storage of load runs (schema 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import sqlite3
@@ -33,7 +32,9 @@ from llm_dyno.core.history.store import HistoryStore
 
 
 def _req(times: list[float], tokens: int, name: str = "p") -> RequestRecord:
-    return RequestRecord(name, 0.0, tokens, 10, PeerTimings.of(times, tokens))
+    return RequestRecord(
+        prompt=name, sent_at_s=0.0, output_tokens=tokens, prompt_tokens=10, peer=PeerTimings.of(times, tokens)
+    )
 
 
 # Three requests with event times (s after sending) and usage tokens; request B carries 2 tokens in
@@ -41,7 +42,9 @@ def _req(times: list[float], tokens: int, name: str = "p") -> RequestRecord:
 A = _req([0.10, 0.20, 0.30, 0.40], 4)  # TTFT .1, E2E .4, TPOT .3/3=.1, ITL .1 .1 .1
 B = _req([0.50, 0.70, 0.80], 4)  # TTFT .5, E2E .8, TPOT .3/3=.1, ITL .2 .1
 C = _req([0.30], 1)  # TTFT .3, E2E .3, TPOT None (0 for goodput), no ITL
-LEVEL = LevelResult(LoadLevel(concurrency=2), (A, B, C), duration_s=1.2, generation_tokens_delta=9)
+LEVEL = LevelResult(
+    level=LoadLevel(concurrency=2), requests=(A, B, C), duration_s=1.2, generation_tokens_delta=9
+)
 
 
 def test_level_figures_follow_vllm_bench_serve_definitions() -> None:
@@ -74,16 +77,25 @@ def test_goodput_counts_requests_meeting_every_slo_over_the_duration() -> None:
 
 
 def test_tokens_not_accounted_for_and_failures_are_warned() -> None:
-    failed = RequestRecord("p", 0.0, 0, None, None, "server answered HTTP 500")
-    lv = LevelResult(LoadLevel(rate=2.0), (A, failed), 1.0, generation_tokens_delta=7)
+    failed = RequestRecord(
+        prompt="p",
+        sent_at_s=0.0,
+        output_tokens=0,
+        prompt_tokens=None,
+        peer=None,
+        error="server answered HTTP 500",
+    )
+    lv = LevelResult(
+        level=LoadLevel(rate=2.0), requests=(A, failed), duration_s=1.0, generation_tokens_delta=7
+    )
     warnings = lv.warnings()
     assert "1 of 2 requests failed" in warnings[0]
     assert "generated 7 tokens" in warnings[1] and "streamed 4" in warnings[1]
 
 
 def test_options_parse_and_bad_ones_say_what() -> None:
-    assert parse_slo("ttft=2s,tpot=50ms") == Slo(2.0, 0.05, None)
-    assert parse_slo("e2el=1500") == Slo(None, None, 1.5)  # vLLM's key, bare ms
+    assert parse_slo("ttft=2s,tpot=50ms") == Slo(ttft_s=2.0, tpot_s=0.05)
+    assert parse_slo("e2el=1500") == Slo(e2e_s=1.5)  # vLLM's key, bare ms
     assert parse_concurrency("1,2, 4") == (1, 2, 4)
     assert parse_rates("0.5,2") == (0.5, 2.0)
     for bad, call in (("ttft", parse_slo), ("speed=3", parse_slo), ("0,1", parse_concurrency),
@@ -115,9 +127,13 @@ def test_pareto_front_keeps_points_no_other_beats_on_both_axes() -> None:
 
 def _result() -> LoadResult:
     acc = Acceptance(drafts=10, draft_tokens=30, accepted_tokens=12, per_position_accepted=(6, 4, 2))
-    lv2 = LevelResult(LoadLevel(rate=1.5), (A,), 0.5, 4, acc)
-    return LoadResult("s", "http://127.0.0.1:1", "tiny", "prof", "2026-12-02T01:00:00+00:00",
-                      slo=Slo(ttft_s=0.3), levels=[LEVEL, lv2])  # fmt: skip
+    lv2 = LevelResult(
+        level=LoadLevel(rate=1.5), requests=(A,), duration_s=0.5, generation_tokens_delta=4, acceptance=acc
+    )
+    return LoadResult(
+        suite="s", url="http://127.0.0.1:1", model="tiny", profile="prof",
+        started="2026-12-02T01:00:00+00:00", slo=Slo(ttft_s=0.3), levels=[LEVEL, lv2],
+    )  # fmt: skip
 
 
 def test_json_shape_and_round_trip() -> None:
@@ -132,8 +148,8 @@ def test_json_shape_and_round_trip() -> None:
         assert set(lv[key]) == {"mean", "median", "p99"}
     assert lv["requests"] == 3 and lv["output_tokens"] == 9 and lv["goodput_rps"] == pytest.approx(2 / 1.2)
     assert lv["acceptance"] is None and d["levels"][1]["acceptance"]["rate"] == pytest.approx(0.4)
-    back = LoadResult.from_dict(d)
-    assert back.to_dict() == d
+    back = LoadResult.model_validate(d)
+    assert back.model_dump(mode="json") == d
     assert "concurrency 2" in level_table(back)[1]
 
 
@@ -147,7 +163,7 @@ def test_history_stores_lists_and_reads_load_runs_apart_from_benchmarks(tmp_path
         with pytest.raises(HistoryError, match="load run"):
             h.get(rid)
         first = _result()
-        more = dataclasses.replace(first, levels=(*first.levels, LEVEL))
+        more = first.model_copy(update={"levels": (*first.levels, LEVEL)})
         h.replace_load(rid, more)
         assert len(h.get_load(rid)[1].levels) == 3
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3

@@ -65,7 +65,7 @@ def test_a_level_past_its_deadline_ends_and_the_run_stops(stalling_url: str) -> 
     plan = LoadPlan((LoadLevel(concurrency=2), LoadLevel(concurrency=4)), 4, level_timeout_s=1.0)
     t0 = time.monotonic()
     result = LoadRunner(url_endpoint(stalling_url, "tiny"), SUITE, plan).run(
-        LoadResult("s", stalling_url, "tiny")
+        LoadResult(suite="s", url=stalling_url, model="tiny")
     )
     assert time.monotonic() - t0 < 10
     assert len(result.levels) == 1 and result.levels[0].error is not None
@@ -79,7 +79,7 @@ def test_a_cancel_keeps_finished_levels_only(stalling_url: str) -> None:
     threading.Timer(0.5, cancel.set).start()
     plan = LoadPlan((LoadLevel(concurrency=2),), 2)
     result = LoadRunner(url_endpoint(stalling_url, "tiny"), SUITE, plan, cancel=cancel).run(
-        LoadResult("s", "", "tiny")
+        LoadResult(suite="s", url="", model="tiny")
     )
     assert result.cancelled and result.levels == () and _load_threads() == []
 
@@ -89,7 +89,7 @@ def test_recorded_streams_are_accounted_and_a_dead_server_fails_the_level() -> N
     with ReplayServer(fixture("chat_length.sse")) as server:
         plan = LoadPlan((LoadLevel(concurrency=3),), 6)
         result = LoadRunner(url_endpoint(server.url, "tiny"), SUITE, plan, emit=events.append).run(
-            LoadResult("s", server.url, "tiny")
+            LoadResult(suite="s", url=server.url, model="tiny")
         )
     (lv,) = result.levels
     assert result.error is None and len(lv.ok) == 6 and server.posts == 6
@@ -99,7 +99,7 @@ def test_recorded_streams_are_accounted_and_a_dead_server_fails_the_level() -> N
     assert any(isinstance(e, LevelFinished) for e in events)
     with ReplayServer(fixture("chat_length.sse"), die_after=0) as dead:
         result = LoadRunner(url_endpoint(dead.url, "tiny"), SUITE, plan).run(
-            LoadResult("s", dead.url, "tiny")
+            LoadResult(suite="s", url=dead.url, model="tiny")
         )
     assert result.error is not None and "every request failed" in result.error
     assert len(result.levels) == 1 and result.levels[0].ok == ()

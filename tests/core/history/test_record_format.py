@@ -38,7 +38,7 @@ def test_a_stored_load_run_reads_and_writes_back_byte_for_byte(tmp_path: Path) -
     stored = (FIXTURES / "load-levels.stored.json").read_text()
     assert _result().to_json() + "\n" == stored
     with HistoryStore(tmp_path / "history.db") as history:
-        rid = history.add_load(LoadResult.from_dict(json.loads(stored)))
+        rid = history.add_load(LoadResult.model_validate(json.loads(stored)))
         _entry, again = history.get_load(rid)
     assert again.to_json() + "\n" == stored
 

@@ -17,17 +17,17 @@ TTFT, E2E, TPOT and ITL as ``vllm bench serve`` does); a level pools them:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import Field, model_serializer, model_validator
 
 from llm_dyno.core.bench.peer import PeerTimings, percentile
 from llm_dyno.core.bench.run_readings import Acceptance, EnergyStats
 from llm_dyno.core.errors import DynoError
-from llm_dyno.core.records import fields_dict
+from llm_dyno.core.records import Record
 
 
 class LoadError(DynoError):
@@ -38,9 +38,8 @@ _UNITS = {"ms": 0.001, "s": 1.0}
 _SLO_KEYS = ("ttft", "tpot", "e2e")
 
 
-@dataclass(frozen=True)
-class Slo:
-    """User service-level objectives in seconds (None: not asked for)."""
+class Slo(Record):
+    """User service-level objectives in seconds (None: not asked for); stored by field."""
 
     ttft_s: float | None = None
     tpot_s: float | None = None
@@ -66,11 +65,6 @@ class Slo:
         ]
         return ",".join(p for p in parts if not p.endswith("=None"))
 
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> Slo:
-        """Read back the JSON form (``dataclasses.asdict``)."""
-        return Slo(*(None if d.get(k) is None else float(d[k]) for k in ("ttft_s", "tpot_s", "e2e_s")))
-
 
 def _fmt_s(v: float | None) -> str:
     if v is None:
@@ -95,7 +89,7 @@ def parse_slo(text: str) -> Slo:
         values[key] = float(m.group(1)) * _UNITS[m.group(2) or "ms"]
     if not values:
         raise LoadError("--slo is empty", hint="write e.g. ttft=2s,tpot=50ms")
-    return Slo(values.get("ttft"), values.get("tpot"), values.get("e2e"))
+    return Slo(ttft_s=values.get("ttft"), tpot_s=values.get("tpot"), e2e_s=values.get("e2e"))
 
 
 def parse_concurrency(text: str) -> tuple[int, ...]:
@@ -120,9 +114,9 @@ def parse_rates(text: str) -> tuple[float, ...]:
     return rates
 
 
-@dataclass(frozen=True)
-class LoadLevel:
-    """One level: ``concurrency`` parallel streams (closed loop) or Poisson arrivals at ``rate`` per s."""
+class LoadLevel(Record):
+    """One level: ``concurrency`` parallel streams (closed loop) or Poisson arrivals at ``rate`` per s;
+    stored as ``{"concurrency": N}`` or ``{"rate": R}``."""
 
     concurrency: int | None = None
     rate: float | None = None
@@ -133,16 +127,16 @@ class LoadLevel:
             f"concurrency {self.concurrency}" if self.concurrency is not None else f"rate {self.rate:g} req/s"
         )
 
-    def to_dict(self) -> dict[str, float | int]:
-        """``{"concurrency": N}`` or ``{"rate": R}``."""
+    @model_serializer
+    def _stored(self) -> dict[str, float | int]:
         return (
             {"concurrency": self.concurrency} if self.concurrency is not None else {"rate": self.rate or 0.0}
         )
 
 
-@dataclass(frozen=True)
-class RequestRecord:
-    """One request of a level: what it asked for and what came back (``peer`` None: it failed)."""
+class RequestRecord(Record):
+    """One request of a level: what it asked for and what came back (``peer`` None: it failed); stored
+    by field."""
 
     prompt: str
     sent_at_s: float  # since the level began
@@ -151,22 +145,8 @@ class RequestRecord:
     peer: PeerTimings | None
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields; the timings by their own ``to_dict``)."""
-        return fields_dict(self)
 
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> RequestRecord:
-        """Inverse of :meth:`to_dict`."""
-        peer = d.get("peer")
-        return RequestRecord(
-            str(d["prompt"]), float(d["sent_at_s"]), int(d["output_tokens"]), d.get("prompt_tokens"),
-            None if peer is None else PeerTimings.model_validate(peer), d.get("error"),
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Stat:
+class Stat(Record):
     """Mean, median and p99 of one figure, in seconds."""
 
     mean: float
@@ -178,12 +158,12 @@ class Stat:
         """None without values."""
         if not values:
             return None
-        return Stat(sum(values) / len(values), percentile(values, 50), percentile(values, 99))
+        return Stat(mean=sum(values) / len(values), median=percentile(values, 50), p99=percentile(values, 99))
 
 
-@dataclass(frozen=True)
-class LevelResult:
-    """One finished level: its requests, duration and the server's counters over it."""
+class LevelResult(Record):
+    """One finished level: its requests, duration and the server's counters over it; stored by field
+    (``model_dump``: the raw requests and counters, figures are derived on reading)."""
 
     level: LoadLevel
     requests: tuple[RequestRecord, ...]
@@ -257,12 +237,12 @@ class LevelResult:
         """The level's figures (the ``levels`` entries of ``--json``)."""
 
         def s(stat: Stat | None) -> dict[str, float] | None:
-            return None if stat is None else dataclasses.asdict(stat)
+            return None if stat is None else stat.model_dump(mode="json")
 
         acc = self.acceptance
         energy = self.energy
         return {
-            **self.level.to_dict(),
+            **self.level.model_dump(mode="json"),
             "requests": len(self.ok),
             "failed": len(self.requests) - len(self.ok),
             "duration_s": self.duration_s,
@@ -283,39 +263,14 @@ class LevelResult:
             "error": self.error,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """Stored form: the level, the raw requests and counters (figures are derived on reading)."""
-        return {
-            "level": self.level.to_dict(),
-            "requests": [r.to_dict() for r in self.requests],
-            "duration_s": self.duration_s,
-            "generation_tokens_delta": self.generation_tokens_delta,
-            "acceptance": None if self.acceptance is None else self.acceptance.model_dump(mode="json"),
-            "energy": None if self.energy is None else self.energy.model_dump(mode="json"),
-            "error": self.error,
-        }
 
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> LevelResult:
-        """Inverse of :meth:`to_dict`."""
-        lv = d["level"]
-        acc = d.get("acceptance")
-        energy = d.get("energy")
-        return LevelResult(
-            LoadLevel(lv.get("concurrency"), None if lv.get("rate") is None else float(lv["rate"])),
-            tuple(RequestRecord.from_dict(r) for r in d["requests"]),
-            float(d["duration_s"]),
-            d.get("generation_tokens_delta"),
-            None if acc is None else Acceptance.model_validate(acc),
-            None if energy is None else EnergyStats.model_validate(energy),
-            d.get("error"),
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(Record):
     """A load run: the suite's prompts at every level, in order; finished levels only. Frozen: the
-    runner makes a new one as each level finishes."""
+    runner makes a new one as each level finishes (``model_copy``).
+
+    Its JSON (``model_dump``, the ``--json`` form and what the history stores) is the run, ``levels``
+    (each level's figures) and ``raw_levels`` (the levels as stored, from which ``model_validate``
+    reads it back)."""
 
     suite: str
     url: str
@@ -323,7 +278,7 @@ class LoadResult:
     profile: str | None = None
     started: str = ""
     finished: str = ""
-    slo: Slo = field(default_factory=Slo)
+    slo: Slo = Field(default_factory=Slo)
     seed: int = 0
     requests_per_level: int = 0
     gpus: str | None = None
@@ -331,11 +286,17 @@ class LoadResult:
     cancelled: bool = False
     error: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "levels", tuple(self.levels))
+    @model_validator(mode="before")
+    @classmethod
+    def _from_stored(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "raw_levels" in data:  # the stored form: figures are derived again
+            data = {k: v for k, v in data.items() if k not in ("kind", "levels", "raw_levels")} | {
+                "levels": data["raw_levels"] or ()
+            }
+        return data
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` form: the run, ``levels`` (figures) and ``raw_levels`` (requests, to re-derive)."""
+    @model_serializer
+    def _stored(self) -> dict[str, Any]:
         return {
             "kind": "load",
             "suite": self.suite,
@@ -344,31 +305,19 @@ class LoadResult:
             "profile": self.profile,
             "started": self.started,
             "finished": self.finished,
-            "slo": dataclasses.asdict(self.slo),
+            "slo": self.slo.model_dump(mode="json"),
             "seed": self.seed,
             "requests_per_level": self.requests_per_level,
             "gpus": self.gpus,
             "cancelled": self.cancelled,
             "error": self.error,
             "levels": [lv.summary(self.slo) for lv in self.levels],
-            "raw_levels": [lv.to_dict() for lv in self.levels],
+            "raw_levels": [lv.model_dump(mode="json") for lv in self.levels],
         }
 
     def to_json(self) -> str:
         """JSON text."""
-        return json.dumps(self.to_dict(), indent=2)
-
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> LoadResult:
-        """Inverse of :meth:`to_dict` (from ``raw_levels``)."""
-        return LoadResult(
-            suite=str(d["suite"]), url=str(d["url"]), model=str(d["model"]), profile=d.get("profile"),
-            started=str(d.get("started") or ""), finished=str(d.get("finished") or ""),
-            slo=Slo.from_dict(d.get("slo") or {}), seed=int(d.get("seed") or 0),
-            requests_per_level=int(d.get("requests_per_level") or 0), gpus=d.get("gpus"),
-            levels=tuple(LevelResult.from_dict(x) for x in d.get("raw_levels") or []),
-            cancelled=bool(d.get("cancelled")), error=d.get("error"),
-        )  # fmt: skip
+        return json.dumps(self.model_dump(mode="json"), indent=2)
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:

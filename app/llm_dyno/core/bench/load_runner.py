@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from llm_dyno.core.bench.client import BenchClient, StreamCancelled, StreamError
 from llm_dyno.core.bench.counters import counter_delta, metrics_source
@@ -100,6 +100,24 @@ def arrival_times(rate: float, count: int, seed: int) -> list[float]:
     return times
 
 
+def _request(
+    prompt: str,
+    sent_s: float,
+    tokens: int,
+    prompt_tokens: int | None,
+    peer: PeerTimings | None,
+    error: str | None = None,
+) -> RequestRecord:
+    return RequestRecord(
+        prompt=prompt,
+        sent_at_s=sent_s,
+        output_tokens=tokens,
+        prompt_tokens=prompt_tokens,
+        peer=peer,
+        error=error,
+    )
+
+
 def _now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
@@ -131,32 +149,32 @@ class LoadRunner:
     def run(self, result: LoadResult) -> LoadResult:
         """Warm up, then every level in turn; never raises for server trouble (see ``result.error``).
         Returns ``result`` with the levels, times and outcome filled in (a new, frozen result)."""
-        result = replace(result, started=result.started or _now_iso())
+        result = result.model_copy(update={"started": result.started or _now_iso()})
         with BenchClient(self.endpoint) as control:
             counters = metrics_source(control)
             try:
                 self._warm_up(control)
                 for i, level in enumerate(self.plan.levels, 1):
                     if self.cancel.is_set():
-                        result = replace(result, cancelled=True)
+                        result = result.model_copy(update={"cancelled": True})
                         break
                     lr = self._level(level, i, counters)
                     if lr is None:  # cancelled midway: the finished levels stay
-                        result = replace(result, cancelled=True)
+                        result = result.model_copy(update={"cancelled": True})
                         break
-                    result = replace(result, levels=(*result.levels, lr))
+                    result = result.model_copy(update={"levels": (*result.levels, lr)})
                     self.emit(LevelFinished(lr, self.plan.slo))
                     if self.on_level is not None:
                         self.on_level(result)
                     if lr.error is not None:
-                        result = replace(result, error=f"{level.describe()}: {lr.error}")
+                        result = result.model_copy(update={"error": f"{level.describe()}: {lr.error}"})
                         break
             except StreamCancelled:
-                result = replace(result, cancelled=True)
+                result = result.model_copy(update={"cancelled": True})
             except StreamError as exc:
-                result = replace(result, error=f"warm-up failed: {exc.message}")
+                result = result.model_copy(update={"error": f"warm-up failed: {exc.message}"})
             finally:
-                result = replace(result, finished=_now_iso())
+                result = result.model_copy(update={"finished": _now_iso()})
         return result
 
     def _warm_up(self, client: BenchClient) -> None:
@@ -243,10 +261,10 @@ class LoadRunner:
         if kept and all(r.peer is None for r in kept):
             error = error or f"every request failed (first: {kept[0].error})"
         return LevelResult(
-            level, kept, duration,
-            None if delta is None else delta.generation_tokens,
-            None if delta is None else delta.acceptance,
-            energy, error,
+            level=level, requests=kept, duration_s=duration,
+            generation_tokens_delta=None if delta is None else delta.generation_tokens,
+            acceptance=None if delta is None else delta.acceptance,
+            energy=energy, error=error,
         )  # fmt: skip
 
     def _one(self, client: BenchClient, k: int, t0: float, cancel: threading.Event) -> RequestRecord | None:
@@ -258,14 +276,14 @@ class LoadRunner:
         except StreamCancelled:
             return None
         except StreamError as exc:
-            return RequestRecord(prompt.name, sent, 0, None, None, exc.message)
+            return _request(prompt.name, sent, 0, None, None, exc.message)
         impossible = impossible_figures(o, max_tokens_of(body))
         if impossible is not None:  # a failed request: no count, no timing of the level comes from it
-            return RequestRecord(prompt.name, sent, 0, o.prompt_tokens, None, f"{IMPOSSIBLE}: {impossible}")
+            return _request(prompt.name, sent, 0, o.prompt_tokens, None, f"{IMPOSSIBLE}: {impossible}")
         peer = PeerTimings.of(o.event_times_s, o.completion_tokens)
         if peer is None:
-            return RequestRecord(prompt.name, sent, o.completion_tokens, o.prompt_tokens, None, "no tokens")
-        return RequestRecord(prompt.name, sent, o.completion_tokens, o.prompt_tokens, peer)
+            return _request(prompt.name, sent, o.completion_tokens, o.prompt_tokens, None, "no tokens")
+        return _request(prompt.name, sent, o.completion_tokens, o.prompt_tokens, peer)
 
     def _settled(
         self, counters: Callable[[], MetricsSnapshot], before: MetricsSnapshot | None, tokens: int

@@ -391,7 +391,7 @@ class HistoryStore:
         if entry.kind != "load":
             raise HistoryError(f"#{result_id} is a benchmark, not a load run")
         try:
-            return entry, LoadResult.from_dict(loads_outside(text, f"result #{result_id}"))
+            return entry, LoadResult.model_validate(loads_outside(text, f"result #{result_id}"))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise HistoryError(
                 f"load run #{result_id} in {self.path} is damaged: its stored JSON does not read "
