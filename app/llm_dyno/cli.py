@@ -23,6 +23,7 @@ from llm_dyno.core.textsafe import LineBound, sanitize, sanitize_bytes
 COMMAND_MODULES = (
     "profile_cmds",
     "server_cmds",
+    "sleep_cmds",
     "telemetry_cmds",
     "bench_cmds",
     "tune_cmds",

@@ -13,6 +13,7 @@ from llm_dyno.commands.common import print_json, store, warn
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import HOOKS
 from llm_dyno.core.runtime.base import FailureReason, ServerHandle, ServerState, ServerStatus
+from llm_dyno.core.runtime.idle import idle_text, shown_state
 from llm_dyno.core.runtime.launch_spec import ContainerSpec
 from llm_dyno.core.runtime.logfiles import latest_log
 from llm_dyno.core.runtime.manager import ServerManager
@@ -150,12 +151,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         {
             "profile": h.profile_name,
             "runtime": h.plan.runtime,
-            "state": h.status.state.value,
+            "state": shown_state(h, _since(h)),
             "detail": h.status.detail,
             "url": h.plan.base_url,
             "since": datetime.fromtimestamp(_since(h)).astimezone().isoformat(timespec="seconds"),
             "pid": getattr(h, "pid", None),
             "log": str(getattr(h, "log_path", "") or ""),
+            "idle": idle_text(h),
         }
         for h in handles
     ]
@@ -176,6 +178,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             line = f"{r['profile']:<24} {r['runtime']:<8} {r['state']:<16} {r['url']:<28} since {r['since']}"
+            if r["idle"]:
+                line += f"  ({r['idle']})"
             if args.live:
                 line += "  " + _live_text(r)
             print(line)

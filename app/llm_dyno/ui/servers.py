@@ -21,6 +21,7 @@ from llm_dyno.core.runtime.base import ServerHandle, ServerState, ServerStatus
 from llm_dyno.ui.jobs import run_task
 
 if TYPE_CHECKING:  # the runtimes and the registry load when the window first reads it (after start-up)
+    from llm_dyno.core.runtime.idle import IdleTimers
     from llm_dyno.core.runtime.manager import ServerManager
 
 LOG_FLUSH_MS = 100
@@ -72,6 +73,7 @@ class ServerBridge(QObject):
         self._refresh_timer.setInterval(REFRESH_MS)
         self._refresh_timer.timeout.connect(self.adopt)
         self._adopting = threading.Lock()
+        self.idle_timers: IdleTimers | None = None  # the idle timeouts (core/runtime/idle.py)
 
     @property
     def manager(self) -> ServerManager:
@@ -223,6 +225,11 @@ class ServerBridge(QObject):
         with self._lock:
             self._pending[name] = []
         self._unsubscribe[name] = [handle.subscribe(on_status), handle.logs.subscribe(on_line)]
+        if handle.plan.profile.idle_timeout is not None:
+            from llm_dyno.core.runtime.idle import IdleTimers
+
+            self.idle_timers = self.idle_timers or IdleTimers()
+            self.idle_timers.follow(handle)
         # what the buffer held before we subscribed goes first; lines seen twice (appended between the
         # subscription and the snapshot) end the snapshot and start the pending list: keep them once
         snapshot = handle.logs.lines()
@@ -250,6 +257,8 @@ class ServerBridge(QObject):
             self._manager.on_new = None
         self._timer.stop()
         self._refresh_timer.stop()
+        if self.idle_timers is not None:
+            self.idle_timers.shutdown()
         for subs in self._unsubscribe.values():
             for unsubscribe in subs:
                 unsubscribe()

@@ -397,6 +397,13 @@ class ReferenceNumbers(_Frozen):
     notes: str = ""
 
 
+class IdleTimeout(_Frozen):
+    """After ``minutes`` without requests (the server's own counters), sleep or stop its server."""
+
+    minutes: float = Field(gt=0, le=7 * 24 * 60)
+    action: Literal["sleep", "stop"] = "stop"
+
+
 class Profile(_Frozen):
     """A saved launch configuration. The engine flags are kept exactly as written, in order."""
 
@@ -416,6 +423,12 @@ class Profile(_Frozen):
     pre_start: str | None = None
     power: PowerSettings | None = None
     reference: ReferenceNumbers | None = None
+    sleep_mode: bool = Field(
+        default=False, description="launch with --enable-sleep-mode and VLLM_SERVER_DEV_MODE=1"
+    )
+    idle_timeout: IdleTimeout | None = None
+    # the typed flags and the args they were read from, by the validator's one parse (see engine())
+    _engine: tuple[tuple[str, ...], EngineConfig] | None = PrivateAttr(default=None)
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -498,12 +511,16 @@ class Profile(_Frozen):
                 raise ValueError(f"GPU {twice[0]} is named twice: name each GPU once, e.g. [0, 1]")
         return v
 
-    # the typed flags and the args they were read from, by the validator's one parse (see engine())
-    _engine: tuple[tuple[str, ...], EngineConfig] | None = PrivateAttr(default=None)
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
         if self.runtime is Runtime.DOCKER and self.docker is None:
             raise ValueError("a docker profile needs a 'docker' section with at least an image")
+        asleep = self.sleep_mode or "--enable-sleep-mode" in self.args
+        if self.idle_timeout is not None and self.idle_timeout.action == "sleep" and not asleep:
+            raise FieldProblem(
+                "idle_timeout: action 'sleep' needs sleep mode; set sleep_mode: true or action: stop",
+                loc=("idle_timeout", "action"),
+            )
         parsed = parse_args(self.args)  # the one reading of the flags: engine() returns what it gives
         for flag in parsed.flags:
             secret = secret_flag(flag.name)
@@ -545,7 +562,13 @@ class Profile(_Frozen):
     def vllm_argv(self) -> list[str]:
         """The arguments after ``vllm serve``: the model (positional or ``--model``) then the flags."""
         head = ["--model", self.model] if self.model_flag else [self.model]
-        return [*head, *self.args]
+        sleep = ["--enable-sleep-mode"] if self.sleep_mode and "--enable-sleep-mode" not in self.args else []
+        return [*head, *self.args, *sleep]
+
+    def server_env(self) -> dict[str, str]:
+        """The server's environment overrides: ``env``, and ``VLLM_SERVER_DEV_MODE=1`` with sleep
+        mode (vLLM mounts its sleep endpoints only then)."""
+        return {**self.env, "VLLM_SERVER_DEV_MODE": "1"} if self.sleep_mode else dict(self.env)
 
     def content_hash(self) -> str:
         """A stable short hash of what the profile launches (name and notes excluded)."""

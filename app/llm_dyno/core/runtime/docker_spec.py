@@ -370,7 +370,7 @@ def plan_container(profile: Profile) -> DockerLaunchPlan:
 
     # secrets go to the container's environment, never its command (docker inspect, the host's ps)
     command, secret_env = split_secret_flags(profile.vllm_argv())
-    environment = {**profile.env, **secret_env}
+    environment = {**profile.server_env(), **secret_env}
     warnings += warnings_of(WarningKind.SECRET, require_secrets(environment, list(secret_env)))
     warnings += warnings_of(WarningKind.SECRET, _scripts_with_secrets(profile, settings))
     spec: dict[str, Any] = {

@@ -47,6 +47,7 @@ from llm_dyno.core.runtime.registry_files import (
     servers_dir,
     state_path,
 )
+from llm_dyno.core.runtime.sleep import refuse_without_sleep_mode, sleep_warning
 from llm_dyno.core.secrets import (
     inherited_env,
     require_secrets,
@@ -114,7 +115,7 @@ class ProcessRuntime(Runtime):
         port = engine.port or 8000
         url_host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host  # noqa: S104
         gpus: tuple[int, ...] | None = profile.gpus if isinstance(profile.gpus, tuple) else None
-        env = {**profile.env, **secret_env}
+        env = {**profile.server_env(), **secret_env}
         warnings += warnings_of(WarningKind.SECRET, require_secrets(env, list(secret_env)))
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
@@ -130,9 +131,11 @@ class ProcessRuntime(Runtime):
         exposure = exposure_of(profile, has_key=key is not None)
         warnings += tuple(warnings_of(WarningKind.EXPOSURE, exposure.warning_texts))
         url = server_url(url_host, port)
-        return LaunchPlan(
+        plan = LaunchPlan(
             profile, self.name, url, port, gpus, spec, tuple(warnings), exposure=exposure, key=key
         )
+        no_sleep = sleep_warning(plan)  # asked of the build's own vLLM (core/runtime/sleep.py)
+        return replace(plan, warnings=(no_sleep, *plan.warnings)) if no_sleep is not None else plan
 
     @staticmethod
     def resolved_env(plan: LaunchPlan) -> dict[str, str]:
@@ -147,6 +150,7 @@ class ProcessRuntime(Runtime):
 
     def launch(self, plan: LaunchPlan) -> ServerHandle:
         """Start ``vllm serve``; the returned handle follows loading, readiness and exit."""
+        refuse_without_sleep_mode(plan)
         try:
             env = self.resolved_env(plan)
             argv = resolve_command(list(_spec(plan).argv), env)
