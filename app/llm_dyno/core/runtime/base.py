@@ -25,7 +25,7 @@ from llm_dyno.core.runtime.launch_spec import LaunchSpec, PlanWarning, ProcessSp
 from llm_dyno.core.runtime.memory_report import MemoryEstimate
 
 if TYPE_CHECKING:
-    from llm_dyno.core.runtime.gpu_budget import GpuBudget
+    from llm_dyno.core.runtime.gpu_budget_report import GpuBudget
 
 
 def plan_key(profile: Profile, secret_env: Mapping[str, str] | None = None) -> KeyReference | None:

@@ -29,7 +29,7 @@ from llm_dyno.core.runtime.process_backend import ProcessRuntime
 from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
 
 if TYPE_CHECKING:
-    from llm_dyno.core.runtime.gpu_budget import GpuBudget
+    from llm_dyno.core.runtime.gpu_budget_report import GpuBudget
 
 # The Docker backend needs the docker SDK and is written separately: load it only when asked for.
 _LAZY_RUNTIMES: dict[str, tuple[str, str]] = {
