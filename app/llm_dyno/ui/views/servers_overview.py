@@ -32,8 +32,10 @@ from llm_dyno.core.endpoint import url_endpoint
 from llm_dyno.core.jobs.endpoint import attached_endpoint
 from llm_dyno.core.jobs.server_watch import ServerWatch, watch_handle
 from llm_dyno.core.runtime.base import ServerHandle, ServerState
+from llm_dyno.core.runtime.idle import idle_text, shown_state
 from llm_dyno.core.telemetry.attach import AttachedServer
 from llm_dyno.ui.servers import ServerBridge
+from llm_dyno.ui.views.sleep_controls import SleepControls
 
 REFRESH_MS = 1000
 SAMPLE_S = 1.0
@@ -69,7 +71,7 @@ def rows_of(handles: list[ServerHandle], attached: AttachedServer | None) -> lis
                 profile=h.profile_name,
                 engine=plan.runtime,
                 host=host,
-                state=h.status.state.value,
+                state=shown_state(h),
                 url=plan.base_url,
                 ready=h.status.state is ServerState.READY,
                 gpu_label=plan_gpus(plan).label,
@@ -109,6 +111,8 @@ class ServersOverview(QWidget):
         self.open_button.clicked.connect(self.open_selected)
         head.addWidget(self.open_button)
         layout.addLayout(head)
+        self.sleep_controls = SleepControls(self.selected_handle)  # vLLM sleep mode (sleep_controls.py)
+        layout.addWidget(self.sleep_controls)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
@@ -175,6 +179,7 @@ class ServersOverview(QWidget):
             watch = self.watches.get(row.key)
             tps, reachable, power = watch.figures() if watch is not None else (None, None, None)
             state = row.state if reachable is not False else f"{row.state} · not answering"
+            state = " · ".join(x for x in (state, self._idle_text(row)) if x)
             total_tps += tps or 0.0
             label = row.gpu_label if row.gpu_label != "no GPU" else ""
             gpu = " · ".join(x for x in (f"{power:.0f} W" if power is not None else "", label) if x) or "—"
@@ -198,8 +203,22 @@ class ServersOverview(QWidget):
         self.table.setVisible(bool(self.rows))
         self.empty.setVisible(not self.rows)
         self.open_button.setEnabled(bool(self.rows))
+        self.sleep_controls.update_for(self.selected_handle())
         ready = sum(r.ready for r in self.rows)
         self.summary.setText(f"  {len(self.rows)} running · {ready} ready · {total_tps:.1f} tok/s in all")
+
+    def selected_handle(self) -> ServerHandle | None:
+        """The registry server of the selected row (the first row when none is selected)."""
+        picked = max(self.table.currentRow(), 0)
+        row = self.rows[picked] if picked < len(self.rows) else None
+        return self.bridge.handle(row.profile) if row is not None and row.profile else None
+
+    def _idle_text(self, row: OverviewRow) -> str:
+        """The idle countdown: the window's own timer's, else one a headless ``llm-dyno idle`` writes."""
+        timers = self.bridge.idle_timers
+        own = timers.text(row.profile) if timers is not None and row.profile else ""
+        handle = self.bridge.handle(row.profile) if row.profile and not own else None
+        return own or (idle_text(handle) if handle is not None else "")
 
     # ---- opening a dashboard -------------------------------------------------------------------
     def open_selected(self) -> None:
