@@ -192,6 +192,23 @@ def test_reasoning_first_tokens_and_counts(tmp_path: Path) -> None:
     assert "reasoning first" in out
 
 
+def test_a_standard_suite_keeps_reasoning_times_where_ttft_is(tmp_path: Path) -> None:
+    plain = _suite(tmp_path, "plain", MULTI.format(turns=1, system="be brief").replace("kind: multi-turn", "")
+                   .replace("workload:\n  turns: 1\n", ""))  # fmt: skip
+    with WorkloadServer(reasoning=True) as server:
+        out, stored = _bench(tmp_path / "home", server.url, str(plain))
+    runs = [r for p in stored["prompts"] for r in p["runs"]]
+    assert len(runs) == 4  # two prompts, a warm-up and a run each
+    for run in runs:
+        times = run["reasoning"]
+        assert run["ttft_s"] == times["first_reasoning_s"] <= times["first_content_s"]
+        assert times["reasoning_tokens"] + times["content_tokens"] == run["completion_tokens"]
+    assert out.count("content first") == 4
+    with WorkloadServer() as server:  # no reasoning: the run's JSON is as before, without the key
+        _, stored = _bench(tmp_path / "home2", server.url, str(plain))
+    assert all("reasoning" not in r for p in stored["prompts"] for r in p["runs"])
+
+
 def test_shipped_suites_and_standard_suites_unchanged(tmp_path: Path) -> None:
     for name in ("multi-turn", "shared-prefix", "context-sweep"):
         assert (SUITES / f"{name}.yaml").is_file()

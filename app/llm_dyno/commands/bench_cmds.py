@@ -160,6 +160,8 @@ def _printer(event: object, warmups: int) -> None:
         else:
             label = f"run {event.index - warmups}/{event.total - warmups}"
         ttft = f"{r.ttft_s:.3f}s" if r.ttft_s is not None else "—"
+        if r.reasoning is not None:  # TTFT is the first thinking token; the answer's comes later
+            ttft += f" ({r.reasoning.describe()})"
         acc = (
             f"  accept {r.acceptance.rate * 100:.0f}%"
             if r.acceptance and r.acceptance.rate is not None

@@ -17,6 +17,7 @@ from typing import Any
 
 from llm_dyno.core.bench.latency import LatencySummary
 from llm_dyno.core.bench.peer import PeerSummary, PeerTimings, arrived_in_burst
+from llm_dyno.core.bench.reasoning import ReasoningTimes
 from llm_dyno.core.bench.request_acceptance import RequestAcceptance, combine
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.run_readings import Acceptance, EnergyStats, ThermalState, sum_acceptance
@@ -53,6 +54,7 @@ class BenchRun:
     thermal: ThermalState | None = None
     read_bytes_delta: int | None = None  # vLLM's estimated bytes read during the run (MFU metrics)
     request_acceptance: RequestAcceptance | None = None  # the server's own per-request figure
+    reasoning: ReasoningTimes | None = None  # with a reasoning parser: first content token, counts
 
     @property
     def stopped_early(self) -> bool:
@@ -112,6 +114,8 @@ class BenchRun:
             "request_acceptance": self.request_acceptance.model_dump(mode="json")
             if self.request_acceptance
             else None,
+            # only when the run had reasoning: results stored before it read back byte for byte
+            **({"reasoning": self.reasoning.model_dump(mode="json")} if self.reasoning else {}),
         }
 
     @staticmethod
@@ -160,6 +164,7 @@ class BenchRun:
             request_acceptance=RequestAcceptance.model_validate(ra)
             if (ra := d.get("request_acceptance"))
             else None,
+            reasoning=ReasoningTimes.model_validate(d["reasoning"]) if d.get("reasoning") else None,
         )
 
 

@@ -20,6 +20,7 @@ from llm_dyno.core.bench.counters import CounterSource, counter_delta
 from llm_dyno.core.bench.gpu import GpuReader, RunSampler, settle_temperature
 from llm_dyno.core.bench.peer import PeerTimings, burst_reason
 from llm_dyno.core.bench.plausible import impossible_figures, max_tokens_of
+from llm_dyno.core.bench.reasoning import ReasoningTimes
 from llm_dyno.core.bench.result import IMPOSSIBLE, BenchResult, BenchRun
 from llm_dyno.core.bench.run_readings import ThermalState
 from llm_dyno.core.bench.suite import STANDARD, Suite, SuitePrompt
@@ -260,6 +261,7 @@ class BenchRunner:
             started_at=started,
             peer=PeerTimings.of(outcome.event_times_s, tokens) if impossible is None else None,
             request_acceptance=outcome.request_acceptance if impossible is None else None,
+            reasoning=ReasoningTimes.of(outcome) if impossible is None else None,
             read_bytes_delta=read_bytes,
             thermal=self._thermal.model_copy(
                 update={"start_c": sampler.start_temperature_c if sampler is not None else None}

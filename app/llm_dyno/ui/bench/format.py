@@ -43,7 +43,7 @@ def run_cells(run: BenchRun) -> list[str]:
         run.prompt,
         str(run.index),
         "yes" if run.warmup else "left out" if run.left_out else "",
-        num(run.ttft_s, 3),
+        num(run.ttft_s, 3) + (f" ({run.reasoning.describe()})" if run.reasoning else ""),
         num(run.wall_s, 2),
         str(run.completion_tokens),
         num(run.wall_tps),
