@@ -7,8 +7,12 @@ where a test needs it, else this machine has no NVIDIA driver and the budget is 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -177,3 +181,31 @@ def test_live_use_that_leaves_too_little_is_refused_with_no_record(tmp_path: Pat
         assert code == 0, out + err
     finally:
         rig.stop_all()
+
+
+def test_a_launch_onto_gpus_waits_for_the_one_checking_the_budget(rig: Rig) -> None:
+    """Two launches at once cannot both count the same free memory: while another launch holds the
+    machine's GPU budget lock (taken here, as that launch would take it), a launch waits and starts
+    nothing; once it is released, the launch goes on."""
+    rig.add("waiting", [0], 0.5)
+    folder = rig.home / "data" / "servers"
+    folder.mkdir(parents=True)
+    lock = os.open(folder / "gpu-budget.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    env = {**rig.env, "LLM_DYNO_HOME": str(rig.home), "NO_COLOR": "1"}
+    launch = subprocess.Popen(
+        [sys.executable, "-m", "llm_dyno", "launch", "waiting"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    rig.launched.append("waiting")
+    try:
+        time.sleep(4)  # the CLI has long imported and planned by now
+        assert launch.poll() is None and not rig.env_file.exists()
+    finally:
+        os.close(lock)
+    out, err = launch.communicate(timeout=60)
+    assert launch.returncode == 0, out + err
+    assert rig.env_file.read_text().count("CUDA_VISIBLE_DEVICES=0") == 1

@@ -26,7 +26,7 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.base import LaunchPlan, Runtime, ServerHandle, ServerState
 from llm_dyno.core.runtime.launch_spec import PlanWarning, ProcessSpec, WarningKind
 from llm_dyno.core.runtime.process_backend import ProcessRuntime
-from llm_dyno.core.runtime.registry_files import launch_lock, sweep_stop_marks
+from llm_dyno.core.runtime.registry_files import budget_lock, launch_lock, sweep_stop_marks
 
 if TYPE_CHECKING:
     from llm_dyno.core.runtime.gpu_budget_report import GpuBudget
@@ -312,7 +312,8 @@ class ServerManager:
         budget beside the servers running on its GPUs (:meth:`budget`). ``on_handle`` sees the handle
         as soon as it exists (to follow a pull or a container being created)."""
         plan = self.plan(profile)
-        with launch_lock(profile.name):
+        on_gpus = budget_lock() if check and plan.hold is not None else contextlib.nullcontext()
+        with launch_lock(profile.name), on_gpus:
             if check:
                 # a server launched from another llm-dyno counts too; on a GPU, those of every runtime
                 if plan.hold is not None:

@@ -142,6 +142,43 @@ def launch_lock(profile_name: str) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+# How long a launch onto GPUs waits for another one to pass the GPU budget and start its server.
+BUDGET_WAIT_S = 120.0
+
+
+@contextlib.contextmanager
+def budget_lock(wait_s: float = BUDGET_WAIT_S) -> Iterator[None]:
+    """Hold this machine's GPU budget lock: one launch onto GPUs at a time checks the budget and starts
+    its server, so two launches at once cannot both count the same free memory. Waits up to ``wait_s``
+    for another launch; then :class:`LaunchInProgress`."""
+    folder = servers_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "gpu-budget.lock"
+    try:
+        fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise DynoError(
+            f"cannot take the GPU budget lock: {exc.strerror or exc}", hint=f"see {path}"
+        ) from None
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LaunchInProgress(
+                        f"another launch onto GPUs has held the GPU budget for over {wait_s:g} s "
+                        "(a container image being pulled?)",
+                        hint="wait for that launch to start its server, then launch again",
+                    ) from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def _marks() -> Path:
     return servers_dir() / "stopped"
 
