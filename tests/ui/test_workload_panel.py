@@ -52,7 +52,7 @@ def test_a_multi_turn_suite_runs_from_the_window_and_its_turns_show(qtbot, ui_ho
     assert [int(table.item(r, 1).text()) for r in range(3)] == [r["prompt_tokens"] for r in seen]
     assert [int(table.item(r, 2).text()) for r in range(3)] == [r["cached_tokens"] for r in seen]
     assert table.item(0, 7).text() != "—"  # the first reasoning token's time
-    xs, _ = v.workload.chart.ttft_curve.getData()
+    xs, _ = v.workload.chart.ttft_curves[0].getData()
     assert list(xs) == [float(r["prompt_tokens"]) for r in seen]
     assert "max-model-len 4,096" in v.workload.summary.text()
 
@@ -62,3 +62,42 @@ def test_a_multi_turn_suite_runs_from_the_window_and_its_turns_show(qtbot, ui_ho
         rid = store.list()[0].id
     v.open_result(rid)
     assert v.workload.table.rowCount() == 3 and v.workload.report is not None
+
+
+SWEEP = """
+name: sweep-window
+kind: context-sweep
+warmups: 0
+runs: 1
+workload:
+  contexts: [64, 512]
+prompts:
+  - name: summary
+    max_tokens: 24
+    messages:
+      - role: user
+        content: summarise the text above
+"""
+
+
+def test_two_stored_context_sweeps_are_drawn_together(qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]
+    from llm_dyno.core.bench.suite import suite_from_yaml
+
+    v = BenchmarkView()
+    qtbot.addWidget(v)
+    for _ in range(2):  # two servers, as two profiles would be
+        with WorkloadServer() as server:
+            v.url_edit.setText(server.url)
+            v.model_edit.setText("tiny")
+            with qtbot.waitSignal(v.benchmark_finished, timeout=60000):
+                assert v.start(suite_from_yaml(SWEEP))
+    with HistoryStore() as store:
+        ids = [e.id for e in store.list()]
+    assert len(ids) == 2
+    v.compare_ids(ids)
+    curves = v.workload.chart.ttft_curves
+    assert len(curves) == 2
+    for curve in curves:
+        xs, _ = curve.getData()
+        assert len(xs) == 2 and abs(xs[0] - 64) <= 17 and abs(xs[1] - 512) <= 17
+    assert v.workload.summary.text().startswith("comparing 2 workloads")

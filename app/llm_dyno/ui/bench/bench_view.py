@@ -388,6 +388,7 @@ class BenchmarkView(QWidget):
     def compare_ids(self, ids: list[int]) -> None:
         """Compare stored results with the oldest (the baseline) and show the Compare tab."""
         error = self.compare.compare_stored(self.history_path, ids)
+        self.workload.compare_stored(self.history_path, ids)  # workload curves, one per result
         if error is not None:
             self.errorMessage.emit(error)
         else:

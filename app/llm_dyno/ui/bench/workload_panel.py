@@ -4,6 +4,8 @@ with what the report says in words. A standard suite's result leaves it empty, s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -19,6 +21,8 @@ from PySide6.QtWidgets import (
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.workloads.records import WorkloadReport, WorkloadStep, workload_of
 from llm_dyno.core.bench.workloads.text import workload_lines
+from llm_dyno.core.errors import DynoError
+from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
 from llm_dyno.ui.widgets.empty_views import set_plot_empty
@@ -42,7 +46,9 @@ def _cells(s: WorkloadStep) -> list[str]:
 
 
 class WorkloadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
-    """TTFT (left axis) and decode TPS (right axis) per step, against the step's context tokens."""
+    """TTFT (left axis, solid) and decode TPS (right axis, dashed) per step against the step's context
+    tokens: one report's curves, or one pair per result when stored results are compared (a context
+    sweep's curve per profile)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,39 +61,53 @@ class WorkloadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untype
         item.getAxis("right").linkToView(self.tps_view)
         self.tps_view.setXLink(item)
         item.vb.sigResized.connect(lambda: self.tps_view.setGeometry(item.vb.sceneBoundingRect()))
-        self.tps_curve: pg.PlotDataItem | None = None
-        self.ttft_curve: pg.PlotDataItem | None = None
-        self.show_report(None)
+        self.legend = item.addLegend(offset=(10, 10))
+        self.ttft_curves: list[pg.PlotDataItem] = []
+        self.tps_curves: list[pg.PlotDataItem] = []
+        self.show_reports([])
 
     def show_report(self, report: WorkloadReport | None) -> None:
-        """Redraw for ``report`` (None: the empty state)."""
+        """Redraw for one ``report`` (None: the empty state)."""
+        self.show_reports([("", report)] if report is not None else [])
+
+    def show_reports(self, reports: list[tuple[str, WorkloadReport]]) -> None:
+        """Redraw with a pair of curves per (label, report); no steps with a context: the empty state."""
         c = theme.colors()
         item = self.getPlotItem()
         item.clear()
         self.tps_view.clear()
-        self.tps_curve = self.ttft_curve = None
-        points = [s for s in (report.steps if report else ()) if s.context_tokens is not None]
-        if not points:
+        self.legend.clear()
+        self.ttft_curves, self.tps_curves = [], []
+        drawn = [(label, [s for s in r.steps if s.context_tokens is not None]) for label, r in reports]
+        drawn = [(label, points) for label, points in drawn if points]
+        if not drawn:
             set_plot_empty(self, EMPTY)
             return
         set_plot_empty(self, None)
         item.setLabel("bottom", "context (prompt tokens)", color=c.muted)
         item.setLabel("left", "TTFT s", color=c.muted)
-        item.setLabel("right", "decode TPS (none: streams arrived in bursts)", color=c.muted)
-        ttft = [(float(s.context_tokens or 0), s.ttft_s) for s in points if s.ttft_s is not None]
-        tps = [(float(s.context_tokens or 0), s.decode_tps) for s in points if s.decode_tps is not None]
-        if tps:
-            item.setLabel("right", "decode TPS", color=c.muted)
-        self.ttft_curve = pg.PlotDataItem(
-            [x for x, _ in ttft], [y for _, y in ttft], pen=pg.mkPen(c.accent, width=2), symbol="o",
-            symbolBrush=c.accent,
-        )  # fmt: skip
-        self.tps_curve = pg.PlotDataItem(
-            [x for x, _ in tps], [y for _, y in tps], pen=pg.mkPen(c.muted, width=1), symbol="t",
-            symbolBrush=c.muted,
-        )  # fmt: skip
-        item.addItem(self.ttft_curve)
-        self.tps_view.addItem(self.tps_curve)
+        any_tps = any(s.decode_tps is not None for _, points in drawn for s in points)
+        right = "decode TPS" if any_tps else "decode TPS (none: streams arrived in bursts)"
+        item.setLabel("right", right, color=c.muted)
+        for i, (label, points) in enumerate(drawn):
+            color = c.accent if len(drawn) == 1 else pg.intColor(i, hues=max(len(drawn), 3))
+            ttft = [(float(s.context_tokens or 0), s.ttft_s) for s in points if s.ttft_s is not None]
+            tps = [(float(s.context_tokens or 0), s.decode_tps) for s in points if s.decode_tps is not None]
+            name = f"{label} " if label else ""
+            curve = pg.PlotDataItem(
+                [x for x, _ in ttft], [y for _, y in ttft], pen=pg.mkPen(color, width=2), symbol="o",
+                symbolBrush=color, name=f"{name}TTFT",
+            )  # fmt: skip
+            rate = pg.PlotDataItem(
+                [x for x, _ in tps], [y for _, y in tps], symbol="t", symbolBrush=color,
+                name=f"{name}decode TPS", pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
+            )  # fmt: skip
+            item.addItem(curve)
+            self.tps_view.addItem(rate)
+            if tps:
+                self.legend.addItem(rate, rate.name())
+            self.ttft_curves.append(curve)
+            self.tps_curves.append(rate)
         item.enableAutoRange()
         self.tps_view.enableAutoRange(axis=pg.ViewBox.YAxis)
         self.tps_view.setGeometry(item.vb.sceneBoundingRect())
@@ -129,3 +149,24 @@ class WorkloadPanel(QWidget):
         else:
             lines = workload_lines(self.report)
             self.summary.setText("\n".join([lines[0], *lines[2 + len(steps) :]]))
+
+    def compare_stored(self, history: Path | None, ids: list[int]) -> None:
+        """Draw the workload curves of the stored results ``ids`` together (one pair per result, named
+        by its id and profile); the table keeps the first one's steps. Standard suites are left out."""
+        try:
+            with HistoryStore(history) as store:
+                stored = [store.get(i) for i in sorted(ids)]
+        except DynoError:  # the Compare tab says what is missing; the curves stay as they were
+            return
+        reports = [
+            (f"#{s.entry.id} {s.entry.profile or s.entry.model or ''}".strip(), r)
+            for s in stored
+            if (r := workload_of(s.result.context.extra)) is not None
+        ]
+        if not reports:
+            return
+        first = next(s.result for s in stored if workload_of(s.result.context.extra) is not None)
+        self.show_result(first)
+        self.chart.show_reports(reports)
+        names = ", ".join(f"{label} ({r.kind})" for label, r in reports)
+        self.summary.setText(f"comparing {len(reports)} workloads: {names}")
