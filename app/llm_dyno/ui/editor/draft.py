@@ -151,6 +151,12 @@ class Draft:
             power = self.data.get("power")
             limit = power.get("limit_w") if isinstance(power, dict) else None
             return "" if limit is None else f"{float(limit):g}"
+        if key in ("idle_minutes", "idle_action"):
+            idle = self.data.get("idle_timeout")
+            value = (
+                idle.get("minutes" if key == "idle_minutes" else "action") if isinstance(idle, dict) else None
+            )
+            return "" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
         if key == "env":
             env = self.data.get("env")
             return (
@@ -234,6 +240,18 @@ class Draft:
                 except ValueError:
                     groups.append(str(line).split())
             self._set_args(edit.replace_unmanaged(self.args, MANAGED_FLAGS, groups))
+        elif key in ("idle_minutes", "idle_action"):
+            idle = dict(self.data.get("idle_timeout") or {})
+            text = str(value or "").strip()
+            name = "minutes" if key == "idle_minutes" else "action"
+            if text:
+                idle[name] = text  # validated (a number of minutes, stop or sleep) by the model
+            else:
+                idle.pop(name, None)
+            if idle:  # an action without minutes is refused by the model, which names the field
+                self.data["idle_timeout"] = idle
+            else:
+                self.data.pop("idle_timeout", None)
         elif key == "notes":
             if value:
                 self.data["notes"] = str(value)

@@ -187,6 +187,17 @@ class ProfileForm(QScrollArea):
         self.memory = MemoryFitPanel()  # will it fit? live as the engine fields above change
         self._layout.addWidget(self.memory)
 
+        s = self._section(
+            "Sleep and idle",
+            "vLLM sleep mode frees the GPU between uses (CUDA builds); idle: sleep or stop after N minutes.",
+            3,
+        )
+        asleep = QCheckBox("Sleep mode (--enable-sleep-mode)")
+        asleep.toggled.connect(lambda on: self._emit("sleep_mode", on))
+        s.add(self._field("sleep_mode", "Sleep mode", asleep))
+        s.add(self._text("idle_minutes", "Idle timeout (minutes)", "none", "no requests for this long"))
+        s.add(self._combo("idle_action", "When idle", ["stop", "sleep"], "stop"))
+
         s = self._section("Speculative decoding", "Draft tokens per step; or write the full JSON config.", 3)
         s.add(self._combo("spec_method", "Method", SPEC_METHODS, "off"))
         s.add(self._text("spec_tokens", "Speculative tokens", "e.g. 3"))
