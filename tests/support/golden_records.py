@@ -98,11 +98,11 @@ def memory_estimate_json() -> str:
         kv_budget_bytes=100_000_000_000, kv_cache_tokens=762939, gpu_name="NVIDIA H200",
         gpu_total_bytes=150_000_000_000, gpu_total_source="NVML", gpu_memory_utilization=0.9,
         usable_bytes=135_000_000_000, max_model_len=32768, max_num_seqs=64, tensor_parallel=2, block_size=16,
-        fits=True, parts=(MemoryPart("weights", 16_000_000_000, "safetensors headers"),
-                          MemoryPart("reserve", None, "unknown")),
+        fits=True, parts=(MemoryPart(name="weights", bytes=16_000_000_000, source="safetensors headers"),
+                          MemoryPart(name="reserve", bytes=None, source="unknown")),
         sources=(("kv_bytes_per_token", "config.json"),), warnings=("a warning",), notes=("a note",),
     )  # fmt: skip
-    return json.dumps(estimate.to_dict(), indent=2)
+    return json.dumps(estimate.model_dump(mode="json"), indent=2)
 
 
 def comparisons_json() -> str:

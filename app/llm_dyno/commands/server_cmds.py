@@ -265,7 +265,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 }
                 if isinstance(plan.spec, ContainerSpec)
                 else {},
-                "memory": plan.memory.to_dict() if plan.memory is not None else None,
+                "memory": plan.memory.model_dump(mode="json") if plan.memory is not None else None,
                 "gpu_budget": plan.budget.to_dict() if plan.budget is not None else None,
             }
         )

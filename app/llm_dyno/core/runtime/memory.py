@@ -149,7 +149,7 @@ def _weights_in_memory(folder: Path, shape: ModelShape, engine: EngineConfig, dt
         quant = (
             f", {shape.quant_method} {shape.quant_bits or '?'}-bit as stored" if shape.quant_method else ""
         )
-        return MemoryPart("weights", info.total_bytes, src + quant)
+        return MemoryPart(name="weights", bytes=info.total_bytes, source=src + quant)
     total = 0.0
     for name, nbytes in info.dtype_bytes:
         stored = DTYPE_BYTES.get(name, 1)
@@ -162,7 +162,7 @@ def _weights_in_memory(folder: Path, shape: ModelShape, engine: EngineConfig, dt
         note = ", online --quantization fp8 (linear layers at 1 byte)"
     if abs(total - info.total_bytes) > 1:
         note = f", rescaled to {dtype_b:g} byte(s) per float weight" + note
-    return MemoryPart("weights", round(total), src + note)
+    return MemoryPart(name="weights", bytes=round(total), source=src + note)
 
 
 def _draft_folder(engine: EngineConfig) -> Path | None:
@@ -221,7 +221,9 @@ def estimate_memory(
     ) + f" ({kv_src})"
     weights_bytes = (weights.bytes or 0) // tp
     parts = [
-        replace(weights, bytes=weights_bytes, source=weights.source + (f", ÷ TP {tp}" if tp > 1 else ""))
+        weights.model_copy(
+            update={"bytes": weights_bytes, "source": weights.source + (f", ÷ TP {tp}" if tp > 1 else "")}
+        )
     ]
     notes: list[str] = [f"model {shape.architecture} in {folder} ({how}); dtype {dtype} ({dtype_src})"]
     if (draft := _draft_folder(engine)) is not None:
@@ -230,7 +232,9 @@ def estimate_memory(
             d_b = _model_dtype(engine.dtype, dshape)[1]
             dweights = _weights_in_memory(draft, dshape, engine, d_b)
             per_token += _kv_per_token(dshape, tp, kv_b)
-            parts.append(MemoryPart("draft weights", (dweights.bytes or 0) // tp, dweights.source))
+            parts.append(
+                MemoryPart(name="draft weights", bytes=(dweights.bytes or 0) // tp, source=dweights.source)
+            )
             weights_bytes += (dweights.bytes or 0) // tp
             per_src += f" + draft model {dshape.attention_layers} layer(s)"
         except _BAD_MODEL_FILE as exc:
@@ -263,7 +267,9 @@ def estimate_memory(
         kv_part = cpu_kv_budget(profile, engine, weights_bytes, env)
         parts.append(kv_part)
         return _finish(
-            replace(common, kv_budget_bytes=kv_part.bytes, parts=tuple(parts), notes=tuple(notes)),
+            common.model_copy(
+                update={"kv_budget_bytes": kv_part.bytes, "parts": tuple(parts), "notes": tuple(notes)}
+            ),
             kv_part.source,
             block,
             kv_part.bytes or 0,
@@ -273,15 +279,16 @@ def estimate_memory(
     util = engine.gpu_memory_utilization or DEFAULT_GPU_UTIL
     reserve = reserves(shape, engine, dtype_b, tp, gpu)
     seqs_src = "--max-num-seqs" if engine.max_num_seqs else "vLLM 0.32's default for this GPU"
-    common = replace(
-        common,
-        max_num_seqs=engine.max_num_seqs or server_defaults(gpu)[1],
-        sources=(*common.sources, ("max_num_seqs", seqs_src)),
+    common = common.model_copy(
+        update={
+            "max_num_seqs": engine.max_num_seqs or server_defaults(gpu)[1],
+            "sources": (*common.sources, ("max_num_seqs", seqs_src)),
+        }
     )
     parts += reserve
     if gpu is None:
         notes.append(why)
-        return replace(common, parts=tuple(parts), notes=tuple(notes))
+        return common.model_copy(update={"parts": tuple(parts), "notes": tuple(notes)})
     usable = int(gpu.total_bytes * util)
     explicit = kv_memory_flag(profile)
     kv = explicit if explicit is not None else usable - sum(p.bytes or 0 for p in parts)
@@ -293,17 +300,18 @@ def estimate_memory(
             f"{'' if engine.gpu_memory_utilization else ' default'}) − the parts above"
         )
     )
-    parts.append(MemoryPart("KV cache", kv, kv_src))
-    est = replace(
-        common,
-        gpu_name=gpu.name,
-        gpu_total_bytes=gpu.total_bytes,
-        gpu_total_source=gpu.source,
-        gpu_memory_utilization=util,
-        usable_bytes=usable,
-        kv_budget_bytes=kv,
-        parts=tuple(parts),
-        notes=tuple(notes),
+    parts.append(MemoryPart(name="KV cache", bytes=kv, source=kv_src))
+    est = common.model_copy(
+        update={
+            "gpu_name": gpu.name,
+            "gpu_total_bytes": gpu.total_bytes,
+            "gpu_total_source": gpu.source,
+            "gpu_memory_utilization": util,
+            "usable_bytes": usable,
+            "kv_budget_bytes": kv,
+            "parts": tuple(parts),
+            "notes": tuple(notes),
+        }
     )
     return _finish(est, kv_src, block, kv, kv_b)
 
@@ -319,7 +327,9 @@ def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int, kv_b
             f"({kv_bytes / GIB:.2f} GiB); raise --gpu-memory-utilization, use a smaller or quantized model, "
             "or more GPUs (--tensor-parallel-size)"
         )
-        return replace(est, kv_cache_tokens=0, fits=False, warnings=(warning,), sources=sources)
+        return est.model_copy(
+            update={"kv_cache_tokens": 0, "fits": False, "warnings": (warning,), "sources": sources}
+        )
     blocks = kv_bytes // (block * per_token)
     tokens = int(blocks / math.ceil(mml / block) * mml) if mml else blocks * block
     sources += (("kv_cache_tokens", f"KV bytes // ({block}-token blocks × bytes per token), as vLLM counts"),)
@@ -332,9 +342,12 @@ def _finish(est: MemoryEstimate, kv_source: str, block: int, kv_bytes: int, kv_b
             f"--max-model-len {mml:,} (vLLM refuses to start); lower --max-model-len to {tokens:,} or less, "
             "raise --gpu-memory-utilization" + (", or use --kv-cache-dtype fp8" if kv_b > 1 else ""),
         )
-    return replace(
-        est, kv_cache_tokens=tokens, fits=fits, warnings=warnings, sources=sources, block_size=block
-    )
+    return est.model_copy(
+        update={
+            "kv_cache_tokens": tokens, "fits": fits, "warnings": warnings, "sources": sources,
+            "block_size": block,
+        }
+    )  # fmt: skip
 
 
 def logged_kv_tokens(lines: Iterable[str]) -> int | None:

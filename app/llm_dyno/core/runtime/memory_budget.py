@@ -55,17 +55,17 @@ def cpu_kv_budget(
     vLLM's automatic size (RAM × utilisation − the worker's RSS, approximated)."""
     space = _int_env(profile, "VLLM_CPU_KVCACHE_SPACE", environ)
     if space is not None and space > 0:
-        return MemoryPart("KV cache", space * GIB, f"VLLM_CPU_KVCACHE_SPACE={space} GiB")
+        return MemoryPart(name="KV cache", bytes=space * GIB, source=f"VLLM_CPU_KVCACHE_SPACE={space} GiB")
     explicit = kv_memory_flag(profile)  # the environment variable wins over the flag (vllm/platforms/cpu.py)
     if explicit is not None:
-        return MemoryPart("KV cache", explicit, "--kv-cache-memory-bytes")
+        return MemoryPart(name="KV cache", bytes=explicit, source="--kv-cache-memory-bytes")
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     util = engine.gpu_memory_utilization or DEFAULT_GPU_UTIL
     kv = math.ceil(total * util) - weights - CPU_RUNTIME_RSS
     return MemoryPart(
-        "KV cache",
-        kv,
-        f"auto (VLLM_CPU_KVCACHE_SPACE unset): RAM {total / GIB:.1f} GiB × {util:g} − weights − "
+        name="KV cache",
+        bytes=kv,
+        source=f"auto (VLLM_CPU_KVCACHE_SPACE unset): RAM {total / GIB:.1f} GiB × {util:g} − weights − "
         f"~{CPU_RUNTIME_RSS / GIB:g} GiB worker RSS (approximate)",
     )
 
@@ -92,15 +92,19 @@ def reserves(
     act += seqs * shape.vocab_size * 4
     parts = [
         MemoryPart(
-            "activations",
-            round(act),
-            f"approx.: {batched:,} batched tokens × (2 × intermediate + 6 × hidden) × {act_b:g} B "
+            name="activations",
+            bytes=round(act),
+            source=f"approx.: {batched:,} batched tokens × (2 × intermediate + 6 × hidden) × {act_b:g} B "
             f"+ {seqs} seqs × vocab × 4 B logits",
         ),
-        MemoryPart("non-torch", NON_TORCH_RESERVE, "approx.: CUDA context and library workspaces"),
+        MemoryPart(
+            name="non-torch", bytes=NON_TORCH_RESERVE, source="approx.: CUDA context and library workspaces"
+        ),
     ]
     if not engine.enforce_eager:
-        parts.append(MemoryPart("CUDA graphs", CUDA_GRAPH_RESERVE, "approx.: graph capture pool"))
+        parts.append(
+            MemoryPart(name="CUDA graphs", bytes=CUDA_GRAPH_RESERVE, source="approx.: graph capture pool")
+        )
     return parts
 
 

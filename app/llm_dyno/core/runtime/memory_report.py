@@ -4,7 +4,10 @@ and the side-by-side comparison with vLLM's logged KV capacity after a launch.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import Field, field_serializer
+
+from llm_dyno.core.records import Record
 
 GIB = 1024**3
 
@@ -19,8 +22,7 @@ def fmt_bytes(n: int | float | None) -> str:
     return f"{n:.0f} B"
 
 
-@dataclass(frozen=True)
-class MemoryPart:
+class MemoryPart(Record):
     """One share of the memory: weights, a reserve, the KV cache; ``source`` says where it comes from."""
 
     name: str
@@ -28,9 +30,9 @@ class MemoryPart:
     source: str
 
 
-@dataclass(frozen=True)
-class MemoryEstimate:
-    """What a profile's server would hold in memory, before it runs (see :mod:`.memory`).
+class MemoryEstimate(Record):
+    """What a profile's server would hold in memory, before it runs (see :mod:`.memory`); its JSON
+    (``model_dump``) is the ``"memory"`` object of ``plan --json``.
 
     ``problem`` is set when no estimate could be made (a hub name with no local copy, an unreadable
     config); ``fits`` is None when the device's memory is unknown. ``sources`` names where each figure
@@ -46,9 +48,9 @@ class MemoryEstimate:
     kv_cache_tokens: int | None = None
     gpu_name: str | None = None
     gpu_total_bytes: int | None = None
-    gpu_total_source: str | None = None
+    gpu_total_source: str | None = Field(default=None, exclude=True)  # written among the sources
     gpu_memory_utilization: float | None = None
-    usable_bytes: int | None = None
+    usable_bytes: int | None = Field(default=None, exclude=True)
     max_model_len: int | None = None
     max_num_seqs: int | None = None
     tensor_parallel: int = 1
@@ -113,32 +115,10 @@ class MemoryEstimate:
         out += [f"  note: {n}" for n in self.notes]
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``"memory"`` object of ``plan --json``."""
-        return {
-            "device": self.device,
-            "problem": self.problem,
-            "model_folder": self.model_folder,
-            "weights_bytes": self.weights_bytes,
-            "kv_bytes_per_token": self.kv_bytes_per_token,
-            "kv_budget_bytes": self.kv_budget_bytes,
-            "kv_cache_tokens": self.kv_cache_tokens,
-            "gpu_name": self.gpu_name,
-            "gpu_total_bytes": self.gpu_total_bytes,
-            "gpu_memory_utilization": self.gpu_memory_utilization,
-            "max_model_len": self.max_model_len,
-            "max_num_seqs": self.max_num_seqs,
-            "tensor_parallel": self.tensor_parallel,
-            "block_size": self.block_size,
-            "fits": self.fits,
-            "parts": [{"name": p.name, "bytes": p.bytes, "source": p.source} for p in self.parts],
-            "sources": {
-                **dict(self.sources),
-                **({"gpu_total_bytes": self.gpu_total_source} if self.gpu_total_source else {}),
-            },
-            "warnings": list(self.warnings),
-            "notes": list(self.notes),
-        }
+    @field_serializer("sources")
+    def _sources(self, sources: tuple[tuple[str, str], ...]) -> dict[str, str]:
+        total = {"gpu_total_bytes": self.gpu_total_source} if self.gpu_total_source else {}
+        return {**dict(sources), **total}
 
 
 @dataclass(frozen=True)
