@@ -178,6 +178,8 @@ def test_context_sweep_reaches_each_length_and_skips_past_the_limit(tmp_path: Pa
     assert max(sent) < 2048
     assert [p["name"] for p in stored["prompts"]] == ["calibration", "ctx 64", "ctx 256", "ctx 1024"]
     assert "skipped: 100,000 tokens" in out
+    # the two calibration requests are counted as their own warm-ups, each length's as the suite's
+    assert "calibration warm-up 2/2" in out and "ctx 64     warm-up 1/1" in out
 
 
 def test_reasoning_first_tokens_and_counts(tmp_path: Path) -> None:

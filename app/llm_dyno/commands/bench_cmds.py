@@ -139,10 +139,10 @@ def _target(args: argparse.Namespace) -> Profile | Endpoint:
 def printer_for(suite: Suite) -> Callable[[object], None]:
     """A printer of the events of bench, sweep and A/B jobs that counts warm-ups and measured runs
     apart ("warm-up 1/1", "run 2/2")."""
-    return lambda event: _printer(event, suite.warmups)
+    return lambda event: _printer(event, suite.warmups, suite.runs)
 
 
-def _printer(event: object, warmups: int) -> None:
+def _printer(event: object, warmups: int, runs: int = 0) -> None:
     if isinstance(event, ResultStored):
         return  # said once at the end ("saved as #N"); stored after every run meanwhile
     if isinstance(event, StoreFailed):
@@ -156,7 +156,9 @@ def _printer(event: object, warmups: int) -> None:
         r = event.run
         # the runner numbers warm-ups and runs together (1..warmups+runs); people count them apart
         if r.warmup:
-            label = f"warm-up {event.index}/{warmups}"
+            # a workload's own warm-ups (a context sweep's calibration) are counted out of their group
+            of = warmups if event.total == warmups + runs else event.total
+            label = f"warm-up {event.index}/{of}"
         else:
             label = f"run {event.index - warmups}/{event.total - warmups}"
         ttft = f"{r.ttft_s:.3f}s" if r.ttft_s is not None else "—"
