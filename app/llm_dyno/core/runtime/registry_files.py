@@ -100,7 +100,7 @@ class ProcessRecord:
 
 
 class LaunchInProgress(DynoError):
-    """Another process is launching the same profile right now."""
+    """Another process is launching the same profile right now (or holds the GPU budget too long)."""
 
 
 def servers_dir() -> Path:
