@@ -217,3 +217,12 @@ def test_shipped_suites_and_standard_suites_unchanged(tmp_path: Path) -> None:
     bad = _suite(tmp_path, "bad", SWEEP.replace("contexts: [64, 256, 1024, 100000]", "contexts: [64, -1]"))
     done = cli(tmp_path / "home", "bench", "--url", "http://127.0.0.1:9", "--model", "t", "--suite", str(bad))
     assert done.returncode != 0 and "contexts" in done.stderr and "bad.yaml" in done.stderr
+
+
+def test_a_workload_suite_is_refused_as_a_load(tmp_path: Path) -> None:
+    with WorkloadServer() as server:
+        done = cli(tmp_path / "home", "bench", "--url", server.url, "--model", "tiny", "--suite",
+                   "multi-turn", "--concurrency", "2")  # fmt: skip
+        sent = len(server.requests)
+    assert done.returncode != 0 and "multi-turn workload" in done.stderr
+    assert sent == 0

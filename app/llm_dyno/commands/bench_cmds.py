@@ -22,7 +22,7 @@ from llm_dyno.core.bench.ceiling import roofline_summary
 from llm_dyno.core.bench.report import burst_note, markdown_line, prompt_lines
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
-from llm_dyno.core.bench.suite import Suite, load_suite
+from llm_dyno.core.bench.suite import STANDARD, Suite, load_suite
 from llm_dyno.core.bench.sweep import sweep_table
 from llm_dyno.core.bench.workloads.records import workload_of
 from llm_dyno.core.bench.workloads.text import workload_lines
@@ -195,6 +195,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if isinstance(target, Profile) and (args.api_key_env or args.gpu is not None):
         raise DynoError("--api-key-env and --gpu go with --url; a profile names its own key and GPUs")
     if wants_load(args):
+        if suite.kind != STANDARD:  # a load level sends the prompts as written: no turns, no prefix
+            raise DynoError(
+                f"suite {suite.name} is a {suite.kind} workload, which runs one request at a time",
+                hint="run it without --concurrency / --rate, or give the load a standard suite",
+            )
         return cmd_load(args, target, suite)
     spec = prepare_bench(target, suite, store=not args.no_save, gpu=args.gpu, thermal_wait=_thermal(args))
     print(
