@@ -83,11 +83,14 @@ def test_sleep_level_2_and_wake_from_the_servers_overview(qtbot, ui_home: Path, 
         QTest.mouseClick(controls.sleep_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: state_cell(view, "sleeper") == "sleeping (level 2)", timeout=15_000)
         assert "GPU memory freed: unknown" in controls.outcome.text()
+        dash = window.server_view.dashboards["profile:sleeper"]  # the dashboard's state line says so too
+        qtbot.waitUntil(lambda: dash.state.text().endswith(" · sleeping (level 2)"), timeout=10_000)
         assert httpx.get(f"http://127.0.0.1:{port}/is_sleeping", timeout=5).json() == {"is_sleeping": True}
         qtbot.waitUntil(controls.wake_button.isEnabled, timeout=5_000)
         QTest.mouseClick(controls.wake_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: state_cell(view, "sleeper") == "ready", timeout=15_000)
         assert re.search(r"awake in \d+\.\d\d s", controls.outcome.text()), controls.outcome.text()
+        qtbot.waitUntil(lambda: dash.state.text() == f"http://127.0.0.1:{port}", timeout=10_000)
         log = Path(window.bridge.handle("sleeper").log_path).read_text()
         assert re.findall(r"replay-call: (POST \S+)", log) == [
             "POST /sleep?level=2&mode=wait",

@@ -252,13 +252,19 @@ def record_path(profile_name: str) -> Path:
     return servers_dir() / f"{server_key(profile_name)}.sleep.json"
 
 
-def read_record(plan: LaunchPlan) -> SleepRecord | None:
-    """The plan's server's sleep record, or None (none kept, or another server's at another URL)."""
+def record_at(profile_name: str, url: str) -> SleepRecord | None:
+    """The sleep record of profile ``profile_name``'s server at ``url``, or None (none kept, or
+    another server's at another URL)."""
     try:
-        record = SleepRecord.from_json(record_path(plan.profile.name).read_text())
+        record = SleepRecord.from_json(record_path(profile_name).read_text())
     except (OSError, ValueError):
         return None
-    return record if record.url == plan.base_url else None
+    return record if record.url == url else None
+
+
+def read_record(plan: LaunchPlan) -> SleepRecord | None:
+    """The plan's server's sleep record (:func:`record_at`)."""
+    return record_at(plan.profile.name, plan.base_url)
 
 
 def sleep_state(plan: LaunchPlan, started_at: float | None = None) -> str | None:

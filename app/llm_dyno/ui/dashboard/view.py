@@ -73,6 +73,7 @@ class Dashboard(QWidget):
         self.feed.gpuSampled.connect(self.feed_gpu)
         self.events: list[tuple[float, str, str]] = []
         self.url = ""
+        self.profile_name: str | None = None
         self.live = False
         self.paused = False
         self.follow = True
@@ -191,6 +192,7 @@ class Dashboard(QWidget):
             return
         self.clear()
         self.url, self.live, self.gpu_source = url, True, gpus
+        self.profile_name = endpoint.profile_name  # whose sleep state the state line shows
         self.title.setText(title)
         self.state.setText(url)
         reason = no_gpu_reason if gpus is None else None if gpus.through_container else nvml().available()
@@ -240,6 +242,13 @@ class Dashboard(QWidget):
             self.gpu_notice.setText(f"GPU plots hidden: {reason}")
             self.power.set_unavailable(reason)
 
+    def _sleep_text(self) -> str:
+        """``sleeping (level 1)`` while this app has the watched profile's server asleep."""
+        from llm_dyno.core.runtime.sleep import record_at
+
+        record = record_at(self.profile_name, self.url) if self.profile_name else None
+        return (record.state or "") if record is not None else ""
+
     # ---- samples (GUI thread) ------------------------------------------------------------------
     def feed_metrics(self, sample: MetricsSample, t: float | None = None) -> None:
         """Take one metrics sample (``t``: its Unix time; default from its monotonic time)."""
@@ -247,7 +256,7 @@ class Dashboard(QWidget):
         if not sample.reachable:
             self.state.setText(f"{self.url} · not answering: {sample.error}")
             return
-        self.state.setText(self.url)
+        self.state.setText(" · ".join(x for x in (self.url, self._sleep_text()) if x))
         values = metrics_values(sample)
         for name in values:
             position = position_of(name)
