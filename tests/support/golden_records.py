@@ -44,8 +44,18 @@ def every_part_result() -> BenchResult:
         bandwidth_source="NVML memory clock × bus width",
         draft_bytes_per_pass=1.5e8,
         prompts={
-            "narrative": PromptCeiling(1.59, "measured", False, 3800.0, 99.9, 0.026, None, 2.1e9, 2280.0),
-            "code": PromptCeiling(2.0, None, True, None, None, None, "no bandwidth for this GPU"),
+            "narrative": PromptCeiling(
+                mean_acceptance_length=1.59,
+                tokens_source="measured",
+                ceiling_tps=3800.0,
+                achieved_tps=99.9,
+                share=0.026,
+                engine_bytes_per_token=2.1e9,
+                engine_ceiling_tps=2280.0,
+            ),
+            "code": PromptCeiling(
+                mean_acceptance_length=2.0, tokens_assumed=True, problem="no bandwidth for this GPU"
+            ),
         },
     )
     result = result.with_context(

@@ -123,7 +123,13 @@ def attach_roofline(
             engine_bytes_per_token=r.engine_bytes_per_token,
             engine_ceiling_tps=r.engine_ceiling_tps,
         )
-    stored = StoredCeiling(weights, bandwidth[0], bandwidth[1], draft_bytes_per_pass, prompts)
+    stored = StoredCeiling(
+        weights_bytes=weights,
+        draft_bytes_per_pass=draft_bytes_per_pass,
+        bandwidth_bytes_s=bandwidth[0],
+        bandwidth_source=bandwidth[1],
+        prompts=prompts,
+    )
     return result.with_context(roofline=stored)
 
 

@@ -11,11 +11,12 @@ The stored ceiling (``"roofline"``) is :class:`StoredCeiling`; see :mod:`llm_dyn
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from llm_dyno.core.records import fields_dict
+from pydantic import Field, ValidationError, model_validator
+
+from llm_dyno.core.records import Record
 from llm_dyno.core.telemetry.nvml import GpuReading, reading_from_dict
 
 
@@ -48,9 +49,12 @@ def _readings(value: Any) -> tuple[GpuReading, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class PromptCeiling:
-    """One prompt's decode ceiling as stored with the result (the share of it the prompt reached)."""
+class PromptCeiling(Record):
+    """One prompt's decode ceiling as stored with the result (the share of it the prompt reached).
+
+    Stored by field (``model_dump``); ``model_validate`` reads any version's: a value of the wrong type
+    reads as unknown, keys this version does not know are dropped, and one without its tokens per pass
+    is refused (the stored ceiling then leaves the prompt out)."""
 
     mean_acceptance_length: float
     tokens_source: str | None = None  # where the tokens per pass came from (older results: unknown)
@@ -62,74 +66,66 @@ class PromptCeiling:
     engine_bytes_per_token: float | None = None
     engine_ceiling_tps: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (its fields)."""
-        return fields_dict(self)
-
-    @staticmethod
-    def from_dict(data: Any) -> PromptCeiling | None:
-        """Read a stored prompt ceiling; None when its tokens per pass are missing or malformed."""
+    @model_validator(mode="before")
+    @classmethod
+    def _any_version(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            return None
-        length = _num(data.get("mean_acceptance_length"))
-        if length is None:
-            return None
-        return PromptCeiling(
-            length,
-            _str(data.get("tokens_source")) or None,
-            bool(data.get("tokens_assumed")),
-            _num(data.get("ceiling_tps")),
-            _num(data.get("achieved_tps")),
-            _num(data.get("share")),
-            _str(data.get("problem")),
-            _num(data.get("engine_bytes_per_token")),
-            _num(data.get("engine_ceiling_tps")),
-        )
-
-
-@dataclass(frozen=True)
-class StoredCeiling:
-    """The inputs of the decode ceiling (bytes read per pass, the GPU's bandwidth) and each prompt's
-    figures, stored so the ceiling can be recomputed when the result is read back."""
-
-    weights_bytes: float
-    bandwidth_bytes_s: float
-    bandwidth_source: str
-    draft_bytes_per_pass: float = 0.0
-    prompts: Mapping[str, PromptCeiling] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stored JSON object."""
+            return data
+        numbers = ("ceiling_tps", "achieved_tps", "share", "engine_bytes_per_token", "engine_ceiling_tps")
         return {
-            "weights_bytes": self.weights_bytes,
-            "draft_bytes_per_pass": self.draft_bytes_per_pass,
-            "bandwidth_bytes_s": self.bandwidth_bytes_s,
-            "bandwidth_source": self.bandwidth_source,
-            "prompts": {name: p.to_dict() for name, p in self.prompts.items()},
+            "mean_acceptance_length": _num(data.get("mean_acceptance_length")),
+            "tokens_source": _str(data.get("tokens_source")) or None,
+            "tokens_assumed": bool(data.get("tokens_assumed")),
+            **{k: _num(data.get(k)) for k in numbers[:3]},
+            "problem": _str(data.get("problem")),
+            **{k: _num(data.get(k)) for k in numbers[3:]},
         }
 
-    @staticmethod
-    def from_dict(data: Any) -> StoredCeiling | None:
-        """Read a stored ceiling; None when its inputs are missing, malformed or not positive."""
+
+class StoredCeiling(Record):
+    """The inputs of the decode ceiling (bytes read per pass, the GPU's bandwidth) and each prompt's
+    figures, stored so the ceiling can be recomputed when the result is read back.
+
+    Stored by field (``model_dump``); ``model_validate`` reads any version's and refuses one whose
+    inputs are missing, malformed or not positive (:func:`stored_ceiling` then gives None); a prompt
+    that does not read is left out."""
+
+    weights_bytes: float = Field(gt=0)
+    draft_bytes_per_pass: float = 0.0
+    bandwidth_bytes_s: float = Field(gt=0)
+    bandwidth_source: str
+    prompts: dict[str, PromptCeiling] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _any_version(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            return None
-        weights, bandwidth = _num(data.get("weights_bytes")), _num(data.get("bandwidth_bytes_s"))
-        if weights is None or bandwidth is None or weights <= 0 or bandwidth <= 0:
-            return None
+            return data
         draft = _num(data.get("draft_bytes_per_pass"))
         stored = data.get("prompts")
         prompts = {}
         for name, item in stored.items() if isinstance(stored, dict) else ():
-            prompt = PromptCeiling.from_dict(item)
-            if prompt is not None:
-                prompts[str(name)] = prompt
-        return StoredCeiling(
-            weights,
-            bandwidth,
-            _str(data.get("bandwidth_source")) or "stored",
-            draft if draft is not None and draft > 0 else 0.0,
-            prompts,
-        )
+            try:
+                prompts[str(name)] = PromptCeiling.model_validate(item)
+            except ValidationError:
+                continue  # a prompt stored without its tokens per pass: left out
+        return {
+            "weights_bytes": _num(data.get("weights_bytes")),
+            "draft_bytes_per_pass": draft if draft is not None and draft > 0 else 0.0,
+            "bandwidth_bytes_s": _num(data.get("bandwidth_bytes_s")),
+            "bandwidth_source": _str(data.get("bandwidth_source")) or "stored",
+            "prompts": prompts,
+        }
+
+
+def stored_ceiling(data: Any) -> StoredCeiling | None:
+    """A stored ceiling read back; None when there is none or its inputs do not read."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return StoredCeiling.model_validate(data)
+    except ValidationError:
+        return None
 
 
 # keys written only when they hold something (older results do not have them)
@@ -204,7 +200,7 @@ class RunContext:
             if f.name in ("gpu_before", "gpu_under_load"):
                 value = [r.to_dict() for r in value]
             elif f.name == "roofline":
-                value = value.to_dict()
+                value = value.model_dump(mode="json")
             out[f.name] = value
         return out
 
@@ -236,9 +232,9 @@ class RunContext:
             gpu_before=_readings(data.get("gpu_before")),
             gpu_under_load=_readings(data.get("gpu_under_load")),
             rounds=_int(data.get("rounds")),
-            roofline=StoredCeiling.from_dict(data.get("roofline")),
+            roofline=stored_ceiling(data.get("roofline")),
             extra={k: v for k, v in data.items() if k not in known},
         )
 
 
-__all__ = ["PromptCeiling", "RunContext", "StoredCeiling"]
+__all__ = ["PromptCeiling", "RunContext", "StoredCeiling", "stored_ceiling"]
