@@ -45,10 +45,21 @@ def _cells(s: WorkloadStep) -> list[str]:
     ]  # fmt: skip
 
 
+def _means(steps: list[WorkloadStep], field: str) -> list[tuple[float, float]]:
+    """(context, value) per length (a context sweep's repeats averaged) or per step, in order."""
+    groups: dict[object, list[tuple[float, float]]] = {}
+    for s in steps:
+        value = getattr(s, field)
+        if value is not None:
+            key = s.target_tokens if s.target_tokens is not None else s.label
+            groups.setdefault(key, []).append((float(s.context_tokens or 0), float(value)))
+    return [(sum(x for x, _ in g) / len(g), sum(y for _, y in g) / len(g)) for g in groups.values()]
+
+
 class WorkloadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untyped
-    """TTFT (left axis, solid) and decode TPS (right axis, dashed) per step against the step's context
-    tokens: one report's curves, or one pair per result when stored results are compared (a context
-    sweep's curve per profile)."""
+    """TTFT (left axis, solid) and decode TPS (right axis, dashed) per step (a context sweep's repeats
+    averaged per length) against the step's context tokens: one report's curves, or one pair per result
+    when stored results are compared (a context sweep's curve per profile)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -91,8 +102,7 @@ class WorkloadChart(pg.PlotWidget):  # type: ignore[misc]  # pyqtgraph is untype
         item.setLabel("right", right, color=c.muted)
         for i, (label, points) in enumerate(drawn):
             color = c.accent if len(drawn) == 1 else pg.intColor(i, hues=max(len(drawn), 3))
-            ttft = [(float(s.context_tokens or 0), s.ttft_s) for s in points if s.ttft_s is not None]
-            tps = [(float(s.context_tokens or 0), s.decode_tps) for s in points if s.decode_tps is not None]
+            ttft, tps = _means(points, "ttft_s"), _means(points, "decode_tps")
             name = f"{label} " if label else ""
             curve = pg.PlotDataItem(
                 [x for x, _ in ttft], [y for _, y in ttft], pen=pg.mkPen(color, width=2), symbol="o",
