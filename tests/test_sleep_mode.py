@@ -263,3 +263,16 @@ def test_idle_timeout_stop_stops_the_server(home: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "stopped: 'quitter'" in done.stdout
     assert cli(home, "status", "--json").stdout.count('"quitter"') == 0
+
+
+def test_a_server_launched_again_after_a_sleep_is_awake(home: Path, tmp_path: Path) -> None:
+    save(home, profile(tmp_path, "again", vllm_env.free_port(), sleep_mode=True))
+    launch(home, "again")
+    assert cli(home, "sleep", "again", "--level", "2").returncode == 0
+    assert cli(home, "stop", "again").returncode == 0
+    launch(home, "again")  # the same URL, a new server: the old sleep record is not its state
+    assert row(home, "again")["state"] == "ready"
+    done = cli(home, "wake", "again")
+    assert done.returncode == 2 and "is not sleeping" in done.stderr
+    kept = json.loads(next((home / "data" / "servers").glob("again-*.sleep.json")).read_text())
+    assert kept["level"] is None

@@ -27,7 +27,14 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jsontext import loads_outside
 from llm_dyno.core.runtime.base import LaunchPlan, ServerHandle, ServerState
 from llm_dyno.core.runtime.registry_files import server_key, servers_dir
-from llm_dyno.core.runtime.sleep import SleepError, is_sleeping, read_record, sleep_server, sleep_state
+from llm_dyno.core.runtime.sleep import (
+    SleepError,
+    is_sleeping,
+    read_record,
+    sleep_enabled,
+    sleep_server,
+    sleep_state,
+)
 from llm_dyno.core.telemetry.metrics import MetricsError, MetricsReader, MetricsSnapshot
 
 COUNTDOWN_FRESH_S = 30.0  # a countdown older than this has no timer behind it any more
@@ -178,13 +185,14 @@ def _scrape(reader: MetricsReader) -> MetricsSnapshot | None:
 
 
 def _asleep(plan: LaunchPlan) -> bool:
-    record = read_record(plan)
-    if record is not None and record.level is not None:
-        return True
-    try:
-        return plan.profile.sleep_mode and is_sleeping(plan.endpoint)
-    except SleepError:
+    """The server's own word (``/is_sleeping``); this app's record where it cannot say."""
+    if not sleep_enabled(plan):
         return False
+    try:
+        return is_sleeping(plan.endpoint)
+    except SleepError:
+        record = read_record(plan)
+        return record is not None and record.level is not None
 
 
 def run_idle_timer(

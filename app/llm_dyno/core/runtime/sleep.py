@@ -426,11 +426,15 @@ def wake_server(plan: LaunchPlan) -> WakeResult:
     and keep the time. A server this app did not see asleep is asked (``/is_sleeping``) first."""
     endpoint = plan.endpoint
     kept = read_record(plan)
-    level = kept.level if kept is not None else None
-    if level is None and not is_sleeping(endpoint):
+    if not is_sleeping(endpoint):  # the server's word: a record can be older than its server
+        if kept is not None and kept.level is not None:
+            _write(replace(kept, level=None, slept_at=None))
         raise SleepError(
             f"'{plan.profile.name}' is not sleeping", hint="`llm-dyno sleep NAME` puts it to sleep"
         )
+    # the level is this app's record of the sleep (vLLM's /is_sleeping does not say it); one it did
+    # not see is woken as level 1
+    level = kept.level if kept is not None else None
     calls: list[str] = []
     started = time.monotonic()
     if level == 2:
