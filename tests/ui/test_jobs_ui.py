@@ -18,7 +18,7 @@ from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.core.telemetry import nvml as nvml_module
 from llm_dyno.ui.dashboard.power_control import PowerLimitControl
 from llm_dyno.ui.errors import ErrorFunnel
-from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.jobs_manager import JobsManager, WhenBusy
 from llm_dyno.ui.servers import ServerBridge
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,14 +42,14 @@ def test_a_bug_in_a_job_reaches_the_error_funnel_with_its_traceback(qtbot) -> No
     funnel.suppress_dialogs = True
     funnel.install()
     try:
-        runner = JobRunner()
+        runner = JobsManager().channel()
         failed: list[str] = []
         runner.failed.connect(failed.append)
 
         def work(_emit: object, _cancel: threading.Event) -> None:
             raise ZeroDivisionError("a bug in a job")
 
-        runner.start("broken job", work)
+        runner.submit("broken job", ["a server"], work, WhenBusy.QUEUE)
         qtbot.waitUntil(lambda: bool(failed) and getattr(funnel, "last", None) is not None, timeout=5000)
         runner.wait(5)
     finally:

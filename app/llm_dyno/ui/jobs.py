@@ -1,8 +1,9 @@
 """The one worker type of the window: work in a daemon thread with one error route.
 
-A long job is ``work(emit, cancel) -> outcome`` (a core ``prepare_*`` then ``run_*``) run by a
-:class:`JobRunner`: ``progressed`` carries each typed core event, ``finished`` the outcome, ``failed`` a
-message for the view. A short task (a plan, a look at the registry, the doctor's checks, a power call)
+A long job is ``work(emit, cancel) -> outcome`` (a core ``prepare_*`` then ``run_*``) run by the
+window's jobs manager (:mod:`llm_dyno.ui.jobs_manager`, one job per server or GPU at a time): its
+channel's ``progressed`` carries each typed core event, ``finished`` the outcome, ``failed`` a message
+for the view. A short task (a plan, a look at the registry, the doctor's checks, a power call)
 goes through :func:`run_task`. Both take the same route for errors (:func:`guarded`): a user error (a
 :class:`DynoError`) only fails the work, with its message; anything else fails it too (so no dialog
 waits forever) and re-raises, so the error funnel (``threading.excepthook``) shows it with its traceback.
@@ -13,8 +14,6 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-
-from PySide6.QtCore import QObject, Signal
 
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.jobs.events import Emit
@@ -56,41 +55,3 @@ def run_task(name: str, work: Callable[[], None], failed: Failed) -> threading.T
     thread = threading.Thread(target=guarded(name, work, failed), name=name, daemon=True)
     thread.start()
     return thread
-
-
-class JobRunner(QObject):
-    """Runs one job at a time in a daemon thread, with a cancel event the core checks."""
-
-    progressed = Signal(object)  # a core JobEvent (ProgressEvent, ResultStored, …; core/jobs/events)
-    finished = Signal(object)  # the job's outcome
-    failed = Signal(str)  # why it did not finish (already shown to the user by the view)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        """Whether a job is in progress."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def cancel(self) -> None:
-        """Ask the job to stop (the core checks between chunks and runs, and stops what it started)."""
-        self._cancel.set()
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Join the worker thread (tests, shutdown)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def start(self, name: str, work: Work) -> None:
-        """Run ``work`` in a worker thread; ``RuntimeError`` when a job is already running."""
-        if self.running:
-            raise RuntimeError(f"a job is already running; {name} was not started")
-        cancel = self._cancel = threading.Event()
-
-        def job() -> None:
-            self.finished.emit(work(self.progressed.emit, cancel))
-
-        self._thread = run_task(name, job, self.failed.emit)

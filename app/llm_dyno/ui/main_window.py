@@ -29,6 +29,7 @@ from llm_dyno.ui.deferred_views import DeferredView, DeferredViews
 from llm_dyno.ui.dialogs.attach_dialog import attach_action
 from llm_dyno.ui.editor.editor_view import ProfileEditor
 from llm_dyno.ui.icons import ICON_SIZE, icon
+from llm_dyno.ui.jobs_manager import JobsManager
 from llm_dyno.ui.profile_commands import ProfileCommands
 from llm_dyno.ui.profile_watcher import ProfileFolderWatcher
 from llm_dyno.ui.server_controller import ServerController
@@ -70,6 +71,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         self.bridge = bridge or ServerBridge(parent=self)
         # the servers outlive the window, its bridge does not: no server's event reaches a closed window
         self.destroyed.connect(self.bridge.shutdown)
+        self.jobs = JobsManager(self)  # the long jobs of every view: one at a time per server or GPU
         self.setWindowTitle(APP_TITLE)
         self.resize(1280, 800)
         self.setMinimumSize(900, 560)
@@ -266,7 +268,7 @@ class MainWindow(ProfileCommands, QMainWindow):
     def _build_bench_view(self) -> BenchmarkView:
         from llm_dyno.ui.bench.bench_view import BenchmarkView
 
-        view = BenchmarkView(self.session, registry=self.bridge.manager)
+        view = BenchmarkView(self.session, registry=self.bridge.manager, jobs=self.jobs)
         view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         view.errorMessage.connect(self.show_error)
         view.benchmark_finished.connect(self.notify_benchmark_finished)
@@ -303,7 +305,7 @@ class MainWindow(ProfileCommands, QMainWindow):
     def _build_tune_view(self) -> TuneView:
         from llm_dyno.ui.tune.tune_view import TuneView
 
-        view = TuneView(self.session, registry=self.bridge.manager)
+        view = TuneView(self.session, registry=self.bridge.manager, jobs=self.jobs)
         view.statusMessage.connect(lambda m: self.statusBar().showMessage(m, 8000))
         view.errorMessage.connect(self.show_error)
         view.tune_finished.connect(self.notify_benchmark_finished)
@@ -439,6 +441,7 @@ class MainWindow(ProfileCommands, QMainWindow):
         # unsaved changes first, then the servers still running (stop them, or leave them running:
         # the registry finds them again next time)
         if self.confirm_discard() and self.servers.confirm_quit():
+            self.jobs.shutdown(deadline_s=15.0)  # cancel every job, wait for them: no thread outlives it
             event.accept()
         else:
             event.ignore()

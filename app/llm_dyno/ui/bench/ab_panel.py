@@ -1,9 +1,10 @@
 """Spec-decode A/B tab: relaunch the selected profile without, then with, its speculative config,
 benchmark each, and show a verdict per prompt ("net gain", "net loss", "within noise").
 
-The A/B job runs in the window's job runner, through the window's registry (so the dashboard and the
-list see both servers); the core stops each server it started, also on error or cancel, and stores
-both sides in the history. The profile must not be running (its port would be taken).
+The A/B job runs in the window's jobs manager (on its profile: refused while another job holds it),
+through the window's registry (so the dashboard and the list see both servers); the core stops each
+server it started, also on error or cancel, and stores both sides in the history. The profile must not
+be running (its port would be taken).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from llm_dyno.core.jobs.ab_job import ABOutcome, prepare_ab, run_ab
 from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
-from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.jobs_manager import JobsManager, JobState, WhenBusy, profile_resource
 from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 COLUMNS = ("Prompt", "Without (wall tok/s)", "With (wall tok/s)", "Δ", "Verdict")
@@ -49,13 +50,13 @@ class ABPanel(QWidget):
     abFinished = Signal(object)  # ABResult, once both sides are benchmarked and stored
     stopRequested = Signal(str)  # the running profile the A/B must not run beside (its Stop button)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, jobs: JobsManager | None = None) -> None:
         super().__init__(parent)
-        self.worker = JobRunner(self)
+        self.jobs = jobs or JobsManager(self)  # the window's; a panel alone makes its own
+        self.worker = self.jobs.channel(self)
         self.registry: ServerManager | None = None  # the window's; a panel alone makes its own
         self.result: ABResult | None = None
         self.outcome: ABOutcome | None = None
-        self.busy = False  # from start() until the result (or the failure) is shown
         self._running_name: str | None = None  # the profile the Stop button stops
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
@@ -99,10 +100,22 @@ class ABPanel(QWidget):
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
+        self._profile: Profile | None = None
+        self._running = False
+        self.jobs.changed.connect(lambda: self.set_profile(self._profile, running=self._running))
         self.set_profile(None)
 
-    def set_profile(self, profile: Profile | None, *, running: bool = False, busy: bool = False) -> None:
-        """Enable the button for a profile with a speculative config that is not running."""
+    @property
+    def busy(self) -> bool:
+        """Whether an A/B of this panel runs (from start() until its result or failure is shown)."""
+        return self.worker.busy
+
+    def set_profile(self, profile: Profile | None, *, running: bool = False) -> None:
+        """Enable the button for a profile with a speculative config that is not running and that no
+        other job holds."""
+        self._profile, self._running = profile, running
+        holder = self.jobs.holder([profile_resource(profile.name)]) if profile is not None else None
+        busy = holder is not None
         reason = None
         if profile is None:
             reason = "Select a profile to A/B its speculative decoding."
@@ -112,7 +125,8 @@ class ABPanel(QWidget):
             reason = f"“{profile.name}” is running: the A/B launches it twice itself, so stop it first."
         if not self.busy and (reason is not None or self.result is None):
             self.status.setText(reason or f"Ready to A/B “{profile.name if profile else ''}”.")
-        self.run_button.setEnabled(reason is None and not busy and not self.busy)
+        self.run_button.setEnabled(reason is None and not busy)
+        self.cancel_button.setEnabled(self.busy)
         stoppable = profile is not None and running and has_spec_config(profile) and not self.busy
         self._running_name = profile.name if stoppable and profile is not None else None
         self.stop_button.setVisible(stoppable)
@@ -129,20 +143,20 @@ class ABPanel(QWidget):
     def start(
         self, profile: Profile, suite: Suite, *, thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT
     ) -> bool:
-        """Start the A/B in the worker; False when one is already running."""
-        if self.busy or self.worker.running:
-            return False
-        self.busy = True
-        self.table.setRowCount(0)
-        self.details.clear()
-        self.status.setText(f"A/B of “{profile.name}” with suite {suite.name}: starting…")
+        """Start the A/B in the jobs manager; False (the reason in the status) when a job holds it."""
         registry = self.registry or ServerManager()
 
         def work(emit: Emit, cancel: threading.Event) -> ABOutcome:
             spec = prepare_ab(profile, suite, registry=registry, thermal_wait=thermal_wait)
             return run_ab(spec, emit, cancel, registry=registry)
 
-        self.worker.start("spec-decode A/B", work)
+        job = self.worker.submit("spec-decode A/B", [profile_resource(profile.name)], work, WhenBusy.REFUSE)
+        if job.state is JobState.REFUSED:
+            self.status.setText(job.reason or "")
+            return False
+        self.table.setRowCount(0)
+        self.details.clear()
+        self.status.setText(f"A/B of “{profile.name}” with suite {suite.name}: starting…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         return True
@@ -156,7 +170,6 @@ class ABPanel(QWidget):
             self.status.setText(f"{event.prompt}: run {event.index} of {event.total} done")
 
     def _failed(self, message: str) -> None:
-        self.busy = False
         self.cancel_button.setEnabled(False)
         self.run_button.setEnabled(True)
         self.status.setText(message)
@@ -169,7 +182,6 @@ class ABPanel(QWidget):
     def show_ab(self, ab: ABResult) -> None:
         """Fill the verdict table from a finished A/B."""
         self.result = ab
-        self.busy = False
         self.cancel_button.setEnabled(False)
         self.run_button.setEnabled(True)
         self.table.setRowCount(0)

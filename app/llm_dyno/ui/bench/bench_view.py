@@ -48,7 +48,7 @@ from llm_dyno.ui.bench.result_panel import ResultPanel
 from llm_dyno.ui.bench.sweep_panel import SweepPanel
 from llm_dyno.ui.bench.workload_panel import WorkloadPanel
 from llm_dyno.ui.icons import icon
-from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.jobs_manager import GPU_POWER, JobsManager, JobState, WhenBusy, server_resource
 from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.session import ProfileSession
 
@@ -71,6 +71,7 @@ class BenchmarkView(QWidget):
         history_path: Path | None = None,
         parent: QWidget | None = None,
         registry: ServerManager | None = None,
+        jobs: JobsManager | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session
@@ -80,7 +81,8 @@ class BenchmarkView(QWidget):
         self.server_url: str | None = None
         self.last_result: BenchResult | None = None
         self.last_result_id: int | None = None
-        self.worker = JobRunner(self)
+        self.jobs = jobs or JobsManager(self)  # the window's: one job per server (or GPU) at a time
+        self.worker = self.jobs.channel(self)  # this view's benchmarks and sweeps
         self._done = 0
         self._total = 0
 
@@ -102,6 +104,11 @@ class BenchmarkView(QWidget):
         self.run_button.setObjectName("primaryButton")
         self.run_button.clicked.connect(lambda: self.start())
         top.addWidget(self.run_button)
+        self.queue_button = QPushButton("Queue benchmark")  # while the target's server runs another job
+        self.queue_button.setToolTip("Run the benchmark once the job now running on this server ends")
+        self.queue_button.setVisible(False)
+        self.queue_button.clicked.connect(lambda: self.start())
+        top.addWidget(self.queue_button)
         self.cancel_button = QPushButton(icon("stop"), "Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
@@ -147,9 +154,9 @@ class BenchmarkView(QWidget):
         self.tabs.addTab(self.history, "History")
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(self.sweep, "Sweep")
-        self.ab = ABPanel()
+        self.ab = ABPanel(jobs=self.jobs)
         self.tabs.addTab(self.ab, "Spec A/B")
-        self.levels = LevelsPanel(history_path)
+        self.levels = LevelsPanel(history_path, jobs=self.jobs)
         self.tabs.addTab(self.levels, "Load")
         self.acceptance = AcceptancePanel()
         self.tabs.addTab(self.acceptance, "Acceptance")
@@ -160,6 +167,8 @@ class BenchmarkView(QWidget):
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
+        self.worker.withdrawn.connect(self.status.setText)
+        self.jobs.changed.connect(self._update_target)  # a job of any view here started, queued or ended
         self.history.openRequested.connect(self.open_result)
         self.history.compareRequested.connect(self.compare_ids)
         self.history.error.connect(self.errorMessage)
@@ -172,10 +181,9 @@ class BenchmarkView(QWidget):
         self.ab.stopRequested.connect(self.stopRequested)
         self.ab.registry = self.registry
         self.ab.abFinished.connect(self._ab_finished)
-        self.ab.worker.failed.connect(lambda _m: self._update_target())
         self.levels.registry = self.registry
         self.levels.target, self.levels.suite = self.target, lambda: self._suite(None)
-        self.levels.busyChanged.connect(self._update_target)
+        self.levels.resource = self._resource
         self.levels.loadFinished.connect(self.benchmark_finished)
         self.levels.error.connect(self.errorMessage)
         self.levels.show_latest()
@@ -237,9 +245,14 @@ class BenchmarkView(QWidget):
             return target.describe()
         return f"{target.name} · {target.served_model_name} at {self.server_url}"
 
+    def _resource(self, target: Profile | Endpoint) -> str:
+        return server_resource(target.url if isinstance(target, Endpoint) else self.server_url or "")
+
     def _update_target(self) -> None:
-        busy = self.worker.running or self.ab.busy or self.levels.busy
         target = self.target()
+        holder = self.jobs.holder([self._resource(target)]) if target is not None else None
+        busy = holder is not None  # the target's server runs (or waits for) a job: Run would queue
+        mine = self.worker.busy
         if target is not None:
             self.target_label.setText(f"Target: {self._describe(target)}")
         elif self.attach.url():
@@ -250,20 +263,24 @@ class BenchmarkView(QWidget):
             self.target_label.setText("Select a running profile, or attach to a server URL.")
         # the button about to be disabled hands its focus to the other one, not to the next field (the URL)
         run_on = target is not None and not busy
-        following = self.cancel_button if busy else (self.run_button if run_on else None)
+        following = self.cancel_button if mine else (self.run_button if run_on else None)
         if following is not None and self.focusWidget() in (self.run_button, self.cancel_button):
             following.setEnabled(True)
             following.setFocus()
         self.run_button.setEnabled(run_on)
-        self.cancel_button.setEnabled(busy)
+        self.queue_button.setVisible(holder is not None)
+        if holder is not None:
+            self.queue_button.setToolTip(f"Run the benchmark once {holder.describe()} ends")
+        self.cancel_button.setEnabled(mine)
         self.launch_button.setVisible(
             target is None and self.profile is not None and not self.server_url and not self.attach.url()
         )
         self.launch_button.setEnabled(not busy)
-        self.suite_combo.setEnabled(not busy)
-        self.sweep.set_busy(busy or not isinstance(target, Profile))
-        self.ab.set_profile(self.profile, running=self.server_url is not None, busy=busy)
-        self.levels.set_ready(target is not None and not (self.worker.running or self.ab.busy))
+        self.suite_combo.setEnabled(not self.worker.running)
+        sweep_held = self.jobs.holder([GPU_POWER]) is not None
+        self.sweep.set_busy(busy or sweep_held or not isinstance(target, Profile))
+        self.ab.set_profile(self.profile, running=self.server_url is not None)
+        self.levels.set_ready(target is not None)
 
     # ---- running -------------------------------------------------------------------------------
     def _suite(self, name: str | None) -> Suite | None:
@@ -277,16 +294,21 @@ class BenchmarkView(QWidget):
         """Run a suite (default: the picked one) against :meth:`target`; False when nothing started."""
         target = self.target()
         s = suite if isinstance(suite, Suite) else self._suite(suite)
-        if target is None or s is None or self.worker.running or self.ab.busy:
+        if target is None or s is None:
             return False
-        self._begin(s, f"{s.name} · {self._describe(target)}")
+        title = f"{s.name} · {self._describe(target)}"
         registry, history, thermal = self.registry, self.history_path, self.thermal_wait()
 
         def work(emit: Emit, cancel: threading.Event) -> BenchOutcome:
             spec = prepare_bench(target, s, registry=registry, history_path=history, thermal_wait=thermal)
             return run_bench(spec, emit, cancel)
 
-        self.worker.start("benchmark", work)
+        job = self.worker.submit(
+            f"benchmark {s.name}", [self._resource(target)], work, WhenBusy.QUEUE,
+            on_start=lambda: self._begin(s, title),
+        )  # fmt: skip
+        if job.state is JobState.QUEUED and job.reason:
+            self.status.setText(f"Benchmark {s.name} {job.reason}")
         self._update_target()
         return True
 
@@ -303,8 +325,10 @@ class BenchmarkView(QWidget):
 
     def cancel(self) -> None:
         """Stop after the current chunk; the runs done so far are kept."""
+        running = self.worker.running
         self.worker.cancel()
-        self.status.setText("Cancelling…")
+        if running:
+            self.status.setText("Cancelling…")
 
     def _progress(self, event: object) -> None:
         if isinstance(event, ResultStored):
@@ -354,7 +378,6 @@ class BenchmarkView(QWidget):
             state = "done"
         self.status.setText(f"{state.capitalize()}{saved}")
         self.history.reload()
-        self.worker.wait(2.0)  # its thread ends right after this signal: else Run stays off, Cancel on
         self._update_target()
         who = result.context.profile_name or result.context.model or "server"
         summary = f"Benchmark {result.suite} on {who} {state}" + (f": {line}" if line else "")
@@ -364,7 +387,6 @@ class BenchmarkView(QWidget):
     def _failed(self, message: str) -> None:
         self.status.setText(message)
         self.progress.setTextVisible(False)
-        self.worker.wait(2.0)  # as in _finished
         self._update_target()
         self.errorMessage.emit(message)
 
@@ -401,11 +423,13 @@ class BenchmarkView(QWidget):
         suite = self._suite(None)
         if self.sweep.unavailable or not isinstance(target, Profile) or suite is None:
             return False
-        self._begin(
-            suite.with_counts(), f"sweep {', '.join(f'{c:.0f}' for c in caps)} W · {self._describe(target)}"
-        )
-        self.progress.setRange(0, max(self._total * len(caps), 1))
-        self._total *= len(caps)
+        title = f"sweep {', '.join(f'{c:.0f}' for c in caps)} W · {self._describe(target)}"
+
+        def begin() -> None:
+            self._begin(suite.with_counts(), title)
+            self.progress.setRange(0, max(self._total * len(caps), 1))
+            self._total *= len(caps)
+
         registry, thermal = self.registry, self.thermal_wait()
 
         def work(emit: Emit, cancel: threading.Event) -> SweepResult:
@@ -413,7 +437,13 @@ class BenchmarkView(QWidget):
             spec = prepare_sweep(target, tuple(caps), suite, registry=registry, thermal_wait=thermal)
             return run_sweep_job(spec, emit, cancel, registry=registry)
 
-        self.worker.start("power-cap sweep", work)
+        job = self.worker.submit(
+            "power-cap sweep", [self._resource(target), GPU_POWER], work, WhenBusy.REFUSE, on_start=begin
+        )
+        if job.state is JobState.REFUSED:
+            self.status.setText(job.reason or "")
+            self.errorMessage.emit(job.reason or "")
+            return False
         self._update_target()
         return True
 
@@ -430,7 +460,7 @@ class BenchmarkView(QWidget):
     def start_ab(self, suite: Suite | str | None = None) -> bool:
         """Relaunch the selected profile without and with its speculative config, with the picked suite."""
         s = suite if isinstance(suite, Suite) else self._suite(suite)
-        if self.profile is None or s is None or self.worker.running:
+        if self.profile is None or s is None:
             return False
         self.tabs.setCurrentWidget(self.ab)
         started = self.ab.start(self.profile, s, thermal_wait=self.thermal_wait())

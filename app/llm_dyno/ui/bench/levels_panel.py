@@ -49,7 +49,7 @@ from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
-from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.jobs_manager import JobsManager, JobState, WhenBusy, server_resource
 from llm_dyno.ui.messages import window_message
 from llm_dyno.ui.widgets.empty_views import note_when_empty, set_plot_empty
 
@@ -116,19 +116,29 @@ class LevelsPanel(QWidget):
     """Inputs, Run / Cancel, the chart and the table. ``target`` and ``suite`` come from the view."""
 
     loadFinished = Signal(str)  # a one-line summary, once the run ends (done, cancelled or failed)
-    busyChanged = Signal()
     error = Signal(str)
 
-    def __init__(self, history_path: Path | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        history_path: Path | None = None,
+        parent: QWidget | None = None,
+        *,
+        jobs: JobsManager | None = None,
+    ) -> None:
         super().__init__(parent)
         self.history_path = history_path
         self.registry: ServerManager | None = None
         self.target: Callable[[], Profile | Endpoint | None] = lambda: None
         self.suite: Callable[[], Suite | None] = lambda: None
-        self.worker = JobRunner(self)
+        # the server a target's job holds (the view knows its profile's URL)
+        self.resource: Callable[[Profile | Endpoint], str] = lambda t: server_resource(
+            t.url if isinstance(t, Endpoint) else t.name
+        )
+        self.jobs = jobs or JobsManager(self)  # the window's; a panel alone makes its own
+        self.worker = self.jobs.channel(self)
         self.result: LoadResult | None = None
         self.result_id: int | None = None
-        self.busy = False
+        self._ready = False
         self._shown: list[LevelResult] = []
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
@@ -196,6 +206,13 @@ class LevelsPanel(QWidget):
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
+        self.worker.withdrawn.connect(self.status.setText)
+        self.worker.changed.connect(lambda: self.set_ready(self._ready))
+
+    @property
+    def busy(self) -> bool:
+        """Whether load levels of this panel run or wait their turn."""
+        return self.worker.busy
 
     # ---- inputs ----------------------------------------------------------------------------------
     def plan(self) -> LoadPlan:
@@ -212,7 +229,8 @@ class LevelsPanel(QWidget):
         return LoadPlan(levels_of(conc, rates), requests, 0, slo)
 
     def set_ready(self, ready: bool) -> None:
-        """Whether the view has a target and nothing else runs."""
+        """Whether the view has a target (a job on its server already running queues this one)."""
+        self._ready = ready
         self.run_button.setEnabled(ready and not self.busy)
         self.cancel_button.setEnabled(self.busy)
 
@@ -234,13 +252,14 @@ class LevelsPanel(QWidget):
             spec = prepare_load(target, suite, plan, registry=registry, history_path=history)
             return run_load(spec, emit, cancel)
 
-        self.result, self.result_id = None, None
-        self.show_levels([], plan.slo)
-        self.busy = True
-        self.status.setText("Starting…")
-        self.worker.start("load levels", work)
-        self.set_ready(False)
-        self.busyChanged.emit()
+        def begin() -> None:
+            self.result, self.result_id = None, None
+            self.show_levels([], plan.slo)
+            self.status.setText("Starting…")
+
+        job = self.worker.submit("load levels", [self.resource(target)], work, WhenBusy.QUEUE, on_start=begin)
+        if job.state is JobState.QUEUED and job.reason:
+            self.status.setText(f"Load levels {job.reason}")
         return True
 
     def _progress(self, event: object) -> None:
@@ -268,17 +287,10 @@ class LevelsPanel(QWidget):
         saved = f" · saved as #{outcome.result_id}" if outcome.result_id is not None else ""
         self.status.setText(f"{len(r.levels)} levels {state}{saved}")
         self.refresh_stored(select=outcome.result_id)
-        self._end()
         self.loadFinished.emit(f"Load levels on {r.model} {state}")
 
     def _failed(self, message: str) -> None:
         self.status.setText(message)
-        self._end()
-
-    def _end(self) -> None:
-        self.worker.wait(2.0)  # its thread ends right after the signal
-        self.busy = False
-        self.busyChanged.emit()
 
     # ---- showing ---------------------------------------------------------------------------------
     def show_levels(self, levels: Sequence[LevelResult], slo: Slo) -> None:

@@ -46,7 +46,7 @@ from llm_dyno.core.tune.analysis import TuneAnalysis, analyse, profile_values
 from llm_dyno.core.tune.apply import save_tuned_copy
 from llm_dyno.core.tune.recipes import RECIPES
 from llm_dyno.core.tune.record import TrialFinished, TrialStarted, TuneMessage, TuneRecord
-from llm_dyno.ui.jobs import JobRunner
+from llm_dyno.ui.jobs_manager import GPU_POWER, JobsManager, JobState, WhenBusy, profile_resource
 from llm_dyno.ui.messages import fix_button, window_message
 from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.tune.charts import KnobChart, ParetoChart
@@ -69,18 +69,21 @@ class TuneView(QWidget):
         session: ProfileSession | None = None,
         registry: ServerManager | None = None,
         parent: QWidget | None = None,
+        jobs: JobsManager | None = None,
     ) -> None:
         super().__init__(parent)
         self.session = session or ProfileSession(parent=self)
+        self.jobs = jobs or JobsManager(self)  # the window's: a tune holds its profile and the GPU caps
         self.registry = registry or ServerManager()
         self.profile: Profile | None = None
         self.spec: TuneSpec | None = None
         self.record: TuneRecord | None = None
         self.analysis: TuneAnalysis | None = None
-        self.worker = JobRunner(self)
+        self.worker = self.jobs.channel(self)
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
+        self.jobs.changed.connect(self._update)
         self._build()
         self._update()
 
@@ -250,7 +253,11 @@ class TuneView(QWidget):
     # ---- running -------------------------------------------------------------------------------
     def start(self) -> bool:
         """Prepare the tune (refusals shown at once) and run it in the worker; False when nothing started."""
-        if self.profile is None or self.worker.running:
+        if self.profile is None or self.worker.busy:
+            return False
+        resources = [profile_resource(self.profile.name), GPU_POWER]
+        if (holder := self.jobs.holder(resources)) is not None:
+            self.status.setText(f"tune was not started: {holder.describe()} is {holder.state.value}")
             return False
         try:
             varies = tuple(
@@ -268,6 +275,15 @@ class TuneView(QWidget):
         except DynoError as exc:
             self._refused(exc)  # said once, here, beside the button that fixes it
             return False
+        registry = self.registry
+
+        def work(emit: Emit, cancel: threading.Event) -> TuneRecord:
+            return run_tune(spec, emit, cancel, registry=registry)
+
+        job = self.worker.submit("tune", resources, work, WhenBusy.REFUSE)
+        if job.state is JobState.REFUSED:
+            self.status.setText(job.reason or "")
+            return False
         self._set_fix(None)
         self.spec, self.record, self.analysis = spec, None, None
         self._total = len(spec.trials) * spec.repeats
@@ -276,12 +292,6 @@ class TuneView(QWidget):
         self.progress.setTextVisible(True)
         self.status.setText(f"Starting {len(spec.trials)} trials × {spec.repeats} repeats…")
         self.table.setPlainText("")
-        registry = self.registry
-
-        def work(emit: Emit, cancel: threading.Event) -> TuneRecord:
-            return run_tune(spec, emit, cancel, registry=registry)
-
-        self.worker.start("tune", work)
         self._update()
         return True
 
@@ -357,7 +367,6 @@ class TuneView(QWidget):
         if not isinstance(outcome, TuneRecord):
             return
         self.show_record(outcome)
-        self.worker.wait(2.0)  # its thread ends right after this signal
         state = "cancelled" if outcome.cancelled else ("failed" if outcome.error else "done")
         rec = self.analysis.recommendation if self.analysis else None
         summary = f"Tune of {outcome.profile} {state}" + (f": recommended {rec.trial.label}" if rec else "")
@@ -369,7 +378,6 @@ class TuneView(QWidget):
     def _failed(self, message: str) -> None:
         self.status.setText(message)  # said here; the window's notice only says that it failed
         self.progress.setTextVisible(False)
-        self.worker.wait(2.0)
         self._update()
         name = self.spec.name if self.spec is not None else "the profile"
         self.tune_finished.emit(f"Tune of {name} failed (see the Tune view)")
