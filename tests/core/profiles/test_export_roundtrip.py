@@ -58,7 +58,9 @@ def _env() -> st.SearchStrategy[dict[str, str]]:
     return st.tuples(plain, secrets).map(lambda t: {**t[0], **t[1]})
 
 
-GPUS = st.one_of(st.none(), st.just("all"), st.lists(st.integers(0, 7), min_size=1, max_size=4, unique=True).map(tuple))
+GPUS = st.one_of(
+    st.none(), st.just("all"), st.lists(st.integers(0, 7), min_size=1, max_size=4, unique=True).map(tuple)
+)
 PORT = st.integers(1, 65535).map(str)
 PORTS = st.lists(
     st.one_of(
