@@ -15,8 +15,8 @@ import pytest
 from llm_dyno.cli import run as run_cli
 from llm_dyno.core.diagnose import registry
 from llm_dyno.core.diagnose import rules as rules_module
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import Finding, Impact, Severity
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, Rule
 from llm_dyno.core.profiles.store import ProfileStore
 from tests.core.diagnose.helpers import founding_profile

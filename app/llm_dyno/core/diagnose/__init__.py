@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from llm_dyno.core.diagnose.apply import ApplyError, apply_finding
+    from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
     from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
     from llm_dyno.core.diagnose.evidence import Finding, Severity
-    from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
+    from llm_dyno.core.diagnose.inputs import Environment, LaunchLog, Measured
 
 # imported here, not lazily: the dashboard plots the roofline from the start (it lives in bench)
 from llm_dyno.core.bench.roofline import Roofline, decode_ceiling, roofline
@@ -28,7 +29,7 @@ _WHERE = {
     "diagnose": "engine",
     "Finding": "evidence",
     "Severity": "evidence",
-    "DiagnosisInput": "inputs",
+    "DiagnosisInput": "diagnosis_input",
     "Environment": "inputs",
     "LaunchLog": "inputs",
     "Measured": "inputs",

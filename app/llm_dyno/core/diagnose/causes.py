@@ -13,9 +13,9 @@ from enum import StrEnum
 from typing import Any
 
 from llm_dyno.core.diagnose import fingerprint as fpm
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.fingerprint import FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.no_spec import NoSpecSplit
 from llm_dyno.core.diagnose.power_curve import cap_effect
 from llm_dyno.core.diagnose.reference_profile import shared_settings

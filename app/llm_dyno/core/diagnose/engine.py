@@ -10,16 +10,15 @@ from typing import Any
 from llm_dyno.core.bench.roofline import GIB, Roofline, roofline, separate_draft_bytes
 from llm_dyno.core.diagnose import rules as registry
 from llm_dyno.core.diagnose.causes import Cause, Verdict, rank_causes
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput, user_fingerprint
 from llm_dyno.core.diagnose.evidence import Finding, Severity
 from llm_dyno.core.diagnose.fingerprint import (
     WEIGHTS,
     FingerprintRow,
     compare,
     reference_fingerprint,
-    user_fingerprint,
 )
 from llm_dyno.core.diagnose.gap_split import GapSplit, gap_split
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.questions import Answer, answer_questions
 from llm_dyno.core.diagnose.rules import Rule
 from llm_dyno.core.diagnose.rules_inputs import INPUTS_RULE

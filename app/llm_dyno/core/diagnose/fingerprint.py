@@ -10,14 +10,12 @@ rest is reported as unknown, with how to get it.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from llm_dyno.core.diagnose.inputs import DiagnosisInput, LaunchLog
+from llm_dyno.core.diagnose.inputs import LaunchLog
 from llm_dyno.core.diagnose.references import Reference
-from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.logformats import BootFactKind, parse_boot_facts
 
 # The facts, in the order a table shows them among equals.
@@ -187,43 +185,6 @@ def note_verify_batch(fp: Fingerprint, max_seqs: int | None, k: int | None) -> N
         f"largest captured {max(sizes)})",
         fp[CAPTURED].where if CAPTURED in fp else "",
     )
-
-
-def user_fingerprint(inp: DiagnosisInput) -> Fingerprint:
-    """Your facts: the launch log, then a pasted post's (each with its post line), then the environment
-    (image digest, version) for what they lack."""
-    post = inp.post
-    fp = log_fingerprint(inp.log) if post is None or inp.log is not post.log else {}
-    if post is not None:
-        for fact, value in post.fingerprint().items():
-            fp.setdefault(fact, value)
-    if VERSION not in fp and inp.environment.vllm_version:
-        fp[VERSION] = Fact(inp.environment.vllm_version, "environment")
-    digest = inp.image_digest()
-    if digest:
-        fp[IMAGE] = Fact(digest, "environment" if inp.environment.image_digest else "profile image pin")
-    if KV not in fp and inp.profile is not None and inp.profile.engine().kv_cache_dtype:
-        fp[KV] = Fact(str(inp.profile.engine().kv_cache_dtype), "profile")
-    if inp.profile is not None:
-        e = inp.profile.engine()
-        note_verify_batch(fp, e.max_num_seqs, e.num_speculative_tokens if e.speculative_config else None)
-        scripts = _start_scripts(inp.profile)
-        if PATCHES not in fp and scripts:
-            fp[PATCHES] = Fact(
-                f"runs {', '.join(scripts)} before vllm serve (how many applied: its log's first lines)",
-                "profile entrypoint",
-            )
-    return fp
-
-
-_SCRIPT = re.compile(r"[\w./-]*patch[\w.-]*\.py", re.IGNORECASE)
-
-
-def _start_scripts(profile: Profile) -> list[str]:
-    """The patch scripts a container profile's entrypoint runs before the server (e.g. Genesis')."""
-    entry = profile.docker.entrypoint if profile.docker is not None else None
-    found = _SCRIPT.findall(" ".join(entry or ()))
-    return list(dict.fromkeys(name.rsplit("/", 1)[-1] for name in found))
 
 
 def reference_fingerprint(ref: Reference, log: LaunchLog | None = None) -> Fingerprint:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.no_spec import NoSpecSplit, no_spec_split
 
 # acceptance within this ratio of the reference's (or above it) cannot explain a gap

@@ -19,8 +19,9 @@ from llm_dyno.core.bench.result_file import read_result_file
 from llm_dyno.core.bench.run_context import RunContext
 from llm_dyno.core.bench.stats import Comparison, compare_samples
 from llm_dyno.core.bounded_read import read_log_bounded
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.engine import Diagnosis, diagnose
-from llm_dyno.core.diagnose.inputs import DiagnosisInput, Environment, LaunchLog, Measured
+from llm_dyno.core.diagnose.inputs import Environment, LaunchLog, Measured
 from llm_dyno.core.diagnose.post import Post
 from llm_dyno.core.diagnose.reference_profile import ReferenceComparison, compare_with_reference
 from llm_dyno.core.diagnose.references import Reference, load_references

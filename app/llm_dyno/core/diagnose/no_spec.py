@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.references import Reference
 
 # a part of the pass within this share of the reference's is "the same"

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from llm_dyno.core.diagnose import fingerprint as fpm
 from llm_dyno.core.diagnose.causes import Cause
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import FingerprintRow
 from llm_dyno.core.diagnose.gap_split import GapSplit
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.records import fields_dict
 
 

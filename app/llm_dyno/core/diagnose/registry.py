@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import Finding
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 
 RuleFn = Callable[[DiagnosisInput], list[Finding]]
 THIS_RULE = "<this rule>"  # the id a rule function gives its findings; the registry fills in the rule's

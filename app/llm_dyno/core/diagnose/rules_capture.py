@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Finding,
@@ -18,7 +19,6 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.fingerprint import CAPTURED, TRUNCATED, log_fingerprint
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 
 VERIFY_RULE = "verify-batch-not-captured"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm_dyno.core.bench.roofline import known_bandwidth
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput, busy_readings
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Evidence,
@@ -14,7 +15,6 @@ from llm_dyno.core.diagnose.evidence import (
     ProfileChange,
     Severity,
 )
-from llm_dyno.core.diagnose.inputs import DiagnosisInput, busy_readings
 from llm_dyno.core.diagnose.power_curve import cap_effect
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.telemetry.nvml import GpuReading

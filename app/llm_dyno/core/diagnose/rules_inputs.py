@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from llm_dyno.core.bench.roofline import GIB, speculative_tokens_from_log
 from llm_dyno.core.bench.spec_log import log_acceptance
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import Evidence, Finding, Impact, LogEvidence, MetricEvidence, Severity
 from llm_dyno.core.diagnose.fingerprint import WEIGHTS
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_memory import datasheet_memory

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llm_dyno.core.diagnose.claim_sources import cite
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     DiffEvidence,
@@ -15,7 +16,6 @@ from llm_dyno.core.diagnose.evidence import (
     Severity,
 )
 from llm_dyno.core.diagnose.gpu_arch import compute_capability
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.reference_profile import earlier_pin
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.diff import DiffRow

@@ -13,6 +13,7 @@ packages installed at start); the allocator setting is checked on the user's pro
 from __future__ import annotations
 
 from llm_dyno.core.diagnose.claim_sources import cite
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Evidence,
@@ -22,7 +23,6 @@ from llm_dyno.core.diagnose.evidence import (
     ProfileChange,
     Severity,
 )
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.reference_profile import alloc_conf_fix, genesis_setup, start_packages
 from llm_dyno.core.diagnose.references import EngineFlags, Reference
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule

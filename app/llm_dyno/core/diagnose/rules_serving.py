@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llm_dyno.core.bench.stats import Verdict
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Evidence,
@@ -12,7 +13,6 @@ from llm_dyno.core.diagnose.evidence import (
     ProfileChange,
     Severity,
 )
-from llm_dyno.core.diagnose.inputs import DiagnosisInput
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.runtime.logformats import parse_engine_stats
 

@@ -25,6 +25,7 @@ import subprocess
 from itertools import pairwise
 from pathlib import Path
 
+from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
     Finding,
@@ -33,7 +34,7 @@ from llm_dyno.core.diagnose.evidence import (
     ProfileChange,
     Severity,
 )
-from llm_dyno.core.diagnose.inputs import DiagnosisInput, SyntheticSupport
+from llm_dyno.core.diagnose.inputs import SyntheticSupport
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
 from llm_dyno.core.profiles.model import Profile, Runtime
 

@@ -5,12 +5,24 @@ is kept as written (``docker.devices``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from llm_dyno.core.errors import ImportFormatError
+from llm_dyno.core.errors import ImportFormatError, Location
+from llm_dyno.core.profiles.import_common import Draft
 
-if TYPE_CHECKING:  # the reader calls these functions; they only use its helpers
-    from llm_dyno.core.profiles.compose_service import ServiceReader
+
+class ServiceReader(Protocol):
+    """What these functions use of the compose service reader that calls them
+    (:class:`~llm_dyno.core.profiles.compose_service.ServiceReader`): the service's mapping, its
+    draft, where a path sits, a value as text, and the device requests it keeps."""
+
+    svc: dict[str, Any]
+    draft: Draft
+    devices: list[dict[str, Any]]
+
+    def at(self, *path: str | int) -> Location: ...
+
+    def text(self, value: Any, *path: str | int) -> str: ...
 
 
 def read_gpus(s: ServiceReader) -> Any:
