@@ -47,7 +47,7 @@ from llm_dyno.core.runtime.registry_files import (
     servers_dir,
     state_path,
 )
-from llm_dyno.core.runtime.sleep import refuse_without_sleep_mode, sleep_warning
+from llm_dyno.core.runtime.sleep_support import refuse_without_sleep_mode, sleep_warning
 from llm_dyno.core.secrets import (
     inherited_env,
     require_secrets,
