@@ -35,7 +35,11 @@ KEYRING_PREFIX = "keyring:"
 
 
 class SecretMissing(DynoError):
-    """A secret reference points at nothing: the launch is refused."""
+    """A secret reference points at nothing: the launch is refused. ``server_key`` is the variable
+    named when the missing secret is the server's own API key (what every client request would need
+    too), else None."""
+
+    server_key: str | None = None
 
 
 def is_secret_name(name: str) -> bool:
@@ -214,10 +218,12 @@ def require_secrets(
                 if key == "VLLM_API_KEY"
                 else "its token would be empty"
             )
-            raise SecretMissing(
+            refused = SecretMissing(
                 f"{what} refers to ${{{name}}}, which is not set: {effect}; launch refused",
                 hint=f"export {name}=… before launching (or remove {what} from the profile)",
             )
+            refused.server_key = name if key == "VLLM_API_KEY" else None
+            raise refused
         warnings.append(f"{key} refers to ${{{name}}}, which is not set: it is passed empty")
     return warnings
 

@@ -22,7 +22,7 @@ from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, EventKind, ProgressEvent, ThermalWait
 from llm_dyno.core.bench.session import run_benchmark
 from llm_dyno.core.bench.suite import Suite
-from llm_dyno.core.endpoint import Endpoint
+from llm_dyno.core.endpoint import Endpoint, MissingSecret
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore, default_path
 from llm_dyno.core.jobs.events import Emit
@@ -31,6 +31,7 @@ from llm_dyno.core.jobs.storing import RunByRun
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.gpu_source import GpuSource
 from llm_dyno.core.runtime.manager import ServerManager
+from llm_dyno.core.secrets import SecretMissing
 from llm_dyno.core.telemetry.nvml import GpuReading
 
 NO_GPUS = GpuPlan(None, "no GPU named")
@@ -113,7 +114,18 @@ def prepare_bench(
         registry = registry or ServerManager()
         handle = registry.get(target.name)
         # planning a profile whose key is unset refuses it, as a launch would
-        plan = handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
+        try:
+            plan = (
+                handle.plan if handle is not None and handle.status.state.is_live else registry.plan(target)
+            )
+        except SecretMissing as exc:
+            if exc.server_key is None:
+                raise
+            # the benchmark's own problem: it could not send the key the server would demand
+            raise MissingSecret(
+                f"the API key ${{{exc.server_key}}} is not set here, so every request would get 401",
+                hint=f"set it in the environment that runs llm-dyno ({exc.server_key}=…)",
+            ) from None
         endpoint = plan.endpoint
         endpoint.check_key()
         gpus = plan_gpus(plan)
