@@ -49,6 +49,9 @@ def test_founding_profile_matches_the_import() -> None:
             for n in ("genesis_unified", "tolist_cudagraph")
         ),
         DiffRow("environment", "HUGGING_FACE_HUB_TOKEN", "${HF_TOKEN:-}", None, "removed"),
+        # the poster's key=value, which PyTorch refuses (the diagnosis names it); the example ships the fix
+        DiffRow("environment", "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,max_split_size_mb=512",
+                "expandable_segments:True,max_split_size_mb:512", "changed"),
         DiffRow("power", "limit_w", None, "330.0", "added"),
     )  # fmt: skip
     assert "founding post" in _load("qwen36-27b-mtp.yaml").notes
