@@ -92,7 +92,7 @@ class BenchmarkView(QWidget):
         top.addWidget(QLabel("Suite"))
         self.suite_combo = QComboBox()
         top.addWidget(self.suite_combo)
-        self.thermal_check = QCheckBox("Stable GPU temperature first")
+        self.thermal_check = QCheckBox("Steady GPU temp first")
         self.thermal_check.setChecked(True)
         self.thermal_check.setToolTip(
             "With a GPU, each prompt waits until the temperature holds steady (±1 °C over 10 s, at most "
