@@ -6,7 +6,6 @@ something that answers JSON no parser's stack holds. Loopback only; stops by its
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 
 from tests.support.loopback_server import LoopbackServer
@@ -22,12 +21,7 @@ class DeepJSONServer(LoopbackServer):
 
     def _deep(self, h: http.server.BaseHTTPRequestHandler) -> None:
         self.paths.append(h.path.split("?")[0])
-        h.send_response(200)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(DEEP_BODY)))
-        h.end_headers()
-        with contextlib.suppress(OSError):
-            h.wfile.write(DEEP_BODY)
+        self.reply(h, 200, DEEP_BODY)
 
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         self._deep(h)

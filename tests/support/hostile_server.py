@@ -98,14 +98,6 @@ class HostileServer(LoopbackServer):
             pass  # the client gave up: what the app is meant to do
         h.close_connection = True
 
-    def _fixed(self, h: http.server.BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        with contextlib.suppress(OSError):
-            h.wfile.write(body)
-
     def _drip(self, text: bytes) -> Iterator[bytes]:
         while True:
             for i in range(len(text)):
@@ -157,19 +149,19 @@ class HostileServer(LoopbackServer):
             lines += [
                 b'vllm:generation_tokens_total{engine="%d",model_name="tiny"} 1.0' % i for i in range(147_000)
             ]
-            self._fixed(h, 200, b"\n".join(lines) + b"\n")
+            self.reply(h, 200, b"\n".join(lines) + b"\n")
         elif path == "/v1/models" and self.shape == "models_list":
-            self._fixed(h, 200, b'[{"id": "tiny"}]')
+            self.reply(h, 200, b'[{"id": "tiny"}]')
         elif path == "/v1/models" and self.shape == "models_string":
-            self._fixed(h, 200, b'{"object": "list", "data": "tiny"}')
+            self.reply(h, 200, b'{"object": "list", "data": "tiny"}')
         elif path == "/v1/models":
-            self._fixed(h, 200, b'{"object": "list", "data": [{"id": "tiny", "object": "model"}]}')
+            self.reply(h, 200, b'{"object": "list", "data": [{"id": "tiny", "object": "model"}]}')
         elif path == "/health":
-            self._fixed(h, 200, b"")
+            self.reply(h, 200, b"")
         elif path == "/version":
-            self._fixed(h, 200, b'{"version": "0.32.0"}')
+            self.reply(h, 200, b'{"version": "0.32.0"}')
         else:
-            self._fixed(h, 404, b'{"detail": "Not Found"}')
+            self.reply(h, 404, b'{"detail": "Not Found"}')
 
     def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         self.posts += 1

@@ -24,21 +24,12 @@ class KeyedServer(LoopbackServer):
         self.posts = 0
         super().__init__(lifetime_s=lifetime_s)
 
-    @staticmethod
-    def _fixed(h: http.server.BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        with contextlib.suppress(OSError):
-            h.wfile.write(body)
-
     def _allowed(self, h: http.server.BaseHTTPRequestHandler) -> bool:
         said = h.headers.get("Authorization")
         self.authorizations.append(said)
         if said == f"Bearer {self.key}":
             return True
-        self._fixed(h, 401, b'{"error": "Unauthorized"}', "application/json")
+        self.reply(h, 401, b'{"error": "Unauthorized"}', "application/json")
         return False
 
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
@@ -49,7 +40,7 @@ class KeyedServer(LoopbackServer):
         answers["/health"] = (b"", "application/json")
         answers["/version"] = (b'{"version": "0.32.0"}', "application/json")
         body, ctype = answers.get(path, (b'{"detail": "Not Found"}', "application/json"))
-        self._fixed(h, 200 if path in answers else 404, body, ctype)
+        self.reply(h, 200 if path in answers else 404, body, ctype)
 
     def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         if not self._allowed(h):

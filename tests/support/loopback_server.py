@@ -4,6 +4,7 @@ A server says what it answers in :meth:`LoopbackServer._get` and :meth:`Loopback
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 import time
@@ -57,6 +58,18 @@ class LoopbackServer:
 
     def _alive(self) -> bool:
         return not self._stop.is_set() and time.monotonic() < self._ends_at
+
+    @staticmethod
+    def reply(
+        h: http.server.BaseHTTPRequestHandler, status: int, body: bytes, ctype: str = "application/json"
+    ) -> None:
+        """A whole answer with its length (a client that has gone away is not an error here)."""
+        h.send_response(status)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        with contextlib.suppress(OSError):
+            h.wfile.write(body)
 
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         raise NotImplementedError

@@ -95,25 +95,18 @@ class LyingServer(LoopbackServer):
             text = _set(text, "vllm:kv_cache_usage_perc", "NaN")
         return text
 
-    def _fixed(self, h: http.server.BaseHTTPRequestHandler, status: int, ctype: str, body: bytes) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        h.wfile.write(body)
-
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         path = h.path.split("?")[0]
         if path == "/metrics":
-            self._fixed(h, 200, "text/plain; version=0.0.4", self.metrics_text().encode())
+            self.reply(h, 200, self.metrics_text().encode(), "text/plain; version=0.0.4")
         elif path == "/v1/models":
-            self._fixed(h, 200, "application/json", b'{"object": "list", "data": [{"id": "tiny"}]}')
+            self.reply(h, 200, b'{"object": "list", "data": [{"id": "tiny"}]}', "application/json")
         elif path == "/version":
-            self._fixed(h, 200, "application/json", b'{"version": "0.32.0"}')
+            self.reply(h, 200, b'{"version": "0.32.0"}', "application/json")
         elif path == "/health":
-            self._fixed(h, 200, "application/json", b"")
+            self.reply(h, 200, b"", "application/json")
         else:
-            self._fixed(h, 404, "application/json", b'{"detail": "Not Found"}')
+            self.reply(h, 404, b'{"detail": "Not Found"}', "application/json")
 
     def _post(self, h: http.server.BaseHTTPRequestHandler, raw: bytes) -> None:
         body: dict[str, object] = json.loads(raw or b"{}")

@@ -7,7 +7,6 @@ hostile part is the only thing that differs. Loopback only; stops by itself afte
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import time
 
@@ -49,34 +48,25 @@ class SmallAnswersServer(LoopbackServer):
         self.posts = 0
         super().__init__(lifetime_s=lifetime_s)
 
-    @staticmethod
-    def _fixed(h: http.server.BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        with contextlib.suppress(OSError):
-            h.wfile.write(body)
-
     def _get(self, h: http.server.BaseHTTPRequestHandler) -> None:
         path = h.path.split("?")[0]
         if path == "/v1/models":
             good = b'{"object": "list", "data": [{"id": "tiny", "object": "model"}]}'
-            self._fixed(h, 200, DEEP_BODY if self.shape == "deep_models" else good, "application/json")
+            self.reply(h, 200, DEEP_BODY if self.shape == "deep_models" else good, "application/json")
         elif path == "/version":
             good = b'{"version": "0.32.0"}'
-            self._fixed(h, 200, DEEP_BODY if self.shape == "deep_version" else good, "application/json")
+            self.reply(h, 200, DEEP_BODY if self.shape == "deep_version" else good, "application/json")
         elif path == "/metrics":
-            self._fixed(h, 200, METRICS, "text/plain")
+            self.reply(h, 200, METRICS, "text/plain")
         elif path == "/health":
-            self._fixed(h, 200, b"", "application/json")
+            self.reply(h, 200, b"", "application/json")
         else:
-            self._fixed(h, 404, b'{"detail": "Not Found"}', "application/json")
+            self.reply(h, 404, b'{"detail": "Not Found"}', "application/json")
 
     def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         self.posts += 1
         if self.shape == "deep_error":
-            self._fixed(h, 500, DEEP_BODY, "application/json")
+            self.reply(h, 500, DEEP_BODY, "application/json")
             return
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")

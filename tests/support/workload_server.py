@@ -18,7 +18,6 @@ completion_tokens_details.reasoning_tokens), ``max_model_len`` (listed in /v1/mo
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import threading
@@ -73,14 +72,6 @@ class WorkloadServer(LoopbackServer):
         self._events = [e for e in STREAM.split("\n\n") if e.startswith("data: {")]
         super().__init__(lifetime_s=lifetime_s)
 
-    def _send(self, h: http.server.BaseHTTPRequestHandler, status: int, body: bytes, ctype: str) -> None:
-        h.send_response(status)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
-        with contextlib.suppress(OSError):
-            h.wfile.write(body)
-
     def _metrics(self) -> bytes:
         with self._lock:
             text = self._frame.replace(
@@ -93,13 +84,13 @@ class WorkloadServer(LoopbackServer):
         path = h.path.split("?")[0]
         if path == "/v1/models":
             listing = {"object": "list", "data": [{"id": "tiny", "max_model_len": self.max_model_len}]}
-            self._send(h, 200, json.dumps(listing).encode(), "application/json")
+            self.reply(h, 200, json.dumps(listing).encode(), "application/json")
         elif path == "/version":
-            self._send(h, 200, b'{"version": "0.32.0"}', "application/json")
+            self.reply(h, 200, b'{"version": "0.32.0"}', "application/json")
         elif path == "/metrics":
-            self._send(h, 200, self._metrics(), "text/plain; version=0.0.4")
+            self.reply(h, 200, self._metrics(), "text/plain; version=0.0.4")
         else:
-            self._send(h, 404 if path != "/health" else 200, b'{"detail": "Not Found"}', "application/json")
+            self.reply(h, 404 if path != "/health" else 200, b'{"detail": "Not Found"}', "application/json")
 
     def _cached(self, tokens: list[str]) -> int:
         """Tokens in the leading full blocks already cached (as vLLM's block hashes chain)."""
@@ -115,12 +106,12 @@ class WorkloadServer(LoopbackServer):
     def _post(self, h: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
         if h.path == "/reset_prefix_cache":
             if not self.dev_mode:
-                self._send(h, 404, b'{"detail": "Not Found"}', "application/json")
+                self.reply(h, 404, b'{"detail": "Not Found"}', "application/json")
                 return
             with self._lock:
                 self._cache.clear()
                 self.resets += 1
-            self._send(h, 200, b"", "application/json")
+            self.reply(h, 200, b"", "application/json")
             return
         request = json.loads(body)
         prompt = tokens_of(request["messages"])
