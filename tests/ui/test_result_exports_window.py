@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QFileDialog, QPushButton
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.exports.registry import ResultKind, formats_for
 from llm_dyno.core.history.store import HistoryStore
-from llm_dyno.core.telemetry.metrics import MetricsSample, MetricsSnapshot
+from llm_dyno.core.telemetry.metrics import MetricsSnapshot
+from llm_dyno.core.telemetry.metrics_sampler import MetricsSample
 from llm_dyno.core.telemetry.rates import MetricsRates
 from llm_dyno.ui.bench.bench_view import BenchmarkView
 from llm_dyno.ui.dashboard import Dashboard
