@@ -25,7 +25,7 @@ from llm_dyno.core.errors import DynoError
 from llm_dyno.core.history.store import HistoryStore
 from llm_dyno.ui import theme
 from llm_dyno.ui.bench.charts import _style
-from llm_dyno.ui.widgets.empty_views import set_plot_empty
+from llm_dyno.ui.widgets.empty_views import note_when_empty, set_plot_empty
 
 COLUMNS = ("Step", "Context", "Cached", "TTFT s", "Decode TPS", "Pass ms", "Accept %", "1st reasoning s",
            "1st content s", "Reasoning tok", "Content tok")  # fmt: skip
@@ -141,6 +141,7 @@ class WorkloadPanel(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        note_when_empty(self.table, "Each turn, request or context length of a workload shows here.")
         split.addWidget(self.chart)
         split.addWidget(self.table)
         layout.addWidget(split, 1)
