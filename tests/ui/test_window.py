@@ -167,6 +167,12 @@ def test_profiles_changed_on_disk_appear_without_a_restart(qtbot, window, tmp_pa
     )  # in place, as an editor
     qtbot.waitUntil(lambda: "8124" in (window.session.get("from-cli").args or ()), timeout=5000)
     assert window.profile_watcher.reloads == before + 1
+    # the store's own files in the folder (its index, a stray temp file) change no profile: no reload,
+    # so the dashboards and views of the window stay as they are (a reload rebuilt them)
+    for extra in (".index.json", ".index-data.json", "notes.txt"):
+        (path.parent / extra).write_text("{}")
+    qtbot.wait(1000)  # past the watcher's debounce
+    assert window.profile_watcher.reloads == before + 1
     path.unlink()
     qtbot.waitUntil(lambda: "from-cli" not in window.profile_list.names(), timeout=5000)
 

@@ -28,6 +28,20 @@ class ProfileFolderWatcher(QObject):
         self._watcher.fileChanged.connect(lambda _p: self._timer.start())
         session.changed.connect(self._watch)
         self._watch()
+        self._seen = self._snapshot()
+
+    def _snapshot(self) -> dict[str, tuple[int, int]]:
+        """Each profile file's size and modification time: what a reload would read anew. The folder
+        also changes when the store writes its index there, which must not reload the window."""
+        seen: dict[str, tuple[int, int]] = {}
+        folder = self.session.store.folder
+        for path in folder.glob("*.yaml") if folder.is_dir() else ():
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # gone between listing and reading: the next change says so
+            seen[path.name] = (st.st_mtime_ns, st.st_size)
+        return seen
 
     def _watch(self) -> None:
         """Watch the folder (and its parent until the folder exists) and every profile file in it."""
@@ -44,5 +58,9 @@ class ProfileFolderWatcher(QObject):
             self._watcher.addPaths(new)
 
     def _reload(self) -> None:
+        seen = self._snapshot()
+        if seen == self._seen:
+            return  # nothing a profile is read from changed (the store's own index, a temp file)
+        self._seen = seen
         self.reloads += 1
         self.session.reload(cleanup=False)  # another program may be mid-write: leave its temp file
