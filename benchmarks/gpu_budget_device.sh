@@ -3,6 +3,7 @@
 # app's wheels in .whl/ (pip download for its Python): the GPU budget's live NVML reading, first with
 # the GPU free, then while another process (torch) holds 100 GiB. Output: benchmarks/results/gpu_budget_h200.txt
 set -u
+rm -f /tmp/held
 PY=$(command -v python3)
 NP=""; $PY -c "import numpy" 2>/dev/null || NP=numpy
 $PY -m pip install -q --no-index --find-links .whl --target /tmp/deps pydantic PyYAML platformdirs httpx prometheus_client docker paramiko nvidia-ml-py $NP 2>&1 | tail -2
