@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_dyno.commands.common import print_json, store, warn
+from llm_dyno.core.diagnose.apply import apply_finding, fixed_name, free_name
 from llm_dyno.core.diagnose.engine import Diagnosis
 from llm_dyno.core.diagnose.evidence import Finding
 from llm_dyno.core.diagnose.fingerprint import ASK, describe_rows
@@ -129,6 +130,10 @@ def register(sub: Any) -> None:
         "--post", metavar="FILE",
         help="a forum post's text (- for stdin): its vLLM lines are read as a log, its figures as typed "
         "(typed options win)",
+    )  # fmt: skip
+    d.add_argument(
+        "--apply", metavar="FINDING_ID",
+        help="store a copy of the profile with that finding's change (as the window's 'Apply to a copy')",
     )  # fmt: skip
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(handler=cmd_diagnose)
@@ -281,9 +286,33 @@ def format_configuration(c: ReferenceComparison) -> str:
     return "\n".join(out)
 
 
+def apply_to_copy(args: argparse.Namespace, gathered: Gathered) -> int:
+    """Store the copy with finding ``--apply``'s change under the window's name rule; exit 2 for a
+    finding that is unknown or has no change, naming those that have one."""
+    if not args.name:
+        raise DynoError("--apply needs a stored profile to copy", hint="llm-dyno diagnose NAME --apply ID")
+    profile = store().get(args.name)
+    applicable = [f.id for f in gathered.diagnosis.findings if f.changes]
+    finding = gathered.diagnosis.get(args.apply)
+    if finding is None or not finding.changes:
+        what = "is not among the findings" if finding is None else "has no change that can be applied"
+        listed = ", ".join(applicable) or "none"
+        print(f"error: finding {args.apply!r} {what}; findings with a change: {listed}", file=sys.stderr)
+        return 2
+    name = free_name(fixed_name(profile, finding), store().listing().names())
+    copy = apply_finding(profile, finding, name=name)
+    path = store().save(copy, replace=False)
+    print(f"created profile {copy.name!r} → {path}")
+    for c in finding.changes:
+        print(f"  change: {c.describe()}")
+    return 0
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     """Print ranked findings and what they were made from; exit 0 (findings are advice, not errors)."""
     gathered = gather_for(args)
+    if args.apply:
+        return apply_to_copy(args, gathered)
     if args.json:
         print_json(
             gathered.diagnosis.to_dict()
@@ -295,6 +324,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     section = format_configuration(gathered.configuration)
     if section:
         print(section)
+    if args.name:
+        for f in gathered.diagnosis.findings:
+            if f.changes:
+                print(f"apply {f.id} to a copy: this command with --apply {f.id}")
     print(f"read: {', '.join(gathered.sources) or 'nothing'}")
     for note in gathered.notes:
         print(f"note: {note}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from llm_dyno.core.diagnose.apply import free_name
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.model import Profile, Runtime
 from llm_dyno.core.profiles.store import LoadReport, ProfileStore, StoredProfile
@@ -58,13 +59,7 @@ class ProfileSession(QObject):
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base 2``, ``base 3``… whichever is free."""
-        names = set(self.names())
-        if base not in names:
-            return base
-        n = 2
-        while f"{base} {n}" in names:
-            n += 1
-        return f"{base} {n}"
+        return free_name(base, self.names())
 
     # ---- writing -------------------------------------------------------------------------------
     def save(self, profile: Profile, original_name: str | None = None) -> Profile:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from llm_dyno.core.diagnose.evidence import ChangeKind, Finding, ProfileChange
 from llm_dyno.core.errors import DynoError
 from llm_dyno.core.profiles.edit import remove_flag, set_flag
@@ -18,6 +20,17 @@ def fixed_name(profile: Profile, finding: Finding) -> str:
     """``<name> - fix <label>``: profile names allow no parentheses or colons, so this spelling."""
     suffix = f" - fix {finding.fix_label or finding.id}"
     return (profile.name[: _NAME_MAX - len(suffix)] + suffix).strip()
+
+
+def free_name(base: str, taken: Iterable[str]) -> str:
+    """``base``, or ``base 2``, ``base 3``… whichever is not in ``taken`` (the window and CLI rule)."""
+    names = set(taken)
+    if base not in names:
+        return base
+    n = 2
+    while f"{base} {n}" in names:
+        n += 1
+    return f"{base} {n}"
 
 
 def _apply(profile: Profile, change: ProfileChange) -> Profile:
