@@ -97,9 +97,15 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_sweep)
 
     ab = sub.add_parser(
-        "ab", help="spec-decode A/B: launch the profile without and with its speculative config, compare"
+        "ab",
+        help="A/B: launch the profile without and with its speculative config (or --against "
+        "another profile), compare",
     )
     ab.add_argument("name", help="profile with a --speculative-config (it must not be running)")
+    ab.add_argument(
+        "--against", metavar="OTHER",
+        help="the baseline profile to compare NAME with (default: NAME without its speculative config)",
+    )  # fmt: skip
     ab.add_argument("--suite", default="community", help="suite name or file (default: community)")
     ab.add_argument("--runs", type=int, help="measured runs per prompt (default: the suite's)")
     ab.add_argument("--warmups", type=int, help="warm-up runs per prompt (default: the suite's)")
@@ -355,35 +361,40 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-    """Launch the profile without, then with, its speculative config; print a verdict per prompt."""
+    """Launch the profile without, then with, its speculative config (or ``--against`` OTHER, then the
+    profile); print a verdict per prompt."""
     import json
 
     from llm_dyno.core.bench.ab import ab_to_dict, verdict_lines
 
     profile = store().get(args.name)
+    against = store().get(args.against) if args.against else None
     suite = _suite(args)
     if args.rounds < 1:
         raise DynoError(f"--rounds must be at least 1, got {args.rounds}")
-    spec = prepare_ab(profile, suite, rounds=args.rounds, thermal_wait=_thermal(args))
+    spec = prepare_ab(profile, suite, rounds=args.rounds, thermal_wait=_thermal(args), against=against)
+    what = "spec-decode A/B" if against is None else f"A/B of {against.name} (A) against"
     print(
-        f"spec-decode A/B of {profile.name} with suite {suite.name} "
+        f"{what} {profile.name} with suite {suite.name} "
         f"({suite.warmups} warm-ups, {suite.runs} runs): two launches, one after the other",
         flush=True,
     )
     outcome = run_ab(spec, printer_for(suite))
     ab = outcome.ab
+    names = (against.name, profile.name) if against is not None else None
     if args.json:
-        text = json.dumps(ab_to_dict(ab), indent=2, default=str) + "\n"
+        text = json.dumps(ab_to_dict(ab, names), indent=2, default=str) + "\n"
         write_export(Path(args.json), text, "the --json file")
+    labels = names or ("without spec decoding", "with spec decoding")
     for label, result, rid in (
-        ("without spec decoding", ab.without_spec, outcome.result_ids[0]),
-        ("with spec decoding", ab.with_spec, outcome.result_ids[1]),
+        (labels[0], ab.without_spec, outcome.result_ids[0]),
+        (labels[1], ab.with_spec, outcome.result_ids[1]),
     ):
         if result.all_runs():
             saved = f" (saved as #{rid})" if rid is not None else ""
             print(f"{label}: {markdown_line(result)}{saved}")
             print(f"  {roofline_summary(result)}")
-    for line in verdict_lines(ab):
+    for line in verdict_lines(ab, names) if names else verdict_lines(ab):
         print(line)
     errors = [r.error for r in (ab.without_spec, ab.with_spec) if r.error]
     for error in errors:

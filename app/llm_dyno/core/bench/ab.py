@@ -30,6 +30,8 @@ DEFAULT_ROUNDS = 2  # A B A B: drift (a GPU warming up, other load) hits both si
 # How both sides of an A/B are stored in the history (the jobs layer tags them; diagnosis finds them).
 AB_TAG = "ab"
 SIDE_TAGS = {"without": "ab-without", "with": "ab-with"}
+# the sides of an A/B of two profiles (``ab NAME --against OTHER``): not read as a spec-decode A/B
+PAIR_SIDE_TAGS = {"without": "ab-baseline", "with": "ab-candidate"}
 PAIR_PREFIX = "ab-pair-"  # both sides of one A/B carry the same ab-pair-<id> tag
 _SPEC_FLAGS = ("--speculative-config", "--speculative_config")
 
@@ -120,18 +122,39 @@ def run_spec_ab(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     rounds: int = DEFAULT_ROUNDS,
 ) -> ABResult:
-    """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate).
+    """Benchmark ``profile`` without its speculative config (baseline) and with it (candidate): the
+    case of :func:`run_profile_ab` whose baseline is :func:`without_spec_decode` of the candidate."""
+    return run_profile_ab(
+        without_spec_decode(profile), profile, suite, manager, run_side, progress, cancel,
+        timeout_s=timeout_s, rounds=rounds, labels=("without", "with spec decoding"),
+    )  # fmt: skip
+
+
+def run_profile_ab(
+    baseline: Profile,
+    candidate: Profile,
+    suite: Suite,
+    manager: ServerManager,
+    run_side: SideRunner,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    rounds: int = DEFAULT_ROUNDS,
+    labels: tuple[str, str] = ("A", "B"),
+) -> ABResult:
+    """Benchmark ``baseline`` and ``candidate`` with the same suite, one server at a time.
 
     The two servers run one after the other (the same port and GPUs); each is stopped before the next
     starts. With ``rounds`` > 1 the sides take turns (A B A B …, each round a launch of each), every
     round running ``suite`` with its runs split over the rounds (rounded up), so drift hits both.
-    ``run_side(profile, handle, suite)`` benchmarks one side's round (the job layer: its GPUs and key;
-    it also checks that the profile has a ``--speculative-config``). Raises a DynoError for a launch
-    that fails or a cancellation; server trouble during a suite ends up in that side's ``result.error``.
+    ``run_side(profile, handle, suite)`` benchmarks one side's round (the job layer: its GPUs and key).
+    ``labels`` name the sides (baseline, candidate) in the progress messages. Raises a DynoError for a
+    launch that fails or a cancellation; server trouble during a suite ends up in that side's
+    ``result.error``.
     """
     cancel = cancel or threading.Event()
     say = progress or (lambda _e: None)
-    baseline = without_spec_decode(profile)
     current: dict[str, Any] = {}
 
     def factory(which: Profile, label: str) -> Callable[[], contextlib.AbstractContextManager[Endpoint]]:
@@ -156,19 +179,19 @@ def run_spec_ab(
 
     if rounds > 1:
         suite = suite.with_counts(runs=-(-suite.runs // rounds))
-    return spec_ab(
-        factory(profile, "with spec decoding"), factory(baseline, "without"), run_suite, rounds=rounds
-    )
+    return spec_ab(factory(candidate, labels[1]), factory(baseline, labels[0]), run_suite, rounds=rounds)
 
 
-def verdict_lines(ab: ABResult) -> list[str]:
-    """``narrative: net gain — without 40.1 tok/s, with 55.3 tok/s (+37.9 %)`` per prompt."""
+def verdict_lines(ab: ABResult, names: tuple[str, str] = ("without", "with")) -> list[str]:
+    """``narrative: net gain — without 40.1 tok/s, with 55.3 tok/s (+37.9 %)`` per prompt; ``names``
+    call the sides (baseline, candidate) otherwise, e.g. two profiles' names."""
     out = []
     for prompt, c in ab.verdicts:
         base = f"{c.baseline_mean:.1f}" if c.baseline_mean is not None else "—"
         cand = f"{c.candidate_mean:.1f}" if c.candidate_mean is not None else "—"
         delta = f" ({c.delta_pct:+.1f} %)" if c.delta_pct is not None else ""
-        out.append(f"{prompt}: {_AB_WORDS[c.verdict]} — without {base} tok/s, with {cand} tok/s wall{delta}")
+        a, b = names
+        out.append(f"{prompt}: {_AB_WORDS[c.verdict]} — {a} {base} tok/s, {b} {cand} tok/s wall{delta}")
     return out
 
 
@@ -180,10 +203,13 @@ def verdict_word(ab: ABResult, prompt: str) -> str:
     return "unknown"
 
 
-def ab_to_dict(ab: ABResult) -> dict[str, Any]:
-    """JSON form: both results and a verdict per prompt."""
+def ab_to_dict(ab: ABResult, profiles: tuple[str, str] | None = None) -> dict[str, Any]:
+    """JSON form: both results and a verdict per prompt; ``profiles`` (baseline, candidate) for an A/B
+    of two profiles (kind ``profile_ab``; the sides keep their keys, baseline = ``without_spec``)."""
+    pair = {"baseline_profile": profiles[0], "candidate_profile": profiles[1]} if profiles else {}
     return {
-        "kind": "spec_decode_ab",
+        "kind": "profile_ab" if profiles else "spec_decode_ab",
+        **pair,
         "verdicts": [
             {"prompt": p, "verdict_text": _AB_WORDS[c.verdict], **c.model_dump(mode="json")}
             for p, c in ab.verdicts

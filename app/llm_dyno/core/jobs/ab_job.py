@@ -15,9 +15,10 @@ from llm_dyno.core.bench.ab import (
     AB_TAG,
     DEFAULT_ROUNDS,
     PAIR_PREFIX,
+    PAIR_SIDE_TAGS,
     SIDE_TAGS,
     has_spec_config,
-    run_spec_ab,
+    run_profile_ab,
 )
 from llm_dyno.core.bench.result import BenchResult
 from llm_dyno.core.bench.runner import DEFAULT_THERMAL_WAIT, ThermalWait
@@ -42,6 +43,12 @@ class ABSpec:
     bench: BenchSpec  # the with-spec side's benchmark; the other side differs only in its profile
     timeout_s: float = 900.0
     rounds: int = DEFAULT_ROUNDS  # A B A B …: each round launches each side once
+    against: Profile | None = None  # the baseline; None: the profile without its speculative config
+
+    @property
+    def baseline(self) -> Profile:
+        """The side compared against: ``against``, or the profile without spec decoding."""
+        return self.against or without_spec_decode(self.profile)
 
 
 @dataclass(frozen=True)
@@ -61,11 +68,18 @@ def prepare_ab(
     timeout_s: float = 900.0,
     rounds: int = DEFAULT_ROUNDS,
     thermal_wait: ThermalWait | None = DEFAULT_THERMAL_WAIT,
+    against: Profile | None = None,
 ) -> ABSpec:
-    """Refuse before anything launches: no speculative config, the profile already running, a suite that
-    does not fit, an unset key, an unwritable history."""
+    """Refuse before anything launches: no speculative config (without ``against``), either profile
+    already running, the same profile twice, a suite that does not fit, an unset key, an unwritable
+    history. ``against`` is the baseline profile; without it, the profile without spec decoding."""
     registry = registry or ServerManager()
-    if not has_spec_config(profile):
+    if against is not None and against.name == profile.name:
+        raise DynoError(
+            f"'{profile.name}' --against '{against.name}': an A/B needs two different profiles",
+            hint="name the copy to compare, e.g. the one `diagnose NAME --apply ID` created",
+        )
+    if against is None and not has_spec_config(profile):
         raise DynoError(
             f"profile '{profile.name}' has no --speculative-config: there is nothing to compare",
             hint='add e.g. --speculative-config \'{"method": "ngram", "num_speculative_tokens": 3}\'',
@@ -73,18 +87,20 @@ def prepare_ab(
     if rounds < 1:
         raise DynoError(f"an A/B needs at least one round, got {rounds}")
     registry.adopt_all()
-    handle = registry.get(profile.name)
-    if handle is not None and handle.status.state.is_live:
-        raise DynoError(
-            f"'{profile.name}' is running: the A/B launches it twice itself "
-            "(without, then with spec decoding)",
-            hint=f"stop it first (llm-dyno stop {profile.name})",
-            fix=Fix.STOP_SERVER,
-            subject=profile.name,
-        )
-    check_suite(suite, without_spec_decode(profile))
+    for side in (profile, against) if against is not None else (profile,):
+        handle = registry.get(side.name)
+        if handle is not None and handle.status.state.is_live:
+            raise DynoError(
+                f"'{side.name}' is running: the A/B launches each side itself, one after the other",
+                hint=f"stop it first (llm-dyno stop {side.name})",
+                fix=Fix.STOP_SERVER,
+                subject=side.name,
+            )
+    check_suite(suite, against or without_spec_decode(profile))
     bench = prepare_bench(profile, suite, registry=registry, store=store, thermal_wait=thermal_wait)
-    return ABSpec(profile, bench, timeout_s, rounds)
+    if against is not None:
+        prepare_bench(against, suite, registry=registry, store=store, thermal_wait=thermal_wait)
+    return ABSpec(profile, bench, timeout_s, rounds, against)
 
 
 def run_ab(
@@ -106,7 +122,9 @@ def run_ab(
         )
         return run_bench(bench, emit, cancel).result
 
-    ab = run_spec_ab(
+    labels = ("without", "with spec decoding") if spec.against is None else ("A", "B")
+    ab = run_profile_ab(
+        spec.baseline,
         spec.profile,
         spec.bench.suite,
         registry,
@@ -115,6 +133,7 @@ def run_ab(
         cancel,
         timeout_s=spec.timeout_s,
         rounds=spec.rounds,
+        labels=labels,
     )
     return ABOutcome(ab, _store(spec, ab, emit))
 
@@ -123,13 +142,14 @@ def _store(spec: ABSpec, ab: ABResult, emit: Emit) -> tuple[int | None, int | No
     if spec.bench.history_path is None:
         return (None, None)
     pair = f"{PAIR_PREFIX}{uuid.uuid4().hex[:12]}"
+    side_tags = SIDE_TAGS if spec.against is None else PAIR_SIDE_TAGS
     ids: list[int | None] = []
     with HistoryStore(spec.bench.history_path) as history:
         for side, result in (("without", ab.without_spec), ("with", ab.with_spec)):
             if not result.all_runs():
                 ids.append(None)
                 continue
-            rid = history.add(result, tags=(*spec.bench.tags, AB_TAG, SIDE_TAGS[side], pair))
+            rid = history.add(result, tags=(*spec.bench.tags, AB_TAG, side_tags[side], pair))
             emit(ResultStored(rid, len(result.all_runs())))
             ids.append(rid)
     return (ids[0], ids[1])
