@@ -40,6 +40,8 @@ WINDOW_INPUT = {
     "--api-key-env": "server_button",
 }
 NOT_A_VIEW_INPUT = {"--json", "--help"}  # the CLI's output format
+# what the window does per finding rather than as an input: the findings' "Apply to a copy" buttons
+WINDOW_ACTION = {"--apply": "apply_to_copy"}
 
 
 def cli_json(home: Path, *args: str) -> dict:  # type: ignore[type-arg]
@@ -64,9 +66,13 @@ def test_every_option_of_diagnose_has_its_place_in_the_view(diagnostics, ui_home
     run = cli(ui_home, "diagnose", "--help")
     assert run.returncode == 0, run.stderr
     options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", run.stdout))
-    assert options - NOT_A_VIEW_INPUT == set(WINDOW_INPUT), "a diagnose option has no place in the view"
+    assert options - NOT_A_VIEW_INPUT == set(WINDOW_INPUT) | set(WINDOW_ACTION), (
+        "a diagnose option has no place in the view"
+    )
     for option, widget in WINDOW_INPUT.items():
         assert getattr(view, widget).isEnabled(), option
+    for option, method in WINDOW_ACTION.items():
+        assert callable(getattr(view, method)), option
 
 
 def test_a_typed_mean_length_splits_the_gap_as_the_cli_does(diagnostics, qtbot, ui_home: Path) -> None:  # type: ignore[no-untyped-def]

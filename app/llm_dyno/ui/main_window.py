@@ -286,8 +286,15 @@ class MainWindow(ProfileCommands, QMainWindow):
         view.copyCreated.connect(self.select_profile)
         view.launchRequested.connect(self.launch_server)
         view.benchmarkRequested.connect(lambda: self.show_view("benchmark"))
+        view.measureRequested.connect(self._measure_copy)
         view.set_target(*self._analysis_target())
         return view
+
+    def _measure_copy(self, copy: str, original: str) -> None:
+        """Diagnostics' one-click check: the copy selected, the Benchmark view's A/B against its original."""
+        self.select_profile(copy)
+        self.show_view("benchmark")
+        self.bench_view.measure_against(original)
 
     def _build_servers_view(self) -> ServersOverview:
         """A double click on a row selects its profile and shows its (or the attached) dashboard."""

@@ -14,6 +14,7 @@ import threading
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -34,6 +35,7 @@ from llm_dyno.core.jobs.events import Emit
 from llm_dyno.core.profiles.model import Profile
 from llm_dyno.core.runtime.manager import ServerManager
 from llm_dyno.ui.jobs_manager import JobsManager, JobState, WhenBusy, profile_resource
+from llm_dyno.ui.session import ProfileSession
 from llm_dyno.ui.widgets.empty_views import note_when_empty
 
 COLUMNS = ("Prompt", "Without (wall tok/s)", "With (wall tok/s)", "Δ", "Verdict")
@@ -58,9 +60,23 @@ class ABPanel(QWidget):
         self.result: ABResult | None = None
         self.outcome: ABOutcome | None = None
         self._running_name: str | None = None  # the profile the Stop button stops
+        self._profile: Profile | None = None
+        self._running = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
         row = QHBoxLayout()
+        # side A: the profile without its speculative config (the spec-decode A/B), or another profile
+        # (a copy's original: llm-dyno ab NAME --against OTHER)
+        self.against_box = QComboBox()
+        self.against_box.setToolTip("What the selected profile (B) is measured against (A)")
+        self.against_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.against_box.setMinimumContentsLength(14)
+        self.against_box.currentIndexChanged.connect(
+            lambda _i: self.set_profile(self._profile, running=self._running)
+        )
+        row.addWidget(QLabel("Against"))
+        row.addWidget(self.against_box)
+        self.session: ProfileSession | None = None  # the window's: the profiles side A may be
         self.run_button = QPushButton("Run spec-decode A/B")
         self.run_button.setObjectName("primaryButton")
         self.run_button.setToolTip(
@@ -100,8 +116,6 @@ class ABPanel(QWidget):
         self.worker.progressed.connect(self._progress)
         self.worker.finished.connect(self._finished)
         self.worker.failed.connect(self._failed)
-        self._profile: Profile | None = None
-        self._running = False
         self.jobs.changed.connect(lambda: self.set_profile(self._profile, running=self._running))
         self.set_profile(None)
 
@@ -110,16 +124,48 @@ class ABPanel(QWidget):
         """Whether an A/B of this panel runs (from start() until its result or failure is shown)."""
         return self.worker.busy
 
+    @property
+    def against(self) -> Profile | None:
+        """Side A when it is another profile; None: the profile without its speculative config."""
+        name = self.against_box.currentData()
+        return self.session.get(name) if name and self.session is not None else None
+
+    def set_against(self, name: str | None) -> None:
+        """Choose side A: another profile by name, or None for the profile without spec decoding."""
+        self._fill_against(name)
+
+    def _fill_against(self, keep: str | None) -> None:
+        names = [n for n in (self.session.names() if self.session is not None else [])]
+        self.against_box.blockSignals(True)
+        self.against_box.clear()
+        self.against_box.addItem("itself without spec decoding", None)
+        for n in names:
+            if self._profile is None or n != self._profile.name:
+                self.against_box.addItem(n, n)
+        index = self.against_box.findData(keep) if keep else 0
+        self.against_box.setCurrentIndex(max(index, 0))
+        self.against_box.blockSignals(False)
+        self._update(self._profile, self._running)
+
     def set_profile(self, profile: Profile | None, *, running: bool = False) -> None:
-        """Enable the button for a profile with a speculative config that is not running and that no
-        other job holds."""
+        """Enable the button for a profile with a speculative config (or another profile chosen as side
+        A) that is not running and that no other job holds."""
+        changed = profile is not None and (self._profile is None or profile.name != self._profile.name)
         self._profile, self._running = profile, running
+        if changed or self.against_box.count() == 0:
+            self._fill_against(self.against_box.currentData())
+        else:
+            self._update(profile, running)
+
+    def _update(self, profile: Profile | None, running: bool) -> None:
         holder = self.jobs.holder([profile_resource(profile.name)]) if profile is not None else None
         busy = holder is not None
+        against = self.against
+        self.run_button.setText("Run A/B" if against is not None else "Run spec-decode A/B")
         reason = None
         if profile is None:
             reason = "Select a profile to A/B its speculative decoding."
-        elif not has_spec_config(profile):
+        elif against is None and not has_spec_config(profile):
             reason = f"“{profile.name}” has no --speculative-config: nothing to compare."
         elif running:
             reason = f"“{profile.name}” is running: the A/B launches it twice itself, so stop it first."
@@ -146,17 +192,22 @@ class ABPanel(QWidget):
         """Start the A/B in the jobs manager; False (the reason in the status) when a job holds it."""
         registry = self.registry or ServerManager()
 
+        against = self.against
+
         def work(emit: Emit, cancel: threading.Event) -> ABOutcome:
-            spec = prepare_ab(profile, suite, registry=registry, thermal_wait=thermal_wait)
+            spec = prepare_ab(profile, suite, registry=registry, thermal_wait=thermal_wait, against=against)
             return run_ab(spec, emit, cancel, registry=registry)
 
-        job = self.worker.submit("spec-decode A/B", [profile_resource(profile.name)], work, WhenBusy.REFUSE)
+        held = [profile_resource(profile.name)] + ([profile_resource(against.name)] if against else [])
+        kind = f"A/B against “{against.name}”" if against is not None else "spec-decode A/B"
+        job = self.worker.submit(kind, held, work, WhenBusy.REFUSE)
         if job.state is JobState.REFUSED:
             self.status.setText(job.reason or "")
             return False
         self.table.setRowCount(0)
         self.details.clear()
-        self.status.setText(f"A/B of “{profile.name}” with suite {suite.name}: starting…")
+        side_a = f"against “{against.name}”" if against is not None else "without and with spec decoding"
+        self.status.setText(f"A/B of “{profile.name}” {side_a}, suite {suite.name}: starting…")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         return True

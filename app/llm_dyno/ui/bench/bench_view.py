@@ -180,6 +180,7 @@ class BenchmarkView(QWidget):
         self.ab.abRequested.connect(lambda: self.start_ab())
         self.ab.stopRequested.connect(self.stopRequested)
         self.ab.registry = self.registry
+        self.ab.session = self.session
         self.ab.abFinished.connect(self._ab_finished)
         self.levels.registry = self.registry
         self.levels.target, self.levels.suite = self.target, lambda: self._suite(None)
@@ -466,6 +467,11 @@ class BenchmarkView(QWidget):
         started = self.ab.start(self.profile, s, thermal_wait=self.thermal_wait())
         self._update_target()
         return started
+
+    def measure_against(self, original: str) -> None:
+        """Show the A/B tab with the selected profile (a copy) measured against ``original``."""
+        self.tabs.setCurrentWidget(self.ab)
+        self.ab.set_against(original)
 
     def _ab_finished(self, ab: ABResult) -> None:
         self.history.reload()

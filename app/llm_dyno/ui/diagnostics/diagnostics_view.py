@@ -59,6 +59,9 @@ class DiagnosticsView(QWidget):
     diagnosed = Signal()
     launchRequested = Signal(str)  # the profile to launch (for a launch log to read)
     benchmarkRequested = Signal()  # show the Benchmark view (for a benchmark to read)
+    measureRequested = Signal(
+        str, str
+    )  # a copy made here and its original: A/B them (llm-dyno ab C --against O)
     _ready = Signal(int, object)  # generation, Gathered | str (an error)
 
     def __init__(
@@ -111,6 +114,16 @@ class DiagnosticsView(QWidget):
         self.sources.setObjectName("sectionSubtitle")
         self.sources.setWordWrap(True)
         layout.addWidget(self.sources)
+        # after "Apply to a copy": the one-click check, an A/B of the copy against its original
+        self.measure_button = QPushButton("Measure against the original")
+        self.measure_button.setToolTip(
+            "Open the Benchmark view's A/B with the copy against the profile it was made from: each is "
+            "launched in turn and benchmarked with the same suite (llm-dyno ab COPY --against ORIGINAL)."
+        )
+        self.measure_button.setVisible(False)
+        self.measure_button.clicked.connect(self._measure)
+        self._made: tuple[str, str] | None = None  # (copy, original) of the last Apply to a copy
+        layout.addWidget(self.measure_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.typed_inputs = TypedInputs()  # typed numbers are kept per profile
         self.narr_box, self.code_box = self.typed_inputs.narr_box, self.typed_inputs.code_box
         self.acceptance_edit = self.typed_inputs.acceptance_edit
@@ -190,6 +203,10 @@ class DiagnosticsView(QWidget):
         self.profile, self.server_url = profile, url
         if new_profile and profile is not None:
             self._load_typed(profile.name)
+        # the A/B offer stays while the copy or its original is selected
+        self.measure_button.setVisible(
+            self._made is not None and profile is not None and profile.name in self._made
+        )
         if changed:
             self.read_inputs.profile_changed()
             self._fill_references()
@@ -442,5 +459,12 @@ class DiagnosticsView(QWidget):
         self.statusMessage.emit(
             f"Created “{copy.name}” with: {'; '.join(c.describe() for c in finding.changes)}"
         )
+        self._made = (copy.name, self.profile.name)
+        self.measure_button.setText(f"Measure “{copy.name}” against “{self.profile.name}”")
+        self.measure_button.setVisible(True)
         self.copyCreated.emit(copy.name)
         return copy.name
+
+    def _measure(self) -> None:
+        if self._made is not None:
+            self.measureRequested.emit(*self._made)
