@@ -27,7 +27,6 @@ the server's record: ``<key>.sleep.json`` (:class:`SleepRecord`).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -318,12 +317,6 @@ def wake_server(plan: LaunchPlan) -> WakeResult:
     )
     _write(record)
     return WakeResult(round(took, 3), tuple(calls), record)
-
-
-def forget_record(profile_name: str) -> None:
-    """Drop a server's sleep record (it was stopped: a new launch starts awake)."""
-    with contextlib.suppress(OSError):
-        record_path(profile_name).unlink()
 
 
 def freed_text(record: SleepRecord) -> str:
